@@ -1,0 +1,31 @@
+# The two commands: `make demo` and `make test`. Both set everything up on a fresh machine.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DB ?= demo/kenning.db
+
+.PHONY: setup demo test bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first, pinned: 2.13.0 is the CPU build this machine carries; an unpinned torch pulls CUDA.
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[models,serve,plots,dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+	HF_HUB_OFFLINE=1 $(BIN)/kenning --db $(DEMO_DB) demo
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/ingest.py
+
+clean:
+	rm -rf $(VENV) demo .pytest_cache

@@ -1,0 +1,3 @@
+"""Kenning: a personal, bitemporal knowledge and belief graph."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from kenning.cli.main import main
+
+main()

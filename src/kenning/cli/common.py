@@ -1,0 +1,106 @@
+"""Options every command shares, output helpers, and turning errors into messages a person can act on."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Optional
+
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.text import Text
+
+from kenning.api import Vault
+from kenning.config.loader import ConfigError
+from kenning.pipeline.clock import ClockError
+from kenning.pipeline.runner import StageFailed
+from kenning.pipeline.stages import UnknownStage
+from kenning.store.connection import StoreError
+
+console = Console(stderr=True)
+out = Console()
+
+DbOpt = Annotated[
+    Optional[Path],
+    typer.Option("--db", envvar="KENNING_DB", help="Vault file (default ~/.kenning/kenning.db; env KENNING_DB).",
+                 show_default=False),
+]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option("--config", envvar="KENNING_CONFIG", help="A YAML file overriding defaults (env KENNING_CONFIG).",
+                 show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS, default=str).decode())
+    sys.stdout.write("\n")
+
+
+def fail(message: str, code: int = 1) -> None:
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+USER_ERRORS = (StoreError, ConfigError, ClockError, UnknownStage, FileNotFoundError)
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Known failures become one clear line and exit code 1, not a traceback."""
+    try:
+        yield
+    except USER_ERRORS as e:
+        fail(str(e))
+    except StageFailed as e:
+        fail(f"{e}\n(the vault is unchanged by this stage; details: `kenning runs --failed`)")
+
+
+@contextlib.contextmanager
+def open_vault(db: Path | None, config: Path | None, readonly: bool = False) -> Iterator[Vault]:
+    with user_errors():
+        vault = Vault.open(db, config_path=config, readonly=readonly)
+    try:
+        yield vault
+    finally:
+        vault.close()
+
+
+class RateColumn(ProgressColumn):
+    """Records per second: the figure people compare imports by."""
+
+    def render(self, task) -> Text:
+        elapsed = task.elapsed or 0
+        n = task.fields.get("records", 0)
+        rate = n / elapsed if elapsed > 0 else 0
+        return Text(f"{n:,} conv · {rate:,.0f}/s", style="progress.data.speed")
+
+
+@contextlib.contextmanager
+def ingest_progress(enabled: bool) -> Iterator[Any]:
+    if not enabled:
+        yield None
+        return
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(), RateColumn(), TimeRemainingColumn(),
+        console=console, transient=True,
+    )
+    tasks: dict[str, int] = {}
+    last = [0.0]
+
+    def update(advance_bytes: int = 0, total_bytes: int | None = None, records: int = 0, file: str = "", **_: Any):
+        now = time.monotonic()
+        if file not in tasks:
+            tasks[file] = progress.add_task(Path(file).name or "import", total=total_bytes, records=0)
+        elif now - last[0] < 0.1:
+            return
+        last[0] = now
+        progress.update(tasks[file], completed=advance_bytes, records=records)
+
+    with progress:
+        yield update

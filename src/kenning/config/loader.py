@@ -1,0 +1,84 @@
+"""Load ``defaults.yaml``, overlay the user's file, validate, and hash."""
+
+from __future__ import annotations
+
+import copy
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kenning.config.models import Config
+from kenning.sources.jcs import jcs_hash
+
+DEFAULTS_FILE = "defaults.yaml"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def defaults_dict() -> dict[str, Any]:
+    text = resources.files("kenning.config").joinpath(DEFAULTS_FILE).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """Dicts merge key by key; every other value (lists included) is replaced whole."""
+    out = copy.deepcopy(base)
+    for k, v in override.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config file {path} is not valid YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    return data
+
+
+def config_files(config_path: str | Path | None, db_path: str | Path | None) -> list[Path]:
+    """User overrides, lowest priority first: the vault's own config.yaml, then KENNING_CONFIG / --config."""
+    files: list[Path] = []
+    if db_path is not None:
+        beside = Path(db_path).expanduser().parent / "config.yaml"
+        if beside.is_file():
+            files.append(beside)
+    explicit = config_path or os.environ.get("KENNING_CONFIG")
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist")
+        files.append(p)
+    return files
+
+
+def load_config(
+    config_path: str | Path | None = None,
+    db_path: str | Path | None = None,
+    overrides: dict | None = None,
+) -> Config:
+    data = defaults_dict()
+    for f in config_files(config_path, db_path):
+        data = deep_merge(data, _read_yaml(f))
+    if overrides:
+        data = deep_merge(data, overrides)
+    try:
+        return Config.model_validate(data)
+    except Exception as e:  # pydantic.ValidationError: say which key, in one message
+        raise ConfigError(f"invalid configuration: {e}") from e
+
+
+def config_hash(cfg: Config) -> str:
+    return jcs_hash(cfg.model_dump(mode="json"))

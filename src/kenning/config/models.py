@@ -1,0 +1,162 @@
+"""Typed view of the configuration.
+
+Fields carry no defaults of their own: ``defaults.yaml`` is the one place defaults live, and a
+key missing from it is a validation error (tested), so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kenning.sources.jsonpointer import is_valid_pointer
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+Pointer = str | list[str] | None
+
+
+class VaultConfig(Strict):
+    db_path: str
+    busy_timeout_ms: int
+
+
+class IdsConfig(Strict):
+    id_namespace: str
+
+
+class TimeConfig(Strict):
+    anchor_timezone: str
+
+
+PartType = Literal["text", "image", "file", "tool_call", "tool_result", "other"]
+
+
+class ContentPartRule(Strict):
+    part_type: PartType
+    part_is: Literal["string", "object"] | None = None
+    match_path: str | None = None
+    match_value: Any = "*"
+    message_match_path: str | None = None
+    message_match_value: Any = "*"
+    text_extract_path: Pointer = None
+    text_extractor: Literal["thoughts", "user_editable_context"] | None = None
+    mime_type_path: Pointer = None
+    file_path_path: Pointer = None
+    metadata_paths: list[str] = Field(default_factory=list)
+    mark: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExportMapping(Strict):
+    format_version: str
+    conversation_id_path: Pointer
+    conversation_title_path: Pointer
+    conversation_created_path: Pointer
+    conversation_updated_path: Pointer
+    conversation_current_node_path: Pointer
+    messages_path: str
+    messages_is_mapping: bool
+    message_id_path: Pointer
+    message_role_path: Pointer
+    message_parent_path: Pointer
+    message_created_path: Pointer
+    message_content_path: Pointer
+    message_author_name_path: Pointer
+    message_recipient_path: Pointer
+    message_content_type_path: Pointer
+    message_weight_path: Pointer
+    message_hidden_path: Pointer
+    role_mapping: dict[str, Literal["user", "assistant", "system", "tool", "unknown"]]
+    known_attachment_paths: list[str]
+    attachment_mime_type_path: Pointer
+    attachment_file_path_path: Pointer
+    attachment_metadata_paths: list[str]
+    content_part_rules: list[ContentPartRule]
+
+    @field_validator("role_mapping")
+    @classmethod
+    def _lower_roles(cls, v: dict[str, str]) -> dict[str, str]:
+        return {str(k).lower(): r for k, r in v.items()}
+
+    def pointer_problems(self) -> list[str]:
+        """Pointers that are not RFC 6901 (the seed does not validate; we warn)."""
+        bad = []
+        for name, value in self:
+            values = value if isinstance(value, list) else [value]
+            if name.endswith("_path") or name.endswith("_paths"):
+                for p in values:
+                    if isinstance(p, str) and not is_valid_pointer(p):
+                        bad.append(f"{name}: {p!r}")
+        return bad
+
+
+class TextStructureConfig(Strict):
+    citation_patterns: list[str]
+
+
+class IngestConfig(Strict):
+    default_stages: list[str]
+    progress_every: int
+
+
+class EntityDetectionConfig(Strict):
+    ignore_markdown_blockquotes: bool
+    domain_tld_allowlist_enabled: bool
+    enable_ner: bool
+    ner_max_chars: int
+    ner_stride: int
+    ner_label_allowlist: list[str]
+    emit_spanless_ner: bool
+    url_sort_query_params: bool
+
+
+class AssertionExtractionConfig(Strict):
+    enable_llm_assertion_extraction: bool
+    llm_temperature: float
+    llm_top_p: float
+    llm_seed: int | None
+    max_retries_llm: int
+    llm_multi_run_count: int
+    k_context: int
+    code_fence_masking: Literal["whitespace_preserve_length", "marker", "remove"]
+    threshold_link_string_sim: float
+    assertion_upsert_policy: Literal["keep_highest_confidence", "keep_first", "keep_all"]
+
+
+class TrustWeights(Strict):
+    trust_weight_user: float
+    trust_weight_assistant_corroborated: float
+    trust_weight_assistant_uncorroborated: float
+
+
+class CorroborationConfig(Strict):
+    coref_window_size: int
+
+
+class TemporalReasoningConfig(Strict):
+    time_link_proximity_chars: int
+    time_link_min_alignment: float
+    fallback_valid_from_asserted: bool
+    threshold_close: float
+
+
+class PipelineConfig(Strict):
+    entity_detection: EntityDetectionConfig
+    assertion_extraction: AssertionExtractionConfig
+    trust_weights: TrustWeights
+    corroboration: CorroborationConfig
+    temporal_reasoning: TemporalReasoningConfig
+
+
+class Config(Strict):
+    vault: VaultConfig
+    ids: IdsConfig
+    time: TimeConfig
+    export_mapping: ExportMapping
+    text_structure: TextStructureConfig
+    ingest: IngestConfig
+    pipeline: PipelineConfig

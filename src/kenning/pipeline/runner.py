@@ -1,0 +1,112 @@
+"""Run stages: one transaction each, a run row each, events logged, all-or-nothing."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import apsw
+
+from kenning import __version__
+from kenning.config import Config, config_hash
+from kenning.pipeline.clock import Clock
+from kenning.sources.ids import IdFactory
+from kenning.sources.jcs import canonicalize
+from kenning.store import runs as runs_sql
+from kenning.store.connection import transaction
+
+ProgressFn = Callable[..., None]
+
+
+def _no_progress(**_: Any) -> None:
+    return None
+
+
+@dataclass
+class StageContext:
+    conn: apsw.Connection
+    config: Config
+    clock: Clock
+    ids: IdFactory
+    run_id: str
+    stage: str
+    started_at_utc: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+    progress: ProgressFn = _no_progress
+    _events: list[tuple] = field(default_factory=list)
+
+    def event(self, level: str, code: str, message: str, **context: Any) -> None:
+        self._events.append((self.run_id, len(self._events) + 1, level, code, message,
+                             canonicalize(context) if context else None))
+
+    def warn(self, code: str, message: str, **context: Any) -> None:
+        self.event("WARN", code, message, **context)
+
+    @property
+    def events(self) -> list[tuple]:
+        return self._events
+
+
+class Stage(Protocol):
+    name: str
+    title: str
+
+    def run(self, ctx: StageContext) -> dict[str, Any]: ...
+
+
+class StageFailed(RuntimeError):
+    def __init__(self, stage: str, run_id: str, cause: BaseException):
+        super().__init__(f"stage {stage} failed and was rolled back: {cause}")
+        self.stage, self.run_id, self.cause = stage, run_id, cause
+
+
+@dataclass
+class RunResult:
+    stage: str
+    run_id: str
+    counts: dict[str, Any]
+    events: list[tuple]
+
+
+def run_stage(
+    conn: apsw.Connection,
+    stage: Stage,
+    config: Config,
+    clock: Clock,
+    *,
+    inputs: dict[str, Any] | None = None,
+    args: dict[str, Any] | None = None,
+    progress: ProgressFn | None = None,
+) -> RunResult:
+    cfg_hash = config_hash(config)
+    ids = IdFactory(config.ids.id_namespace)
+    seq = runs_sql.next_seq(conn, stage.name)
+    started = clock.now()
+    run_id = ids.run(stage.name, started, cfg_hash, seq)
+    run_row = {
+        "run_id": run_id, "stage": stage.name, "seq": seq, "started_at_utc": started, "finished_at_utc": None,
+        "status": "running", "counts_json": None, "config_hash": cfg_hash, "clock_mode": clock.mode,
+        "args_json": canonicalize(args or {}), "error": None, "kenning_version": __version__,
+    }
+    ctx = StageContext(conn, config, clock, ids, run_id, stage.name, started, inputs or {}, progress or _no_progress)
+    try:
+        with transaction(conn):
+            runs_sql.insert_run(conn, run_row)
+            counts = stage.run(ctx)
+            runs_sql.insert_events(conn, ctx.events)
+            runs_sql.finish_run(conn, run_id, "ok", clock.now(), canonicalize(counts))
+    except BaseException as e:
+        # The stage's work is rolled back; the failure itself is recorded in a transaction of its own.
+        try:
+            with transaction(conn):
+                runs_sql.insert_run(conn, {**run_row, "status": "failed", "finished_at_utc": clock.now(),
+                                           "error": f"{type(e).__name__}: {e}"[:4000]})
+                runs_sql.insert_events(conn, [(run_id, 1, "ERROR", "STAGE_FAILED", f"{type(e).__name__}: {e}"[:4000],
+                                               canonicalize({"traceback": traceback.format_exc()[-8000:]}))])
+        except Exception:  # pragma: no cover - never mask the original failure
+            pass
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise StageFailed(stage.name, run_id, e) from e
+    return RunResult(stage.name, run_id, counts, ctx.events)

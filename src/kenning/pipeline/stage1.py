@@ -1,0 +1,212 @@
+"""Stage 1 — raw import (seed 001 §1): every conversation kept exactly, with stable IDs, in one transaction."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from kenning.pipeline.runner import StageContext
+from kenning.pipeline.stage0 import check_namespace
+from kenning.sources.chatgpt import Built, RecordError, build_conversation, parse_record
+from kenning.sources.inputs import ExportFile, HashingReader, InputError, resolve_export
+from kenning.sources.jcs import jcs_hash, sha256_hex
+from kenning.sources.jsonpointer import resolve_first
+from kenning.sources.json_stream import NotJsonArray, StreamProblem, iter_elements
+from kenning.store import raw as raw_sql
+from kenning.store.raw import MESSAGE_COLUMNS
+
+MAX_REPORTED_CHANGES = 20
+
+
+def import_config_hash(ctx: StageContext) -> str:
+    """What stage 1's output depends on besides the bytes: part of every record's import key."""
+    c = ctx.config
+    return jcs_hash({"ids": c.ids.model_dump(mode="json"), "export_mapping": c.export_mapping.model_dump(mode="json"),
+                     "text_structure": c.text_structure.model_dump(mode="json"), "time": c.time.model_dump(mode="json")})
+
+
+class _FileImport:
+    def __init__(self, ctx: StageContext, export: ExportFile, counts: Counter, changes: list):
+        self.ctx, self.export, self.counts, self.changes = ctx, export, counts, changes
+        self.cfg_hash = import_config_hash(ctx)
+        self.rejects: list[dict] = []
+        self.links: list[tuple[str, int]] = []
+
+    # -- rejects and warnings -------------------------------------------------------------
+    def reject(self, index: int | None, ref: str | None, pointer: str | None, action: str, code: str,
+               message: str, raw: bytes | str | None) -> None:
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", errors="backslashreplace")
+        self.rejects.append({"record_index": index, "record_ref": ref, "pointer": pointer, "action": action,
+                             "reason_code": code, "message": message, "raw_text": raw})
+        where = f"{self.export.display}: record {index}" + (f" (conversation {ref})" if ref else "")
+        if pointer:
+            where += f" at {pointer}"
+        self.ctx.warn(f"{'REJECTED' if action == 'skipped' else 'REPAIRED'}_{code}", f"{where}: {message}",
+                      file=self.export.display, record_index=index, conversation=ref, pointer=pointer)
+        self.counts["rejected" if action == "skipped" else "repaired"] += 1
+
+    def problem(self, p: StreamProblem) -> None:
+        if p.code == "TRUNCATED_RECORD":
+            self.reject(p.index, None, None, "skipped", p.code, p.message, p.data)
+        else:
+            self.ctx.warn(p.code, f"{self.export.display}: {p.message}", file=self.export.display)
+
+    # -- one record -------------------------------------------------------------------------
+    def record(self, index: int, data: bytes) -> None:
+        ctx, counts = self.ctx, self.counts
+        counts["records"] += 1
+        import_key = sha256_hex(self.cfg_hash.encode() + data)
+        known = raw_sql.conversation_id_by_import_key(ctx.conn, import_key)
+        if known is not None:
+            counts["conversations_unchanged"] += 1
+            self.links.append((known, index))
+            return
+        ref = None
+        try:
+            obj, repairs = parse_record(data)
+            cid_hint = resolve_first(obj, ctx.config.export_mapping.conversation_id_path) if isinstance(obj, dict) else None
+            ref = cid_hint if isinstance(cid_hint, str) and cid_hint else None
+            existing = raw_sql.get_conversation(ctx.conn, ref) if ref else None
+            stored = raw_sql.messages_of(ctx.conn, ref) if existing else {}
+            retained = {m["export_message_id"]: orjson.loads(m["raw_message_json"]) for m in stored.values()}
+            built = build_conversation(obj, ctx.config, ctx.ids, ctx.run_id, import_key, retained)
+        except RecordError as e:
+            self.reject(index, ref, e.pointer, "skipped", e.code, str(e), data)
+            return
+        cid = built.conversation["conversation_id"]
+        for code, message in repairs + built.repairs:
+            self.reject(index, cid, None, "repaired", code, message, data)
+        for pointer, code, message, raw in built.node_rejects:
+            self.reject(index, cid, pointer, "skipped", code, message, orjson.dumps(raw, default=str))
+        for code, message, context in built.warnings:
+            ctx.warn(code, f"{self.export.display}: conversation {cid}: {message}", conversation=cid, **context)
+        if existing is None and ref is None:
+            existing = raw_sql.get_conversation(ctx.conn, cid)
+            stored = raw_sql.messages_of(ctx.conn, cid) if existing else {}
+        if existing is None:
+            raw_sql.insert_conversation(ctx.conn, built.conversation, built.messages, built.parts)
+            counts["conversations_new"] += 1
+            counts["messages_new"] += len(built.messages)
+            counts["parts_new"] += len(built.parts)
+        else:
+            self.apply_changes(existing, stored, built)
+        counts["chars"] += sum(len(m["text_raw"] or "") for m in built.messages)
+        counts["chars"] += sum(len(p["text_content"] or "") for p in built.parts)
+        self.links.append((cid, index))
+
+    def apply_changes(self, existing: dict, stored: dict[str, dict], built: Built) -> None:
+        ctx, counts, run_id = self.ctx, self.counts, self.ctx.run_id
+        conv = built.conversation
+        conv_changed = raw_sql.changed_columns(existing, conv, raw_sql.CONVERSATION_COLUMNS)
+        conv_changed = [c for c in conv_changed if c != "import_key"]
+        if existing["raw_sha256"] != conv["raw_sha256"]:
+            self._archive("conversations", conv["conversation_id"], existing["raw_conversation_json"])
+        parts_by_msg: dict[str, list[dict]] = {}
+        for p in built.parts:
+            parts_by_msg.setdefault(p["message_id"], []).append(p)
+        new_rows, new_parts, changed, rethreaded = [], [], 0, 0
+        for m in built.messages:
+            old = stored.get(m["message_id"])
+            if old is None:
+                new_rows.append(m)
+                new_parts.extend(parts_by_msg.get(m["message_id"], []))
+                continue
+            cols = raw_sql.changed_columns(old, m, MESSAGE_COLUMNS)
+            if not cols:
+                continue
+            if "raw_message_json" in cols:
+                self._archive("messages", m["message_id"], old["raw_message_json"])
+            raw_sql.update_message(ctx.conn, m, cols, run_id)
+            if set(cols) - {"tree_path", "order_index", "created_at_utc", "timestamp_quality", "is_current_branch"}:
+                raw_sql.replace_parts(ctx.conn, m["message_id"], parts_by_msg.get(m["message_id"], []))
+                changed += 1
+            else:
+                rethreaded += 1
+        raw_sql.insert_messages(ctx.conn, new_rows, new_parts)
+        if conv_changed or new_rows or changed:
+            raw_sql.update_conversation(ctx.conn, conv, run_id)
+            counts["conversations_changed"] += 1
+            if len(self.changes) < MAX_REPORTED_CHANGES:
+                self.changes.append({"conversation_id": conv["conversation_id"], "title": conv["title"],
+                                     "messages_new": len(new_rows), "messages_changed": changed})
+        else:
+            raw_sql.set_import_key(ctx.conn, conv["conversation_id"], conv["import_key"])
+            counts["conversations_unchanged"] += 1
+        counts["messages_new"] += len(new_rows)
+        counts["parts_new"] += len(new_parts)
+        counts["messages_changed"] += changed
+        counts["messages_rethreaded"] += rethreaded
+        counts["messages_retained_missing"] += built.retained
+
+    def _archive(self, table: str, row_id: str, raw_json: str) -> None:
+        archive_id = self.ctx.ids.make("archive", table, row_id, sha256_hex(raw_json))
+        raw_sql.archive_raw(self.ctx.conn, archive_id, table, row_id, self.ctx.run_id, raw_json)
+        self.counts["raw_versions_archived"] += 1
+
+    # -- the whole file ---------------------------------------------------------------------------
+    def run(self) -> None:
+        ctx, export = self.ctx, self.export
+        with export.open() as f:
+            reader = HashingReader(f)
+            try:
+                for item in iter_elements(reader):
+                    if isinstance(item, StreamProblem):
+                        self.problem(item)
+                    else:
+                        self.record(item.index, item.data)
+                    ctx.progress(advance_bytes=reader.bytes_read, total_bytes=export.size,
+                                 records=self.counts["records"], file=export.display)
+            except NotJsonArray as e:
+                head = reader_head(export)
+                self.reject(None, None, None, "skipped", "NOT_AN_EXPORT", str(e), head)
+                self.counts["files_failed"] += 1
+            reader.drain()
+        sha = reader.sha256.hexdigest()
+        source_id = ctx.ids.make("source", sha)
+        raw_sql.upsert_source(ctx.conn, {
+            "source_id": source_id, "kind": export.kind, "path": export.display, "sha256": sha,
+            "size_bytes": reader.bytes_read, "run_id": ctx.run_id,
+            "stats_json": orjson.dumps({"records": self.counts["records"]}, option=orjson.OPT_SORT_KEYS).decode(),
+        })
+        raw_sql.link_source_conversations(ctx.conn, [(source_id, cid, i) for cid, i in self.links])
+        for r in self.rejects:
+            r.update(run_id=ctx.run_id, source_path=export.display, source_sha256=sha,
+                     reject_id=ctx.ids.reject(sha, r["record_index"], r["pointer"], r["reason_code"]))
+            raw_sql.insert_reject(ctx.conn, r)
+
+
+def reader_head(export: ExportFile, n: int = 2048) -> bytes:
+    with export.open() as f:
+        return f.read(n)
+
+
+class RawImport:
+    name = "1"
+    title = "raw import"
+
+    def run(self, ctx: StageContext) -> dict[str, Any]:
+        check_namespace(ctx)
+        paths = ctx.inputs.get("paths") or []
+        counts: Counter = Counter()
+        changes: list[dict] = []
+        for path in paths:
+            try:
+                export = resolve_export(path)
+            except InputError as e:
+                ctx.event("ERROR", "INPUT_UNREADABLE", str(e), path=str(path))
+                counts["files_failed"] += 1
+                continue
+            counts["files"] += 1
+            _FileImport(ctx, export, counts, changes).run()
+        imported = counts["conversations_new"] + counts["conversations_changed"] + counts["conversations_unchanged"]
+        out: dict[str, Any] = {k: counts[k] for k in sorted(counts)}
+        out["conversations_imported"] = imported
+        out["avg_messages_per_new_conversation"] = (
+            round(counts["messages_new"] / counts["conversations_new"], 2) if counts["conversations_new"] else 0
+        )
+        if changes:
+            out["changed"] = changes
+        return out

@@ -1,0 +1,1 @@
+"""Source readers (ChatGPT exports, transcripts, notes) and the raw-layer primitives they share."""

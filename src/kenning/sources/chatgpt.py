@@ -1,0 +1,409 @@
+"""One ChatGPT conversation record → rows for conversations, messages and message_parts (seed 001 §1).
+
+Pure functions: no SQL, no I/O. ``stage1`` decides what to insert, update or keep.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from kenning.config.models import Config
+from kenning.sources import textstruct
+from kenning.sources.ids import IdFactory
+from kenning.sources.jcs import canonicalize, canonicalize_flagged, scrub_surrogates, sha256_hex
+from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
+from kenning.sources.parts import Part, message_parts
+from kenning.sources.timestamps import normalize_to_utc
+
+_BIG_DIGITS = re.compile(rb"\d{16,}")
+
+
+class RecordError(ValueError):
+    """This record cannot be imported; ``code`` and ``pointer`` say why and where."""
+
+    def __init__(self, code: str, message: str, pointer: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.pointer = pointer
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
+    """Parse one record's bytes. Returns (value, repairs); raises RecordError when unreadable.
+
+    orjson is the fast path; the standard parser handles what orjson would get wrong
+    (integers beyond 64 bits become floats there) or refuses (lone surrogate escapes).
+    """
+    if _BIG_DIGITS.search(data) is None:
+        try:
+            return orjson.loads(data), []
+        except orjson.JSONDecodeError:
+            pass
+    repairs: list[tuple[str, str]] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = data.decode("utf-8", errors="replace")
+        repairs.append(("INVALID_UTF8", f"invalid UTF-8 at byte {e.start} of the record; replaced with U+FFFD"))
+    try:
+        return json.loads(text, parse_constant=_reject_constant), repairs
+    except (json.JSONDecodeError, ValueError, RecursionError) as e:
+        raise RecordError("MALFORMED_JSON", f"not valid JSON: {e}") from None
+
+
+@dataclass
+class Built:
+    conversation: dict
+    messages: list[dict]
+    parts: list[dict]
+    warnings: list[tuple[str, str, dict]] = field(default_factory=list)
+    node_rejects: list[tuple[str, str, str, Any]] = field(default_factory=list)  # pointer, code, message, raw
+    repairs: list[tuple[str, str]] = field(default_factory=list)
+    retained: int = 0          # stored messages the record no longer lists, kept in the tree
+
+
+@dataclass(slots=True)
+class _Msg:
+    message_id: str
+    export_id: str
+    node: Any
+    parent_export: Any
+    parent_id: str | None
+    role: str
+    created: str | None
+    parts: list[Part]
+
+
+def _text(v: Any) -> str | None:
+    if v is MISSING or v is None:
+        return None
+    return v if isinstance(v, str) else canonicalize(v)
+
+
+def _id_text(v: Any) -> str | None:
+    if v is MISSING or v is None or v == "":
+        return None
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return canonicalize(v)
+    return None
+
+
+def _role(node: Any, mapping, warnings) -> str:
+    raw = resolve_first(node, mapping.message_role_path)
+    if (raw is MISSING or raw is None) and isinstance(node, dict) and node.get("message") is None:
+        return "unknown"  # a structural node (message: null), not a message with an odd role
+    key = str(raw).lower() if raw is not MISSING and raw is not None else "__none__"
+    role = mapping.role_mapping.get(key)
+    if role is None:
+        warnings.append(("UNKNOWN_ROLE", f"role {raw!r} is not in role_mapping; stored as 'unknown'", {"role": _text(raw)}))
+        return "unknown"
+    return role
+
+
+def _tree(msgs: dict[str, _Msg], warnings) -> tuple[list[str], dict[str, str]]:
+    """DFS preorder over the mapping tree: (order, tree_path by id). Siblings by message_id ASC."""
+    children: dict[str, list[str]] = defaultdict(list)
+    roots = []
+    for mid, m in msgs.items():
+        if m.parent_id is None:
+            roots.append(mid)
+        else:
+            children[m.parent_id].append(mid)
+    for kids in children.values():
+        kids.sort()
+    roots.sort()
+    order: list[str] = []
+    paths: dict[str, str] = {}
+
+    def walk(root: str, path: str) -> None:
+        stack = [(root, path)]
+        while stack:
+            mid, p = stack.pop()
+            paths[mid] = p
+            order.append(mid)
+            kids = children.get(mid, ())
+            for j in range(len(kids) - 1, -1, -1):
+                stack.append((kids[j], f"{p}/{j}"))
+
+    for i, r in enumerate(roots):
+        walk(r, str(i))
+    n_roots = len(roots)
+    while len(paths) < len(msgs):  # what remains hangs in a parent cycle: break it at the smallest id
+        mid = min(m for m in msgs if m not in paths)
+        m = msgs[mid]
+        children[m.parent_id].remove(mid)
+        warnings.append(("PARENT_CYCLE_BROKEN", f"message {m.export_id} is in a parent cycle; treated as a root",
+                         {"export_message_id": m.export_id, "export_parent_id": _text(m.parent_export)}))
+        m.parent_id = None
+        walk(mid, str(n_roots))
+        n_roots += 1
+    return order, paths
+
+
+def _current_branch(msgs: dict[str, _Msg], current: str | None, order: list[str]) -> set[str]:
+    if current is None or current not in msgs:
+        # No usable current_node: follow the most recent child from the first root.
+        if not order:
+            return set()
+        kids: dict[str | None, list[str]] = defaultdict(list)
+        for mid in order:
+            kids[msgs[mid].parent_id].append(mid)
+        node = order[0]
+        while kids.get(node):
+            node = max(kids[node], key=lambda k: (msgs[k].created or "", k))
+        current = node
+    branch, node, guard = set(), current, 0
+    while node is not None and node not in branch and guard <= len(msgs):
+        branch.add(node)
+        node = msgs[node].parent_id
+        guard += 1
+    return branch
+
+
+def _texts(parts: list[Part]) -> tuple[str, str | None, str | None]:
+    with_text = [(i, p.text) for i, p in enumerate(parts) if p.text is not None]
+    if not parts:
+        return "empty", None, None
+    if not with_text:
+        return "unknown", None, None
+    if len(with_text) == 1:
+        return "text", with_text[0][1], None
+    pieces, part_map, pos = [], [], 0
+    for i, t in with_text:
+        if pieces:
+            pos += 2
+        part_map.append({"char_end": pos + len(t), "char_start": pos, "part_index": i})
+        pieces.append(t)
+        pos += len(t)
+    return "mixed", "\n\n".join(pieces), canonicalize(part_map)
+
+
+def build_conversation(
+    obj: Any,
+    cfg: Config,
+    ids: IdFactory,
+    run_id: str,
+    import_key: str,
+    retained_nodes: dict[str, Any] | None = None,
+) -> Built:
+    """Rows for one conversation. ``retained_nodes`` are stored messages a newer export no longer
+    lists (export id → node); they stay part of the tree so nothing is lost."""
+    mapping = cfg.export_mapping
+    if not isinstance(obj, dict):
+        raise RecordError("WRONG_SHAPE", f"a conversation must be a JSON object, found {type(obj).__name__}")
+    container = resolve(obj, mapping.messages_path)
+    if container is MISSING or container is None:
+        raise RecordError("NO_MESSAGES", f"no message container at {mapping.messages_path}", mapping.messages_path)
+    warnings: list[tuple[str, str, dict]] = []
+    node_rejects: list[tuple[str, str, str, Any]] = []
+    if mapping.messages_is_mapping:
+        if not isinstance(container, dict):
+            raise RecordError("WRONG_SHAPE", f"{mapping.messages_path} must be an object (node id → node), "
+                              f"found {type(container).__name__}", mapping.messages_path)
+        entries = sorted(container.items())  # mapping key order carries no meaning
+    else:
+        if not isinstance(container, list):
+            raise RecordError("WRONG_SHAPE", f"{mapping.messages_path} must be an array, found "
+                              f"{type(container).__name__}", mapping.messages_path)
+        entries = [(str(i), n) for i, n in enumerate(container)]
+
+    # Canonical JSON bottom-up: parts, then nodes, then the conversation reusing both (memo).
+    memo: dict[int, str] = {}
+    had_surrogates = False
+
+    def jcs(o: Any) -> str:
+        nonlocal had_surrogates
+        text, flagged = canonicalize_flagged(o, memo)
+        had_surrogates |= flagged
+        if isinstance(o, (dict, list)):
+            memo[id(o)] = text
+        return text
+
+    export_id_text = _id_text(resolve_first(obj, mapping.conversation_id_path))
+    nodes: list[tuple[str, str, Any]] = []  # (pointer, export id, node)
+    seen: set[str] = set()
+    for key, node in entries:
+        pointer = f"{mapping.messages_path}/{key.replace('~', '~0').replace('/', '~1')}"
+        if not isinstance(node, dict):
+            node_rejects.append((pointer, "WRONG_SHAPE", f"message node must be an object, found {type(node).__name__}", node))
+            continue
+        export_id = _id_text(resolve_first(node, mapping.message_id_path)) or (key if mapping.messages_is_mapping else None)
+        if export_id is None:
+            export_id = key  # array position (seed 001 §1.3 "message_index_or_hash": the index)
+        elif mapping.messages_is_mapping and export_id != key:
+            warnings.append(("NODE_ID_MISMATCH", f"mapping key {key!r} holds node id {export_id!r}; the node id is used",
+                             {"key": key, "node_id": export_id}))
+        if export_id in seen:
+            node_rejects.append((pointer, "DUPLICATE_MESSAGE_ID", f"a second node with id {export_id!r}", node))
+            continue
+        seen.add(export_id)
+        nodes.append((pointer, export_id, node))
+    n_retained = 0
+    for export_id in sorted(retained_nodes or {}):
+        if export_id not in seen:
+            nodes.append((None, export_id, retained_nodes[export_id]))
+            seen.add(export_id)
+            n_retained += 1
+    if not nodes and not container:
+        warnings.append(("EMPTY_CONVERSATION", "the conversation has no messages", {}))
+
+    raw_conversation_json = None
+    conv_hash_for_id = None
+    if export_id_text is None:
+        raw_conversation_json = jcs(obj)
+        conv_hash_for_id = sha256_hex(raw_conversation_json)
+        conversation_id = ids.conversation(conv_hash_for_id)
+    else:
+        conversation_id = export_id_text
+
+    msgs: dict[str, _Msg] = {}
+    export_to_id = {e: ids.message(conversation_id, e) for _, e, _ in nodes}
+    for _pointer, export_id, node in nodes:
+        mid = export_to_id[export_id]
+        parent_export = resolve_first(node, mapping.message_parent_path)
+        parent_key = _id_text(parent_export)
+        parent_id = export_to_id.get(parent_key) if parent_key is not None else None
+        if parent_key is not None and parent_id is None:
+            warnings.append(("ORPHAN_MESSAGE", f"message {export_id} names parent {parent_key!r}, which is not in the "
+                             "conversation; treated as a root", {"export_message_id": export_id, "export_parent_id": parent_key}))
+        if parent_id == mid:
+            warnings.append(("PARENT_CYCLE_BROKEN", f"message {export_id} is its own parent; treated as a root",
+                             {"export_message_id": export_id}))
+            parent_id = None
+        msgs[mid] = _Msg(
+            message_id=mid,
+            export_id=export_id,
+            node=node,
+            parent_export=parent_export,
+            parent_id=parent_id,
+            role=_role(node, mapping, warnings),
+            created=normalize_to_utc(resolve_first(node, mapping.message_created_path)),
+            parts=message_parts(node, mapping),
+        )
+
+    order, paths = _tree(msgs, warnings)
+    current_export = _id_text(resolve_first(obj, mapping.conversation_current_node_path))
+    current_id = export_to_id.get(current_export) if current_export else None
+    branch = _current_branch(msgs, current_id, order)
+    citation_patterns = tuple(cfg.text_structure.citation_patterns)
+
+    messages: list[dict] = []
+    parts_rows: list[dict] = []
+    final_ts: dict[str, str | None] = {}
+    prior_ts: str | None = None
+    for order_index, mid in enumerate(order):
+        m = msgs[mid]
+        if m.created is not None:
+            ts, quality = m.created, "original"
+        elif m.parent_id is not None and final_ts.get(m.parent_id) is not None:
+            ts, quality = final_ts[m.parent_id], "imputed_parent"
+        elif prior_ts is not None:
+            ts, quality = prior_ts, "imputed_prior"
+        else:
+            ts, quality = None, "missing"
+        final_ts[mid] = ts
+        if ts is not None:
+            prior_ts = ts
+        attachment_count = 0
+        for i, p in enumerate(m.parts):
+            raw_part_json = jcs(p.raw)
+            if p.file_path or p.mime_type:
+                attachment_count += 1
+            parts_rows.append({
+                "part_id": ids.part(mid, i),
+                "message_id": mid,
+                "part_index": i,
+                "part_type": p.part_type,
+                "text_content": p.text,
+                "mime_type": p.mime_type,
+                "file_path": p.file_path,
+                "metadata_json": canonicalize(p.metadata) if p.metadata else None,
+                "raw_part_json": raw_part_json,
+            })
+        content_type, text_raw, part_map = _texts(m.parts)
+        if text_raw is not None:
+            fences = textstruct.code_fences(text_raw)
+            fences_json = canonicalize(fences)
+            quotes_json = canonicalize(textstruct.blockquotes(text_raw, fences))
+            cites = textstruct.citation_markers(text_raw, citation_patterns)
+            cites_json = canonicalize(cites) if cites else None
+        else:
+            fences_json = quotes_json = cites_json = None
+        raw_message_json = jcs(m.node)
+        weight = resolve_first(m.node, mapping.message_weight_path)
+        hidden = resolve_first(m.node, mapping.message_hidden_path)
+        messages.append({
+            "message_id": mid,
+            "conversation_id": conversation_id,
+            "role": m.role,
+            "parent_id": m.parent_id,
+            "tree_path": paths[mid],
+            "order_index": order_index,
+            "created_at_utc": ts,
+            "timestamp_quality": quality,
+            "content_type": content_type,
+            "text_raw": text_raw,
+            "text_part_map_json": part_map,
+            "code_fence_ranges_json": fences_json,
+            "blockquote_ranges_json": quotes_json,
+            "attachment_count": attachment_count,
+            "raw_message_json": raw_message_json,
+            "export_message_id": m.export_id,
+            "export_parent_id": _id_text(m.parent_export),
+            "author_name": _text(resolve_first(m.node, mapping.message_author_name_path)),
+            "recipient": _text(resolve_first(m.node, mapping.message_recipient_path)),
+            "export_content_type": _text(resolve_first(m.node, mapping.message_content_type_path)),
+            "is_hidden": int(hidden is True or (isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight == 0)),
+            "is_current_branch": int(mid in branch),
+            "citation_ranges_json": cites_json,
+            "raw_sha256": sha256_hex(raw_message_json),
+            "first_run_id": run_id,
+            "last_changed_run_id": run_id,
+        })
+
+    if raw_conversation_json is None:
+        raw_conversation_json = jcs(obj)
+    conversation = {
+        "conversation_id": conversation_id,
+        "export_conversation_id": export_id_text,
+        "title": _text(resolve_first(obj, mapping.conversation_title_path)),
+        "created_at_utc": normalize_to_utc(resolve_first(obj, mapping.conversation_created_path)),
+        "updated_at_utc": normalize_to_utc(resolve_first(obj, mapping.conversation_updated_path)),
+        "message_count": len(messages),
+        "raw_conversation_json": raw_conversation_json,
+        "source_kind": "chatgpt",
+        "current_node_message_id": current_id,
+        "raw_sha256": sha256_hex(raw_conversation_json),
+        "import_key": import_key,
+        "first_run_id": run_id,
+        "last_changed_run_id": run_id,
+    }
+    built = Built(conversation, messages, parts_rows, warnings, node_rejects, retained=n_retained)
+    if had_surrogates:
+        _scrub_rows(built)
+        built.repairs.append(("LONE_SURROGATE", "lone UTF-16 surrogate(s): kept escaped in the raw JSON, "
+                              "replaced with U+FFFD in extracted text"))
+    return built
+
+
+_RAW_COLUMNS = {"raw_conversation_json", "raw_message_json", "raw_part_json", "metadata_json", "text_part_map_json",
+                "code_fence_ranges_json", "blockquote_ranges_json", "citation_ranges_json"}
+
+
+def _scrub_rows(built: Built) -> None:
+    """TEXT columns must be valid UTF-8; JSON columns are already escaped by JCS."""
+    for row in [built.conversation, *built.messages, *built.parts]:
+        for k, v in row.items():
+            if isinstance(v, str) and k not in _RAW_COLUMNS:
+                row[k] = scrub_surrogates(v)

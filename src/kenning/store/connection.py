@@ -1,0 +1,108 @@
+"""Open a vault: apsw connection, sqlite-vec loaded and checked, WAL, foreign keys, migrations."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import apsw
+
+
+class StoreError(RuntimeError):
+    """A problem with the vault file or its SQLite runtime, phrased for the person who must fix it."""
+
+
+def _load_sqlite_vec(conn: apsw.Connection) -> str:
+    try:
+        import sqlite_vec
+    except ImportError as e:
+        raise StoreError(
+            "the sqlite-vec package is not installed; run `make setup` (or `pip install sqlite-vec`)"
+        ) from e
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        (version,) = conn.execute("SELECT vec_version()").fetchone()
+    except (apsw.Error, AttributeError) as e:
+        raise StoreError(
+            f"could not load the sqlite-vec extension from {sqlite_vec.loadable_path()}: {e}. "
+            "Kenning needs an SQLite that can load extensions (apsw provides one)."
+        ) from e
+    return str(version)
+
+
+def open_store(
+    path: str | Path,
+    *,
+    readonly: bool = False,
+    busy_timeout_ms: int = 5000,
+    migrate: bool = True,
+) -> apsw.Connection:
+    """Open (and create/migrate unless read-only) the vault at ``path``."""
+    p = Path(path).expanduser()
+    if readonly:
+        if not p.exists():
+            raise StoreError(f"no vault at {p}; create one with `kenning init --db {p}` or `kenning ingest`")
+        flags = apsw.SQLITE_OPEN_READONLY
+    else:
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the vault directory {p.parent}: {e.strerror}") from e
+        flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    try:
+        conn = apsw.Connection(str(p), flags=flags)
+        conn.setbusytimeout(busy_timeout_ms)
+        if not readonly:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache, bounded whatever the import size
+        conn.execute("PRAGMA temp_store=MEMORY")
+    except apsw.Error as e:
+        raise StoreError(f"cannot open the vault {p}: {e}") from e
+    _load_sqlite_vec(conn)
+    if readonly:
+        conn.execute("PRAGMA query_only=ON")
+    elif migrate:
+        from kenning.store.migrate import apply_migrations
+
+        try:
+            apply_migrations(conn)
+        except apsw.NotADBError as e:
+            raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e
+    return conn
+
+
+@contextlib.contextmanager
+def transaction(conn: apsw.Connection, immediate: bool = True) -> Iterator[apsw.Connection]:
+    """One all-or-nothing transaction; any exception (KeyboardInterrupt included) rolls it back."""
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+    cur = conn.execute(sql, params)
+    try:
+        names = [d[0] for d in cur.getdescription()]
+    except apsw.ExecutionCompleteError:
+        return []
+    return [dict(zip(names, r)) for r in cur]
+
+
+def row(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any] | None:
+    found = rows(conn, sql, params)
+    return found[0] if found else None
+
+
+def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
+    r = conn.execute(sql, params).fetchone()
+    return None if r is None else r[0]

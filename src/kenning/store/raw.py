@@ -1,0 +1,138 @@
+"""SQL of the raw layer: conversations, messages, message_parts, sources, rejects, raw_archive."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import apsw
+
+from kenning.store.connection import rows
+
+CONVERSATION_COLUMNS = (
+    "conversation_id", "export_conversation_id", "title", "created_at_utc", "updated_at_utc", "message_count",
+    "raw_conversation_json", "source_kind", "current_node_message_id", "raw_sha256", "import_key",
+    "first_run_id", "last_changed_run_id",
+)
+MESSAGE_COLUMNS = (
+    "message_id", "conversation_id", "role", "parent_id", "tree_path", "order_index", "created_at_utc",
+    "timestamp_quality", "content_type", "text_raw", "text_part_map_json", "code_fence_ranges_json",
+    "blockquote_ranges_json", "attachment_count", "raw_message_json", "export_message_id", "export_parent_id",
+    "author_name", "recipient", "export_content_type", "is_hidden", "is_current_branch", "citation_ranges_json",
+    "raw_sha256", "first_run_id", "last_changed_run_id",
+)
+PART_COLUMNS = (
+    "part_id", "message_id", "part_index", "part_type", "text_content", "mime_type", "file_path",
+    "metadata_json", "raw_part_json",
+)
+# Columns whose change is not a content change (they say when, not what).
+_PROVENANCE = {"first_run_id", "last_changed_run_id"}
+
+
+def _insert_sql(table: str, cols: tuple[str, ...]) -> str:
+    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+
+
+def _update_sql(table: str, key: str, cols: Iterable[str]) -> str:
+    return f"UPDATE {table} SET {', '.join(f'{c}=?' for c in cols)} WHERE {key}=?"
+
+
+_INS_CONV = _insert_sql("conversations", CONVERSATION_COLUMNS)
+_INS_MSG = _insert_sql("messages", MESSAGE_COLUMNS)
+_INS_PART = _insert_sql("message_parts", PART_COLUMNS)
+
+
+def conversation_id_by_import_key(conn: apsw.Connection, import_key: str) -> str | None:
+    r = conn.execute("SELECT conversation_id FROM conversations WHERE import_key=? LIMIT 1", (import_key,)).fetchone()
+    return r[0] if r else None
+
+
+def get_conversation(conn: apsw.Connection, conversation_id: str) -> dict | None:
+    found = rows(conn, "SELECT * FROM conversations WHERE conversation_id=?", (conversation_id,))
+    return found[0] if found else None
+
+
+def messages_of(conn: apsw.Connection, conversation_id: str) -> dict[str, dict]:
+    return {r["message_id"]: r for r in rows(conn, "SELECT * FROM messages WHERE conversation_id=?", (conversation_id,))}
+
+
+def insert_conversation(conn: apsw.Connection, conv: dict, messages: list[dict], parts: list[dict]) -> None:
+    conn.execute(_INS_CONV, tuple(conv[c] for c in CONVERSATION_COLUMNS))
+    conn.executemany(_INS_MSG, [tuple(m[c] for c in MESSAGE_COLUMNS) for m in messages])
+    if parts:
+        conn.executemany(_INS_PART, [tuple(p[c] for c in PART_COLUMNS) for p in parts])
+
+
+def changed_columns(old: dict, new: dict, cols: tuple[str, ...]) -> list[str]:
+    return [c for c in cols if c not in _PROVENANCE and old.get(c) != new[c]]
+
+
+def update_conversation(conn: apsw.Connection, conv: dict, run_id: str) -> None:
+    cols = [c for c in CONVERSATION_COLUMNS if c not in ("conversation_id", "first_run_id")]
+    conv = {**conv, "last_changed_run_id": run_id}
+    conn.execute(_update_sql("conversations", "conversation_id", cols),
+                 tuple(conv[c] for c in cols) + (conv["conversation_id"],))
+
+
+def set_import_key(conn: apsw.Connection, conversation_id: str, import_key: str) -> None:
+    conn.execute("UPDATE conversations SET import_key=? WHERE conversation_id=?", (import_key, conversation_id))
+
+
+def insert_messages(conn: apsw.Connection, messages: list[dict], parts: list[dict]) -> None:
+    if messages:
+        conn.executemany(_INS_MSG, [tuple(m[c] for c in MESSAGE_COLUMNS) for m in messages])
+    if parts:
+        conn.executemany(_INS_PART, [tuple(p[c] for c in PART_COLUMNS) for p in parts])
+
+
+def update_message(conn: apsw.Connection, msg: dict, cols: list[str], run_id: str) -> None:
+    cols = [*cols, "last_changed_run_id"]
+    msg = {**msg, "last_changed_run_id": run_id}
+    conn.execute(_update_sql("messages", "message_id", cols), tuple(msg[c] for c in cols) + (msg["message_id"],))
+
+
+def replace_parts(conn: apsw.Connection, message_id: str, parts: list[dict]) -> None:
+    conn.execute("DELETE FROM message_parts WHERE message_id=?", (message_id,))
+    if parts:
+        conn.executemany(_INS_PART, [tuple(p[c] for c in PART_COLUMNS) for p in parts])
+
+
+def archive_raw(conn: apsw.Connection, archive_id: str, table: str, row_id: str, run_id: str, raw_json: str) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO raw_archive(archive_id, table_name, row_id, replaced_by_run_id, raw_json) VALUES (?,?,?,?,?)",
+        (archive_id, table, row_id, run_id, raw_json),
+    )
+
+
+def upsert_source(conn: apsw.Connection, source: dict) -> None:
+    conn.execute(
+        "INSERT INTO sources(source_id, kind, path, sha256, size_bytes, first_run_id, last_run_id, stats_json) "
+        "VALUES (:source_id, :kind, :path, :sha256, :size_bytes, :run_id, :run_id, :stats_json) "
+        "ON CONFLICT(source_id) DO UPDATE SET path=excluded.path, last_run_id=excluded.last_run_id, "
+        "stats_json=excluded.stats_json",
+        source,
+    )
+
+
+def link_source_conversations(conn: apsw.Connection, links: list[tuple[str, str, int]]) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO source_conversations(source_id, conversation_id, record_index) VALUES (?,?,?)", links
+    )
+
+
+def insert_reject(conn: apsw.Connection, reject: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO rejects(reject_id, run_id, source_path, source_sha256, record_index, record_ref, pointer, "
+        "action, reason_code, message, raw_text) VALUES (:reject_id, :run_id, :source_path, :source_sha256, "
+        ":record_index, :record_ref, :pointer, :action, :reason_code, :message, :raw_text)",
+        reject,
+    )
+
+
+def list_rejects(conn: apsw.Connection, limit: int = 100) -> list[dict]:
+    return rows(conn, "SELECT reject_id, run_id, source_path, record_index, record_ref, pointer, action, reason_code, "
+                      "message, length(raw_text) AS raw_chars FROM rejects ORDER BY rowid DESC LIMIT ?", (limit,))
+
+
+def get_reject(conn: apsw.Connection, reject_id: str) -> dict | None:
+    found = rows(conn, "SELECT * FROM rejects WHERE reject_id=? OR reject_id LIKE ?", (reject_id, reject_id + "%"))
+    return found[0] if len(found) == 1 else None
