@@ -11,8 +11,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from kenning.config.models import Config
 from kenning.sources import textstruct
 from kenning.sources.ids import IdFactory
@@ -21,7 +19,6 @@ from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
 from kenning.sources.parts import Part, message_parts
 from kenning.sources.timestamps import normalize_to_utc
 
-_BIG_DIGITS = re.compile(rb"\d{16,}")
 
 
 class RecordError(ValueError):
@@ -37,17 +34,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_TWO_53 = 2.0**53
+
+
+def _parse_float(text: str) -> float | int:
+    """Integral values become ints: their JCS text is the same ("1.0" → 1), and it keeps the
+    canonicalizer on its fast path."""
+    x = float(text)
+    if x.is_integer() and abs(x) < _TWO_53 and not (x == 0 and text.lstrip().startswith("-")):
+        return int(x)
+    return x
+
+
 def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
     """Parse one record's bytes. Returns (value, repairs); raises RecordError when unreadable.
 
-    orjson is the fast path; the standard parser handles what orjson would get wrong
-    (integers beyond 64 bits become floats there) or refuses (lone surrogate escapes).
+    The standard parser keeps integers exact at any size and accepts lone surrogate escapes;
+    NaN/Infinity are refused; invalid UTF-8 is repaired (U+FFFD) and reported.
     """
-    if _BIG_DIGITS.search(data) is None:
-        try:
-            return orjson.loads(data), []
-        except orjson.JSONDecodeError:
-            pass
     repairs: list[tuple[str, str]] = []
     try:
         text = data.decode("utf-8")
@@ -55,7 +59,7 @@ def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
         text = data.decode("utf-8", errors="replace")
         repairs.append(("INVALID_UTF8", f"invalid UTF-8 at byte {e.start} of the record; replaced with U+FFFD"))
     try:
-        return json.loads(text, parse_constant=_reject_constant), repairs
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float), repairs
     except (json.JSONDecodeError, ValueError, RecursionError) as e:
         raise RecordError("MALFORMED_JSON", f"not valid JSON: {e}") from None
 

@@ -14,6 +14,8 @@ import re
 from json.encoder import c_encode_basestring as _c_encode_string  # type: ignore[attr-defined]
 from typing import Any
 
+import orjson
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -163,11 +165,51 @@ def _escape_lone_surrogates(s: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), s)
 
 
-def canonicalize_flagged(obj: Any, memo: dict | None = None) -> tuple[str, bool]:
-    """Like canonicalize, and also say whether a lone surrogate had to be escaped."""
+# orjson writes RFC 8785 text for everything except: integral floats ("1.0", "-0.0", "1.5e+16"), values in
+# [1e-6, 1e-5) (it writes "2e-6" where ECMAScript writes "0.000002"), and
+# key order when an object mixes astral characters with U+E000–U+FFFF (it sorts by code point, RFC 8785
+# by UTF-16 unit). When its output could hold either, the exact Python path decides.
+_FLOAT_TAIL = re.compile(rb"\.0(?:[,\]}]|$)|e\+|e-6(?!\d)")
+_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+
+
+def _float_form_differs(b: bytes) -> bool:
+    for m in _FLOAT_TAIL.finditer(b):
+        i = m.start() - 1
+        if i >= 0 and 0x30 <= b[i] <= 0x39:  # a number token, not text that merely looks like one
+            return True
+    return False
+
+
+def _key_order_may_differ(b: bytes) -> bool:
+    return any(lead in b for lead in _ASTRAL_LEADS) and (b"\xee" in b or b"\xef" in b)
+
+
+def _fast(obj: Any) -> str | None:
+    try:
+        b = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # lone surrogates, ints beyond 64 bits, odd types
+        return None
+    # Cheap substring tests first; the precise checks run only when one hits.
+    if (b".0" in b or b"e+" in b or b"e-6" in b) and _float_form_differs(b):
+        return None
+    if not b.isascii() and _key_order_may_differ(b):
+        return None
+    return b.decode("utf-8")
+
+
+def _slow(obj: Any, memo: dict | None) -> str:
     out: list[str] = []
     _canon(obj, out, memo)
-    text = "".join(out)
+    return "".join(out)
+
+
+def canonicalize_flagged(obj: Any, memo: dict | None = None) -> tuple[str, bool]:
+    """Like canonicalize, and also say whether a lone surrogate had to be escaped."""
+    fast = _fast(obj)
+    if fast is not None:
+        return fast, False
+    text = _slow(obj, memo)
     if _LONE_SURROGATE.search(text) is None:
         return text, False
     return _escape_lone_surrogates(text), True
@@ -180,9 +222,7 @@ def canonicalize(obj: Any, memo: dict | None = None) -> str:
     parent can be canonicalized without re-walking children we canonicalized before
     (the importer canonicalizes parts, then messages, then the whole conversation).
     """
-    out: list[str] = []
-    _canon(obj, out, memo)
-    return _escape_lone_surrogates("".join(out))
+    return canonicalize_flagged(obj, memo)[0]
 
 
 def dumps(obj: Any) -> str:
