@@ -377,7 +377,7 @@ def build_conversation(
         })
 
     if raw_conversation_json is None:
-        raw_conversation_json = jcs(obj)
+        raw_conversation_json = _spliced_jcs(obj, mapping.messages_path, memo, jcs)
     conversation = {
         "conversation_id": conversation_id,
         "export_conversation_id": export_id_text,
@@ -399,6 +399,30 @@ def build_conversation(
         built.repairs.append(("LONE_SURROGATE", "lone UTF-16 surrogate(s): kept escaped in the raw JSON, "
                               "replaced with U+FFFD in extracted text"))
     return built
+
+
+def _spliced_jcs(obj: dict, messages_path: str, memo: dict[int, str], jcs) -> str:
+    """The conversation's JCS, reusing each node's JCS text instead of serializing (and scanning)
+    every message a second time. Only for a top-level message container; otherwise plain JCS."""
+    key = messages_path[1:]
+    container = obj.get(key) if messages_path.count("/") == 1 and "~" not in key else None
+    if not isinstance(container, (dict, list)):
+        return jcs(obj)
+    if isinstance(container, dict):
+        inner = ",".join(f"{canonicalize(k)}:{memo.get(id(v)) or jcs(v)}" for k in _jcs_key_order(container)
+                         for v in (container[k],))
+        container_text = "{" + inner + "}"
+    else:
+        container_text = "[" + ",".join(memo.get(id(v)) or jcs(v) for v in container) + "]"
+    parts = [f"{canonicalize(k)}:{container_text if k == key else jcs(obj[k])}" for k in _jcs_key_order(obj)]
+    return "{" + ",".join(parts) + "}"
+
+
+def _jcs_key_order(d: dict) -> list[str]:
+    keys = sorted(d)
+    if all(k.isascii() for k in keys):
+        return keys
+    return sorted(d, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
 
 
 _RAW_COLUMNS = {"raw_conversation_json", "raw_message_json", "raw_part_json", "metadata_json", "text_part_map_json",

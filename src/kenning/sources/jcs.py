@@ -169,15 +169,23 @@ def _escape_lone_surrogates(s: str) -> str:
 # [1e-6, 1e-5) (it writes "2e-6" where ECMAScript writes "0.000002"), and
 # key order when an object mixes astral characters with U+E000–U+FFFF (it sorts by code point, RFC 8785
 # by UTF-16 unit). When its output could hold either, the exact Python path decides.
-_FLOAT_TAIL = re.compile(rb"\.0(?:[,\]}]|$)|e\+|e-6(?!\d)")
 _ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+_AFTER_INTEGRAL = (b",", b"]", b"}", b"")
 
 
 def _float_form_differs(b: bytes) -> bool:
-    for m in _FLOAT_TAIL.finditer(b):
-        i = m.start() - 1
-        if i >= 0 and 0x30 <= b[i] <= 0x39:  # a number token, not text that merely looks like one
-            return True
+    """Does orjson's output hold a number token it writes differently from RFC 8785?
+
+    ``1.0`` / ``-0.0`` (integral floats), ``1.5e+16`` and ``2e-6``; text that merely looks like one
+    (not preceded by a digit) is skipped. bytes.find keeps the scan in C."""
+    for pat, n in ((b".0", 2), (b"e+", 2), (b"e-6", 3)):
+        i = b.find(pat)
+        while i != -1:
+            if i > 0 and 0x30 <= b[i - 1] <= 0x39:
+                nxt = b[i + n:i + n + 1]
+                if pat == b"e+" or (pat == b".0" and nxt in _AFTER_INTEGRAL) or (pat == b"e-6" and not nxt.isdigit()):
+                    return True
+            i = b.find(pat, i + 1)
     return False
 
 
