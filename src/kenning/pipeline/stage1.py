@@ -51,6 +51,9 @@ class _FileImport:
     def problem(self, p: StreamProblem) -> None:
         if p.code == "TRUNCATED_RECORD":
             self.reject(p.index, None, None, "skipped", p.code, p.message, p.data)
+        elif p.code == "EMPTY_FILE":
+            self.reject(None, None, None, "skipped", p.code, f"{self.export.display} is empty", b"")
+            self.counts["files_failed"] += 1
         else:
             self.ctx.warn(p.code, f"{self.export.display}: {p.message}", file=self.export.display)
 
@@ -100,6 +103,19 @@ class _FileImport:
     def apply_changes(self, existing: dict, stored: dict[str, dict], built: Built) -> None:
         ctx, counts, run_id = self.ctx, self.counts, self.ctx.run_id
         conv = built.conversation
+        stale = bool(existing["updated_at_utc"] and conv["updated_at_utc"]
+                     and conv["updated_at_utc"] < existing["updated_at_utc"])
+        if stale:
+            # An older export than the one stored: it may add messages we never saw, but it never
+            # rolls newer versions back (docs/decisions.md D12).
+            known = set(stored)
+            fresh = [m for m in built.messages if m["message_id"] not in known]
+            fresh_ids = {m["message_id"] for m in fresh}
+            if fresh:
+                raw_sql.insert_messages(ctx.conn, fresh, [p for p in built.parts if p["message_id"] in fresh_ids])
+                counts["messages_new"] += len(fresh)
+            counts["conversations_stale"] += 1
+            return
         conv_changed = raw_sql.changed_columns(existing, conv, raw_sql.CONVERSATION_COLUMNS)
         conv_changed = [c for c in conv_changed if c != "import_key"]
         if existing["raw_sha256"] != conv["raw_sha256"]:

@@ -48,8 +48,6 @@ def format_number(x: float | int) -> str:
         raise ValueError(f"JCS cannot represent {x!r}")
     if x == 0:
         return "0"
-    if x.is_integer() and abs(x) < 1e21:
-        return str(int(x))
     sign = "-" if x < 0 else ""
     r = repr(abs(x))
     # split repr into digits and a decimal exponent: value = 0.d1d2... * 10**n  (ES notation)
