@@ -117,7 +117,7 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
     ]
     if bare_year_confidence > 0:
         pats.append(P("YEAR_BARE", 90, bare_year_confidence, re.compile(
-            r"(?<![\w$#£€.,:/+-])((?:19|20)\d{2})(?![\w%]|[.,:/-]\d|s\b)" + _UNITS_AFTER), False, _pre_digit))
+            r"(?<![\w$#£€.,:/+-])((?:19|20)\d{2})(?![\w%]|[.,/-]\d|:\w|s\b)" + _UNITS_AFTER), False, _pre_digit))
     return pats
 
 
