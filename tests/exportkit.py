@@ -53,7 +53,7 @@ def query(db: Path, sql: str, params: Sequence = ()) -> list[dict]:
         conn.close()
 
 
-def dump_tables(db: Path, skip: tuple[str, ...] = ("runs", "run_events")) -> dict[str, list]:
+def dump_tables(db: Path, skip: tuple[str, ...] = ("runs", "run_events", "sources", "schema_migrations")) -> dict[str, list]:
     """Every row of every table (sorted), for before/after comparisons."""
     from kenning.store.connection import open_store
 
