@@ -57,8 +57,11 @@ class Pattern:
     group: int = 0          # which group is the span (0 = whole match)
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def _pre_digit(t: str) -> bool:
-    return any(c.isdigit() for c in t)
+    return _DIGIT.search(t) is not None
 
 
 _REL_WORDS = re.compile(r"(?i)yesterday|today|tomorrow|tonight|ago\b|last|next|this|coming|morning|evening|"

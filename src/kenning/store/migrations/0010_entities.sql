@@ -24,6 +24,8 @@ CREATE TABLE entity_mention_candidates (
 );
 CREATE INDEX idx_emc_message ON entity_mention_candidates(message_id);
 CREATE INDEX idx_emc_detector ON entity_mention_candidates(detector);
+CREATE INDEX idx_emc_suppressed_by ON entity_mention_candidates(suppressed_by_candidate_id)
+  WHERE suppressed_by_candidate_id IS NOT NULL;   -- the self-FK check on delete needs it
 
 -- §2A.1 entity_mentions: the emitted winners.
 CREATE TABLE entity_mentions (
