@@ -262,3 +262,12 @@ def test_retained_nodes_stay_in_tree():
     newer = simple_chat("c", "t", [("user", "a")])
     b = build(newer, retained=stored)
     assert b.retained == 1 and {m["export_message_id"] for m in b.messages} == set(stored)
+
+
+def test_spliced_conversation_json_equals_plain_jcs():
+    conv = simple_chat("c1", "t😀", [("user", "a 1.0, b"), ("assistant", "é\ue000")])
+    conv["mapping"]["odd-node"] = "not a node"
+    conv["weight"] = 1.5e16
+    conv["mapping"]["\ue001"] = conv["mapping"].pop("c1-m1")
+    b = build(conv)
+    assert b.conversation["raw_conversation_json"] == canonicalize(conv)

@@ -25,17 +25,9 @@ def corpus():
     return convs
 
 
-def test_ingest_status_and_invariants(tmp_path, cli, vault_path):
-    src = write_export(tmp_path / "conversations.json", corpus())
-    proc = cli("ingest", str(src), "--json", db=vault_path)
-    report = json.loads(proc.stdout)
-    raw = next(r for r in report["runs"] if r["stage"] == "1")
-    assert raw["counts"]["conversations_new"] == 7 and raw["counts"]["messages_new"] == 6 * 4 + 3
-    status = json.loads(cli("status", "--json", db=vault_path).stdout)
-    assert status["tables"]["conversations"] == 7
-    assert {r["stage"] for r in status["last_runs"]} >= {"0", "1"}
-
-    conn = apsw.Connection(str(vault_path))
+def assert_raw_invariants(db):
+    """Seed 001 invariants 3, 4, 7, 8, 9, 10 over every stored row."""
+    conn = apsw.Connection(str(db))
     ids = IdFactory(NS)
     per_conv = {}
     for cid, mid, order, path, parent, quality, created, ctype, text, part_map, fences, quotes, raw_json in conn.execute(
@@ -61,6 +53,45 @@ def test_ingest_status_and_invariants(tmp_path, cli, vault_path):
     for cid, raw_json, raw_sha in conn.execute("SELECT conversation_id, raw_conversation_json, raw_sha256 FROM conversations"):
         assert raw_json == canonicalize(orjson.loads(raw_json)) and raw_sha == sha256_hex(raw_json)
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    for (quality,) in conn.execute("SELECT DISTINCT timestamp_quality FROM messages"):
+        assert quality in ("original", "imputed_parent", "imputed_prior", "missing")
+
+
+def test_synthetic_corpus_imports_cleanly(tmp_path, cli, vault_path):
+    from kenning.bench.synth import write_export as synth
+
+    out = tmp_path / "export.zip"
+    stats = synth(out, 16, 11)
+    report = json.loads(cli("ingest", str(out), "--json", db=vault_path).stdout)
+    raw = next(r for r in report["runs"] if r["stage"] == "1")
+    assert raw["counts"]["conversations_new"] == 16
+    assert raw["counts"]["messages_new"] >= stats["messages"]  # mapping nodes incl. null roots
+    assert raw["warnings"] == {"ORPHAN_MESSAGE": 1, "UNKNOWN_ROLE": 1}
+    assert_raw_invariants(vault_path)
+    conn = apsw.Connection(str(vault_path))
+    kinds = {k for (k,) in conn.execute("SELECT DISTINCT export_content_type FROM messages")}
+    assert {"user_editable_context", "thoughts", "tether_browsing_display", "multimodal_text", "code"} <= kinds
+    assert conn.execute("SELECT COUNT(*) FROM messages WHERE citation_ranges_json IS NOT NULL").fetchone()[0] >= 2
+    assert conn.execute("SELECT COUNT(*) FROM messages WHERE recipient='bio'").fetchone()[0] >= 1
+    # the 12-regeneration node: tree paths sort numerically, current branch marked once per conversation
+    for (cid,) in conn.execute("SELECT conversation_id FROM conversations"):
+        leafs = conn.execute("SELECT COUNT(*) FROM messages WHERE conversation_id=? AND is_current_branch=1 "
+                             "AND message_id NOT IN (SELECT parent_id FROM messages WHERE parent_id IS NOT NULL "
+                             "AND is_current_branch=1)", (cid,)).fetchone()[0]
+        assert leafs == 1
+
+
+def test_ingest_status_and_invariants(tmp_path, cli, vault_path):
+    src = write_export(tmp_path / "conversations.json", corpus())
+    proc = cli("ingest", str(src), "--json", db=vault_path)
+    report = json.loads(proc.stdout)
+    raw = next(r for r in report["runs"] if r["stage"] == "1")
+    assert raw["counts"]["conversations_new"] == 7 and raw["counts"]["messages_new"] == 6 * 4 + 3
+    status = json.loads(cli("status", "--json", db=vault_path).stdout)
+    assert status["tables"]["conversations"] == 7
+    assert {r["stage"] for r in status["last_runs"]} >= {"0", "1"}
+
+    assert_raw_invariants(vault_path)
 
 
 def test_zip_and_folder_inputs(tmp_path, cli, vault_path):

@@ -57,8 +57,20 @@ def test_newer_export(tmp_path, cli, vault_path):
     again = stage1(cli("ingest", str(tmp_path / "new.json"), "--json", db=vault_path))
     assert again["conversations_unchanged"] == 4 and "messages_new" not in again
     # and re-importing the OLD export afterwards never loses the newer data
-    stale = stage1(cli("ingest", str(tmp_path / "old.json"), "--json", db=vault_path))
+    stale = stage1(cli("ingest", str(write_export(tmp_path / "old-copy.json", old, indent=1)), "--json", db=vault_path))
     assert stale["conversations_stale"] == 1  # c0 (older update_time); c1 has the same update_time: compared
     assert conn.execute("SELECT COUNT(*) FROM messages WHERE export_message_id='c0-m2'").fetchone() == (1,)
     (children,) = conn.execute("SELECT raw_message_json FROM messages WHERE export_message_id='c0-m1'").fetchone()
     assert '"children":["c0-m2"]' in children
+
+
+def test_same_file_again_is_skipped_whole(tmp_path, cli, vault_path):
+    src = write_export(tmp_path / "c.json", [simple_chat(f"c{i}", "t", [("user", "x")]) for i in range(4)])
+    cli("ingest", str(src), db=vault_path)
+    counts = stage1(cli("ingest", str(src), "--json", db=vault_path))
+    assert counts["files_unchanged"] == 1 and counts["conversations_unchanged"] == 4 and counts["records"] == 4
+    # a changed import config (here: the citation patterns) re-reads the file record by record
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("text_structure:\n  citation_patterns: []\n")
+    counts = stage1(cli("ingest", str(src), "--json", "--config", str(cfg), db=vault_path))
+    assert "files_unchanged" not in counts and counts["conversations_unchanged"] == 4

@@ -84,3 +84,31 @@ def test_memo_reuses_subtrees():
     part = {"z": 1, "a": [1, 2]}
     memo = {id(part): canonicalize(part)}
     assert canonicalize({"p": part}, memo) == '{"p":{"a":[1,2],"z":1}}'
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values)
+def test_fast_and_exact_paths_agree(value):
+    from kenning.sources.jcs import _fast, _slow
+
+    fast = _fast(value)
+    if fast is not None:
+        assert fast == _slow(value, None)
+
+
+def test_fast_path_falls_back_where_orjson_differs():
+    assert canonicalize({"w": 1.0, "t": 1.5e16, "z": -0.0}) == '{"t":15000000000000000,"w":1,"z":0}'
+    assert canonicalize({"\ue000": 1, "😀": 2}) == '{"😀":2,"\ue000":1}'
+    assert canonicalize(2**70) == str(2**70)
+
+
+def test_fast_uuid5_matches_stdlib():
+    import uuid
+
+    from kenning.sources.ids import IdFactory
+
+    ids = IdFactory()
+    for comps in (("part", "m", 0), ("message", "c", None), ("x", "", "é😀", 1.5)):
+        name = canonicalize([{None: "__NULL__", "": "__EMPTY__"}.get(c, c) if not isinstance(c, float) else c
+                             for c in comps])
+        assert ids.make(*comps) == str(uuid.uuid5(uuid.UUID("550e8400-e29b-41d4-a716-446655440000"), name))
