@@ -78,3 +78,28 @@ def run_demo(db: Path | None, config: Path | None) -> None:
         if n:
             t.add_row(name, f"{n:,}")
     out.print(t)
+    _show_entities(db, config)
+
+
+def _show_entities(db: Path | None, config: Path | None, top: int = 10) -> None:
+    """Stages 2A–3 in the demo: the most salient entities and the personal lexicon."""
+    from rich.table import Table
+
+    from kenning.store import entities as esql
+
+    with open_vault(db, config, readonly=True) as vault:
+        ents = esql.list_entities(vault.conn, limit=top)
+        build = esql.latest_build(vault.conn)
+        terms = esql.terms_of_build(vault.conn, build["build_id"]) if build else []
+    if ents:
+        t = Table(title=f"top {len(ents)} entities (kenning entities)", show_edge=False)
+        for col in ("name", "type", "mentions", "conversations", "salience"):
+            t.add_column(col)
+        for e in ents:
+            t.add_row(e["canonical_name"], e["entity_type"], str(e["mention_count"]), str(e["conversation_count"]),
+                      f"{e['salience_score'] or 0:.2f}")
+        out.print(t)
+    if build:
+        shown = ", ".join(f"{t['canonical_surface']} ({t['entity_type_hint']})" for t in terms[:15])
+        out.print(f"personal lexicon (kenning lexicon): {len(terms)} terms of {build['candidates_total']} "
+                  f"candidates{': ' + shown if shown else ''}", highlight=False, markup=False)

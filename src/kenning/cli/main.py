@@ -25,6 +25,15 @@ bench_app = typer.Typer(help="Synthetic data and benchmarks.", no_args_is_help=T
 app.add_typer(bench_app, name="bench")
 
 
+def _register_entity_commands() -> None:
+    from kenning.cli.entities import register
+
+    register(app)
+
+
+_register_entity_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""
