@@ -8,6 +8,7 @@ from kenning.pipeline.stage1 import RawImport
 from kenning.pipeline.stage2a import EntityTimeDetection
 from kenning.pipeline.stage2b import LexiconAndEntities
 from kenning.pipeline.stage3 import EntityCanonicalization
+from kenning.pipeline.stage4 import AssertionExtraction
 
 STAGES: dict[str, Stage] = {
     "0": Preprocess(),
@@ -15,6 +16,7 @@ STAGES: dict[str, Stage] = {
     "2A": EntityTimeDetection(),
     "2B": LexiconAndEntities(),
     "3": EntityCanonicalization(),
+    "4": AssertionExtraction(),
 }
 
 
