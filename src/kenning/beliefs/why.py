@@ -158,7 +158,7 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
     total = 0
     for kind, (found, n) in (("belief_id", sql.find_by_id(conn, ws, q, lo, hi, limit)),
                              ("subject", sql.find_by_subject(conn, ws, q, predicate, lo, hi, limit)),
-                             ("topic", sql.find_by_topic(conn, ws, q, lo, hi, limit))):
+                             ("topic", sql.find_by_topic(conn, ws, q, predicate, lo, hi, limit))):
         if found:
             match_types.append(kind)
             total += n
@@ -166,7 +166,7 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
                 matched.setdefault(b["belief_id"], {**b, "_match": kind})
     if not matched:
         for match in fts_queries(q, cfg.why.fts_any_fallback):
-            found = sql.find_by_fts(conn, ws, match, lo, hi, limit)
+            found = sql.find_by_fts(conn, ws, match, predicate, lo, hi, limit)
             if found:
                 match_types.append("fts")
                 total = len(found)

@@ -111,6 +111,8 @@ class _Run:
             for mark in fn.stray_prov_marks:
                 self.ctx.warn("STRAY_PROVENANCE_MARKER", f"{page.path} [^{key}]: <!-- prov:{mark} --> follows no quote",
                               page=page.path, footnote=key)
+            if sp.structural:
+                continue   # structural pages are exempt from citation checks (seed 002)
             needed = key in cited_keys or page.references[key] > 0
             self.failed_prov.update(q.provenance_id for q in fn.quotes)
             if not fn.quotes:
@@ -341,7 +343,8 @@ class _Run:
         # belief ids owned by another workspace, or by another source in this one
         elsewhere = sql.existing_belief_ids(ctx.conn, list(all_beliefs))
         wiki_docs = sql.documents_of(ctx.conn, self.workspace, WIKI_KINDS)
-        existing = {b: r for b, r in sql.beliefs_of_documents(ctx.conn, list(wiki_docs)).items()}
+        page_docs = [d for d, r in wiki_docs.items() if r["kind"] == "wiki_page"]
+        existing = sql.beliefs_of_documents(ctx.conn, page_docs)   # the beliefs this importer owns
         for bid, ws in elsewhere.items():
             if ws != self.workspace or bid not in existing:
                 self.reject("sidecar", "duplicate_belief_id", f"belief_id {bid} already belongs to "
@@ -515,6 +518,10 @@ class _Run:
                 wanted[self.doc_id("raw_source", raw_path)] = {"kind": "raw_source", "path": raw_path, "title": None,
                                                                "sha256": raw[1], "size": raw[2]}
         gone_docs = sorted(set(wiki_docs) - set(wanted))
+        # a raw file no page cites any more may still back a published belief (publish_beliefs raw_file sources)
+        keep = sql.documents_in_use(conn, [d for d in gone_docs if wiki_docs[d]["kind"] == "raw_source"],
+                                    [d for d, r in wiki_docs.items() if r["kind"] == "wiki_page"])
+        gone_docs = [d for d in gone_docs if d not in keep]
         removed = sorted(set(existing) - set(final))
         if removed:
             for bid in sql.detach_supersession_refs(conn, removed):

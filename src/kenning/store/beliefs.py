@@ -92,6 +92,18 @@ def update_document(conn: apsw.Connection, doc_id: str, title: str | None, sha25
                  (title, sha256, size, run_id, doc_id))
 
 
+def documents_in_use(conn: apsw.Connection, doc_ids: Sequence[str], except_from: Sequence[str]) -> set[str]:
+    """Of ``doc_ids``, those a belief lives in, or a quote anchor made outside ``except_from`` documents cites."""
+    used: set[str] = set()
+    skip = set(except_from)
+    for part in _chunks(list(doc_ids)):
+        used |= {r[0] for r in conn.execute(f"SELECT DISTINCT wiki_document_id FROM wiki_beliefs WHERE wiki_document_id "
+                                            f"IN ({_in(len(part))})", tuple(part))}
+        used |= {r[0] for r in conn.execute(f"SELECT raw_document_id, document_id FROM wiki_claim_provenance WHERE "
+                                            f"raw_document_id IN ({_in(len(part))})", tuple(part)) if r[1] not in skip}
+    return used
+
+
 def delete_documents(conn: apsw.Connection, ids: Sequence[str]) -> None:
     for part in _chunks(list(ids)):
         conn.execute(f"DELETE FROM documents WHERE id IN ({_in(len(part))})", tuple(part))
@@ -364,20 +376,27 @@ def find_by_subject(conn: apsw.Connection, workspace: str, subject: str, predica
     return found, total
 
 
-def find_by_topic(conn: apsw.Connection, workspace: str, topic: str, since: str | None, until_excl: str | None,
-                  limit: int) -> tuple[list[dict], int]:
+def find_by_topic(conn: apsw.Connection, workspace: str, topic: str, predicate: str | None, since: str | None,
+                  until_excl: str | None, limit: int) -> tuple[list[dict], int]:
     w, p = _window_sql(since, until_excl)
     cond = " WHERE b.workspace=? AND b.topic=?"
+    params: list = [workspace, topic]
+    if predicate:
+        cond += " AND b.predicate=?"
+        params.append(predicate)
     found = rows(conn, _SELECT_BELIEF + _FROM_BELIEF + cond + w + " ORDER BY b.asserted_at DESC, b.belief_id LIMIT ?",
-                 (workspace, topic, *p, limit))
+                 (*params, *p, limit))
     total = len(found) if len(found) < limit else int(scalar(conn, "SELECT COUNT(*) FROM wiki_beliefs b" + cond + w,
-                                                              (workspace, topic, *p)))
+                                                              (*params, *p)))
     return found, total
 
 
-def find_by_fts(conn: apsw.Connection, workspace: str, match: str, since: str | None, until_excl: str | None,
-                limit: int) -> list[dict]:
+def find_by_fts(conn: apsw.Connection, workspace: str, match: str, predicate: str | None, since: str | None,
+                until_excl: str | None, limit: int) -> list[dict]:
     w, p = _window_sql(since, until_excl)
+    if predicate:
+        w += " AND b.predicate=?"
+        p.append(predicate)
     try:
         return rows(conn, _SELECT_BELIEF + ", f.rank AS _rank FROM wiki_beliefs_fts f "
                     "JOIN wiki_beliefs b ON b.rowid = f.rowid JOIN documents d ON d.id = b.wiki_document_id "
