@@ -157,3 +157,25 @@ def test_raw_file_sources_and_feeds_calling_inside_their_own_stage(vault, tmp_pa
     # a reindex of the wiki leaves published beliefs alone
     vault.rebuild_beliefs(as_of="2026-06-03T00:00:00Z")
     assert vault.why("b-self-1", workspace="notes")["current_beliefs"][0]["belief_id"] == "b-self-1"
+
+
+def test_superseded_by_and_manual_override_survive_republishing(chat):
+    berlin, paris = berlin_paris()
+    ended = BeliefInput(**{**berlin.__dict__, "superseded_at": "2024-06-10T18:30:00Z", "superseded_by": "b-home-paris",
+                           "supersession_reason": "contradicted_by_new_source"})
+    paris_alone = BeliefInput(**{**paris.__dict__, "supersedes": (), "supersedes_reason": None})
+    lyon = BeliefInput(belief_id="b-home-lyon", statement="I live in Lyon.", topic="home", subject="my home city",
+                       asserted_at="2024-06-10T18:31:00Z", sources=(source(M2, T2, "Big news"),))
+    chat.publish_beliefs([ended, paris_alone, lyon], as_of="2024-06-11T00:00:00Z")
+    ans = chat.why("my home city")
+    assert ans["supersession_chain"] == ["b-home-lyon"]   # the newest current belief's chain comes first
+    assert ans["supersession_chains"] == [["b-home-lyon"], ["b-home-berlin", "b-home-paris"]]
+    chat.supersede("b-home-paris", "b-home-lyon", "manual_correction", as_of="2024-07-01T00:00:00Z")
+    reasons = dict(chat.conn.execute("SELECT belief_id, supersession_reason FROM wiki_beliefs"))
+    assert reasons["b-home-paris"] == "manual_correction"
+    assert chat.why("my home city")["supersession_chain"] == ["b-home-berlin", "b-home-paris", "b-home-lyon"]
+    # the feed runs again with what it knows; your correction stays
+    chat.publish_beliefs([ended, paris_alone, lyon], as_of="2024-07-02T00:00:00Z")
+    reasons = dict(chat.conn.execute("SELECT belief_id, supersession_reason FROM wiki_beliefs"))
+    assert reasons["b-home-paris"] == "manual_correction"
+    assert [b["belief_id"] for b in chat.why("my home city")["current_beliefs"]] == ["b-home-lyon"]
