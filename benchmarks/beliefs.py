@@ -16,7 +16,6 @@ import json
 import platform
 import random
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path

@@ -220,6 +220,18 @@ def test_no_model_means_not_checked_never_passed(vault, wiki):
     assert r.counts["statement_support_not_checked"] == 2
 
 
+def test_findings_follow_the_beliefs(vault, wiki):
+    vault.ingest([wiki], as_of="2026-06-01T00:00:00Z")
+    hist = vault.belief_history("b-lyon")
+    assert {(f["check_name"], f["outcome"]) for f in hist["verifier_findings"]} == {
+        ("statement_support", "not_checked"), ("supersession_sanity", "not_checked")}
+    for key in ("superseded_at", "superseded_by_belief_id", "supersession_reason"):
+        edit_sidecar(wiki, lambda d, key=key: d["beliefs"][0].pop(key))
+    vault.ingest([wiki], as_of="2026-06-02T00:00:00Z")
+    assert ("b-lyon", "supersession_sanity") not in findings(vault)
+    assert ("b-lyon", "statement_support") in findings(vault)
+
+
 def test_callable_judge_passes_and_is_not_asked_twice(vault, wiki):
     judge = scripted()
     vault.ingest([wiki], as_of="2026-06-01T00:00:00Z", judge=judge)

@@ -361,8 +361,10 @@ def _ensure_document(conn: apsw.Connection, run: RunLike, workspace: str, kind: 
 def publish_beliefs(conn: apsw.Connection, workspace: str, items: Sequence[BeliefInput], run: RunLike) -> PublishResult:
     """Upsert beliefs from any source into the ledger, in ``run``'s transaction (all-or-nothing).
 
-    Idempotent: publishing the same items again changes nothing. Rows are never deleted here; a belief that
-    stops being believed is published again with ``superseded_at`` (or named in another item's ``supersedes``).
+    Each item is the belief's whole current state (a feed republishes what it knows; fields it leaves out are
+    cleared, except the run bookkeeping and your overrides). Idempotent: publishing the same items again changes
+    nothing. Rows are never deleted here; a belief that stops being believed is published again with
+    ``superseded_at`` (or named in another item's ``supersedes``).
     """
     cfg = run.config.beliefs
     reasons = set(cfg.supersession_reasons)
@@ -450,8 +452,8 @@ def publish_beliefs(conn: apsw.Connection, workspace: str, items: Sequence[Belie
         r = final[old]
         r["superseded_by_belief_id"] = new
         r["supersession_reason"] = reason
-        if r["superseded_at"] is None or old in outside:
-            r["superseded_at"] = r["superseded_at"] or final[new]["asserted_at"]
+        if r["superseded_at"] is None:
+            r["superseded_at"] = final[new]["asserted_at"]
     for bid, r in final.items():
         before = existing.get(bid) or outside.get(bid)
         if before is not None:  # transaction-time bookkeeping survives republishing

@@ -240,8 +240,10 @@ def belief_history(conn: apsw.Connection, config: Config, belief_id: str,
     ans = why(conn, config, belief_id, workspace=b["workspace"], include_history=True, verified_at=verified_at)
     entries = {e["belief_id"]: e for e in ans["current_beliefs"] + ans["history"]}
     chain = [entries[i] for i in ans["supersession_chain"] if i in entries]
+    findings = [{k: f[k] for k in ("check_name", "outcome", "vote", "judge", "detail", "run_id")}
+                for f in sql.findings_for_beliefs(conn, [belief_id])]
     return {"belief": entries.get(belief_id), "chain": chain, "supersession_chain": ans["supersession_chain"],
-            "contradicting_beliefs": ans["contradicting_beliefs"]}
+            "contradicting_beliefs": ans["contradicting_beliefs"], "verifier_findings": findings}
 
 
 def list_entries(conn: apsw.Connection, workspace: str | None, topic: str | None, current_only: bool, limit: int,

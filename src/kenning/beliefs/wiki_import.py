@@ -436,8 +436,10 @@ class _Run:
         ctx, vcfg = self.ctx, self.cfg.verifier
         prior = sql.findings_of(ctx.conn, self.workspace)
         out: list[dict] = []
+        self.applicable: set[tuple[str, str]] = set()
 
         def record(bid: str, check: str, input_hash: str, ask) -> None:
+            self.applicable.add((bid, check))
             old = prior.get((bid, check))
             if old is not None and old["input_hash"] == input_hash and (old["outcome"] != NOT_CHECKED or
                                                                       self.judge.name == "none"):
@@ -562,6 +564,9 @@ class _Run:
             if bid not in {s["belief_id"] for s in self.new_sightings}:
                 sql.mark_superseded_seen(conn, bid, ctx.run_id, ctx.started_at_utc)
         sql.upsert_findings(conn, judged)
+        for bid, check in sorted(sql.findings_of(conn, self.workspace)):
+            if bid in final and (bid, check) not in self.applicable:   # e.g. a supersession that was undone
+                sql.delete_finding(conn, self.workspace, bid, check)
         current = sum(1 for r in final.values() if r["superseded_at"] is None)
         pages = list(self.pages.values())
         counts = {

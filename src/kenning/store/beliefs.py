@@ -539,6 +539,11 @@ def delete_findings(conn: apsw.Connection, workspace: str, belief_ids: Sequence[
                      (workspace, *part))
 
 
+def delete_finding(conn: apsw.Connection, workspace: str, belief_id: str, check_name: str) -> None:
+    conn.execute("DELETE FROM wiki_verifier_findings WHERE workspace=? AND belief_id=? AND check_name=?",
+                 (workspace, belief_id, check_name))
+
+
 def finding_counts(conn: apsw.Connection, workspace: str | None = None) -> list[dict]:
     cond, params = ("WHERE workspace=?", (workspace,)) if workspace else ("", ())
     return rows(conn, f"SELECT check_name, outcome, COUNT(*) AS n FROM wiki_verifier_findings {cond} "
