@@ -53,12 +53,19 @@ def edit_sidecar(root: Path, fn: Callable[[dict], None]) -> None:
     save_sidecar(root, PAGE, data)
 
 
-def test_minimal_wiki_commits(vault, wiki):
+def test_minimal_wiki_commits_idempotently_and_deterministically(vault, wiki, tmp_path):
     [r] = vault.ingest([wiki], as_of="2026-06-01T00:00:00Z")
     assert r.stage == "wiki" and r.counts["beliefs"] == 2 and r.counts["beliefs_current"] == 1
     assert r.counts["structural_pages"] == 1
+    first = snapshot(vault.conn)
     again = vault.ingest([wiki], as_of="2026-06-02T00:00:00Z")[0]
-    assert again.counts["beliefs_new"] == 0 and again.counts["beliefs_updated"] == 0   # idempotent
+    assert again.counts["beliefs_new"] == 0 and again.counts["beliefs_updated"] == 0
+    assert snapshot(vault.conn) == first   # a rerun on unchanged input changes nothing
+    from kenning.api import Vault
+
+    with Vault.open(tmp_path / "twin.db") as twin:   # same input, same clock: the same ledger, run ids included
+        twin.ingest([wiki], as_of="2026-06-01T00:00:00Z")
+        assert snapshot(twin.conn) == first
 
 
 # ---- coverage ------------------------------------------------------------------------------------------
