@@ -12,7 +12,6 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SAMPLE_WIKI = SRC / "kenning" / "samples" / "wiki"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def run_kenning(*args: str, db: Path | None = None, check: bool = True, env: dict | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from beliefs_helpers import load_sidecar, save_sidecar, table_rows
+from .beliefs_helpers import load_sidecar, save_sidecar, table_rows
 
 from kenning.store import beliefs as sql
 

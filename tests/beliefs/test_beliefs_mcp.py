@@ -10,7 +10,7 @@ import time
 
 import anyio
 import pytest
-from conftest import SRC
+from .conftest import SRC
 from mcp import Client, StdioServerParameters
 
 NEW, OLD = "b-2026-04-15-acme-auth-001", "b-2026-01-10-acme-auth-001"

@@ -4,7 +4,7 @@ chat messages, quotes hash-checked against messages.text_raw at query time."""
 from __future__ import annotations
 
 import pytest
-from beliefs_helpers import add_conversation, minimal_wiki
+from .beliefs_helpers import add_conversation, minimal_wiki
 
 from kenning.beliefs.ledger import BeliefInput, BeliefPublishError, BeliefSource, publish_beliefs
 from kenning.pipeline.clock import Clock

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import apsw
 import pytest
-from beliefs_helpers import minimal_wiki
+from .beliefs_helpers import minimal_wiki
 
 from kenning.config.loader import ConfigError, defaults_dict, load_config
 from kenning.store import transaction

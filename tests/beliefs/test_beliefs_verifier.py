@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from beliefs_helpers import belief, load_sidecar, minimal_wiki, save_sidecar, sidecar, table_rows, write
+from .beliefs_helpers import belief, load_sidecar, minimal_wiki, save_sidecar, sidecar, table_rows, write
 
 from kenning.beliefs.judge import CallableJudge, NoJudge
 from kenning.beliefs.wiki_import import WikiRunRejected

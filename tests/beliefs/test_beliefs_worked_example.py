@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from beliefs_helpers import write
+from .beliefs_helpers import write
 
 from kenning.store import beliefs as sql
 

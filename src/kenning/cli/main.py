@@ -33,6 +33,15 @@ app.command("why")(why_command)
 app.command("reindex")(reindex_command)
 
 
+def _register_entity_commands() -> None:
+    from kenning.cli.entities import register
+
+    register(app)
+
+
+_register_entity_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""

@@ -152,6 +152,77 @@ class PipelineConfig(Strict):
     temporal_reasoning: TemporalReasoningConfig
 
 
+class DetectorsConfig(Strict):
+    optional_enabled: list[Literal["ARXIV", "CVE", "ORCID", "GIT_SHA", "HANDLE", "HASHTAG"]]
+    phone_default_region: str | None
+    url_key_keep_query: bool
+    code_file_extensions: list[str]
+    code_object_prefixes: list[str]
+    code_handles: list[str]
+
+
+class NerConfig(Strict):
+    backend: Literal["rules", "spacy", "none", "llm"]
+    spacy_model: str | None
+    spacy_confidence: float = Field(ge=0, le=1)
+    label_map: dict[str, str]
+
+
+class TimeMentionsConfig(Strict):
+    enabled: bool
+    dateparser_crosscheck: bool
+    dateparser_disagreement_factor: float = Field(ge=0, le=1)
+    bare_year_confidence: float = Field(ge=0, le=1)
+
+
+class LexiconConfig(Strict):
+    enable_lexicon_induction: bool
+    enable_noun_chunk_induction: bool
+    lexicon_min_user_mentions: float
+    lexicon_min_conversations: int
+    lexicon_max_code_ratio: float
+    lexicon_min_diversity: float
+    lexicon_max_terms: int = Field(ge=0)
+    lexicon_denylist_path: str | None
+    lexicon_weight_mentions: float
+    lexicon_weight_conversations: float
+    lexicon_weight_diversity: float
+    lexicon_penalty_code: float
+    role_weights: dict[Literal["user", "assistant", "system", "tool", "unknown"], float]
+    allcaps_stoplist: list[str]
+    denylist: list[str]
+    org_suffixes: list[str]
+    evidence_max_occurrences: int = Field(ge=0)
+
+
+class SalienceConfig(Strict):
+    salience_weight_mentions: float
+    salience_weight_conversations: float
+    salience_weight_user_ratio: float
+    salience_weight_recency: float
+    salience_recency_halflife_days: float = Field(gt=0)
+
+
+class CanonicalizationConfig(Strict):
+    detector_weight_tier1: float
+    detector_weight_tier2: float
+    detector_weight_tier3: float
+    detector_weight_tier4: float
+    detector_tier_confidence_bonus: float
+    lexicon_canonical_bonus: float
+    enable_salience_prioritization: bool
+    other_role_weight: float
+
+
+class EntitiesConfig(Strict):
+    detectors: DetectorsConfig
+    ner: NerConfig
+    time_mentions: TimeMentionsConfig
+    lexicon: LexiconConfig
+    salience: SalienceConfig
+    canonicalization: CanonicalizationConfig
+
+
 class Config(Strict):
     vault: VaultConfig
     ids: IdsConfig
@@ -160,6 +231,7 @@ class Config(Strict):
     text_structure: TextStructureConfig
     ingest: IngestConfig
     pipeline: PipelineConfig
+    entities: EntitiesConfig
     beliefs: "BeliefsConfig"
 
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 from kenning.pipeline.runner import Stage
 from kenning.pipeline.stage0 import Preprocess
 from kenning.pipeline.stage1 import RawImport
+from kenning.pipeline.stage2a import EntityTimeDetection
+from kenning.pipeline.stage2b import LexiconAndEntities
+from kenning.pipeline.stage3 import EntityCanonicalization
 
 STAGES: dict[str, Stage] = {
     "0": Preprocess(),
     "1": RawImport(),
+    "2A": EntityTimeDetection(),
+    "2B": LexiconAndEntities(),
+    "3": EntityCanonicalization(),
 }
 
 # Source and ledger stages outside the conversation pipeline's order: `kenning ingest` picks the source stage
