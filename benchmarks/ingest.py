@@ -27,7 +27,8 @@ BIG_CONVERSATIONS = 33000                 # ≈ 1 GB of conversations.json
 
 
 def ingest(db: Path, src: Path) -> Measure:
-    return measure_module("kenning", "ingest", str(src), "--db", str(db), "-q", "--as-of", "2025-01-01T00:00:00Z")
+    return measure_module("kenning", "ingest", str(src), "--db", str(db), "-q", "--stages", "0,1",
+                          "--as-of", "2025-01-01T00:00:00Z")
 
 
 def bench_size(label: str, n: int, workdir: Path) -> dict:

@@ -14,6 +14,8 @@ from kenning.cli.common import console, ingest_progress, open_vault, out, user_e
 SAMPLE = "sample-chatgpt-export.zip"
 DAMAGED = "sample-damaged-export.json"
 AS_OF = "2024-12-31T00:00:00Z"
+SAMPLE_WIKI = "wiki"
+WHY_QUERY = "Acme OAuth refresh endpoint"
 
 
 def sample_path(name: str = SAMPLE) -> Path:
@@ -59,6 +61,26 @@ def _bad_input() -> None:
         out.print(f"  {r['action']} record {r['record_index']}: {r['reason_code']} — {r['message'][:90]}")
 
 
+def sample_wiki_path() -> Path:
+    return Path(str(resources.files("kenning.samples").joinpath(SAMPLE_WIKI)))
+
+
+def demo_why(vault) -> None:
+    """Ingest the bundled wiki workspace (seed 002's worked example) and answer one `why`."""
+    from kenning.cli.beliefs import render_why
+
+    console.rule("[bold]Why do I believe this? (seed 002)")
+    wiki = sample_wiki_path()
+    [r] = vault.ingest([wiki], as_of="2026-04-20T00:00:00Z", workspace="demo-wiki")
+    c = r.counts
+    console.print(f"sample wiki: {c['pages']} pages, {c['footnotes']} footnotes, {c['quote_anchors']} verbatim quote "
+                  f"anchors, {c['beliefs']} beliefs ({c['beliefs_superseded']} superseded); verifier: no model, so "
+                  f"{c.get('statement_support_not_checked', 0)} statement-support votes recorded as not_checked")
+    console.print(f'$ kenning why "{WHY_QUERY}" --workspace demo-wiki', highlight=False)
+    for line in render_why(vault.why(WHY_QUERY, workspace="demo-wiki")):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def run_demo(db: Path | None, config: Path | None) -> None:
     console.rule("[bold]Kenning demo")
     console.print(f"sample export: {SAMPLE} (synthetic: one person's chats over 18 months)")
@@ -79,6 +101,8 @@ def run_demo(db: Path | None, config: Path | None) -> None:
             t.add_row(name, f"{n:,}")
     out.print(t)
     _show_entities(db, config)
+    with open_vault(db, config) as vault, user_errors():
+        demo_why(vault)
 
 
 def _show_entities(db: Path | None, config: Path | None, top: int = 10) -> None:

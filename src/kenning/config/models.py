@@ -264,3 +264,58 @@ class Config(Strict):
     pipeline: PipelineConfig
     entities: EntitiesConfig
     assertions: AssertionsConfig
+    beliefs: "BeliefsConfig"
+
+
+# ---- seed 002: belief ledger -------------------------------------------------------------------------
+
+StatementVote = Literal["supports", "partially_supports", "does_not_support"]
+SupersessionVote = Literal["contradicts", "refines", "unrelated"]
+
+
+class WikiSourceConfig(Strict):
+    wiki_dir: str
+    raw_dir: str
+    sidecar_suffix: str
+    structural_pages: list[str]
+    max_raw_file_bytes: int
+
+
+class BeliefVerifierConfig(Strict):
+    judge: Literal["none"]
+    reject_statement_votes: list[StatementVote]
+    supersession_expected_votes: dict[str, SupersessionVote]
+
+
+class WhyConfig(Strict):
+    include_history: bool
+    max_results: int = Field(gt=0)
+    fts_any_fallback: bool
+
+
+class M1Config(Strict):
+    sample_size: int = Field(gt=0)
+    sample_seed: int
+
+
+class BeliefsConfig(Strict):
+    default_workspace: str
+    statement_max_chars: int = Field(gt=0, le=280)  # the SQL CHECK caps statements at 280 (seed 002)
+    supersession_reasons: list[str]
+    confidence_hints: list[str]
+    wiki: WikiSourceConfig
+    verifier: BeliefVerifierConfig
+    why: WhyConfig
+    m1: M1Config
+
+    @field_validator("supersession_reasons")
+    @classmethod
+    def _known_reasons(cls, v: list[str]) -> list[str]:
+        allowed = {"contradicted_by_new_source", "elaborated", "manual_correction", "source_drifted"}
+        unknown = [r for r in v if r not in allowed]
+        if unknown:  # the belief_overrides CHECK only admits the seed's four
+            raise ValueError(f"unknown supersession reasons {unknown}; seed 002 allows {sorted(allowed)}")
+        return v
+
+
+Config.model_rebuild()
