@@ -9,6 +9,7 @@ those are linked across the vault afterwards (kenning.extract.retractions.link_g
 
 from __future__ import annotations
 
+import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -97,8 +98,9 @@ class ConversationProcessor:
             self.counts[f"messages_{reason}"] += 1
             st = MessageState(m, sp, eligible=ok)
             ments = [Mention(*t) for t in mentions.get(m["message_id"], [])]
-            st.persons = [(x.start or 0, x.entity_id) for x in ments if x.entity_type == "PERSON"]
-            st.locations = [(x.start or 0, x.entity_id) for x in ments if x.entity_type == "LOCATION"]
+            text = m["text_raw"] or ""
+            st.persons = [(x.start or 0, _ref(x, text)) for x in ments if x.entity_type == "PERSON"]
+            st.locations = [(x.start or 0, _ref(x, text)) for x in ments if x.entity_type == "LOCATION"]
             if ok:
                 if sp.created and sp.entity_id not in self.created:
                     self.created[sp.entity_id] = ("PERSON", entity_key("PERSON", sp.name or ""), sp.name,
@@ -258,11 +260,11 @@ class ConversationProcessor:
         has any. Two or more distinct candidates in that scope: unresolved (never guessed)."""
         here = {e for p, e in current if (pos is None or p < pos) and e not in exclude}
         if here:
-            return next(iter(here)) if len(here) == 1 else None
+            return _single(here)
         for refs in reversed(previous):
             found = {e for _p, e in refs if e not in exclude}
             if found:
-                return next(iter(found)) if len(found) == 1 else None
+                return _single(found)
         return None
 
     def _create(self, text: str, type_hint: str | None, reason: str) -> Resolution:
@@ -446,7 +448,9 @@ class ConversationProcessor:
 
     def _temporal_bound(self, g: Grounded, mc: MessageContext) -> dict:
         c = g.cand
-        rid = self.ids.make("retraction", c.message_id, c.char_start, c.char_end)
+        from kenning.extract.retractions import retraction_id
+
+        rid = retraction_id(self.ids, c.message_id, c.char_start, c.char_end, c.source_id)
         raw = {"v": RAW_VERSION, "pattern": c.source_id, "pattern_sha": c.source_sha, "type": "temporal_bound",
                "negative_assertion_id": g.assertion_id,
                "target": {"strategy": "fact_key", "scope": "global", "fact_key": g.fact_key,
@@ -541,6 +545,23 @@ class ConversationProcessor:
                               self.acfg.enable_salience_confidence_boost, self.acfg.salience_confidence_bonus)
         g.confidence_final = final_confidence(g.confidence_extraction, g.confidence_grounding, trust, sal,
                                               1.0 - g.temporal_penalty)
+
+
+_COORD_AFTER = re.compile(r"\s*(?:,|and\b|or\b|&)\s*(?!I\b)[A-Z]")
+_COORD_BEFORE = re.compile(r"(?<!\w)(?!I\b)[A-Z]\w*\s*(?:,|\band|\bor|&)\s*$")
+PLURAL = "__PLURAL__"
+
+
+def _ref(m: Mention, text: str) -> str:
+    """A mention as a coreference candidate; a coordinated one ("Vienna and Graz") stands for several referents."""
+    if m.start is not None and m.end is not None and (_COORD_AFTER.match(text, m.end) or
+                                                      _COORD_BEFORE.search(text[max(0, m.start - 24):m.start])):
+        return PLURAL
+    return m.entity_id
+
+
+def _single(found: set[str]) -> str | None:
+    return next(iter(found)) if len(found) == 1 and PLURAL not in found else None
 
 
 def _norm_value(v: Any) -> str:

@@ -75,6 +75,7 @@ class Modifier:
     id: str
     effect: str
     regex: re.Pattern
+    subjects: frozenset[str] = frozenset({"first", "second", "third"})
 
 
 @dataclass
@@ -241,7 +242,8 @@ def load_registry_text(text: str, origin: str = "<patterns>") -> Registry:
         if spec.get("effect") not in ("drop", "hedge"):
             raise RegistryError(f"{origin}: {where}: effect must be drop or hedge")
         modifiers.append(Modifier(spec["id"], spec["effect"],
-                                  _compile(_expand(spec["regex"], macros, origin, where), origin, where)))
+                                  _compile(_expand(spec["regex"], macros, origin, where), origin, where),
+                                  frozenset(spec.get("subjects") or ("first", "second", "third"))))
     reg = Registry(version=int(data.get("version", 0)), sha256=_sha(text), patterns=patterns,
                    retractions=retractions, modifiers=modifiers, lists=lists, macros=macros)
     if "SUBJ" in macros and "PREWORD" in macros:

@@ -29,6 +29,16 @@ if TYPE_CHECKING:
     from kenning.extract.rules import MessageContext, RetractionHit
 
 
+def retraction_id(ids, message_id: str, char_start: int | None, char_end: int | None, source: str,
+                  seq: int = 0) -> str:
+    """§4.7.4 ``uuid5(["retraction", message_id, char_start, char_end])``; a spanless retraction (a model's, whose
+    quote could not be placed) adds its source and its index in the message, so two spanless retractions in one
+    message never collide (docs/decisions.md A9)."""
+    if char_start is None or char_end is None:
+        return ids.make("retraction", message_id, None, None, source, seq)
+    return ids.make("retraction", message_id, char_start, char_end)
+
+
 def _eligible_target(g: Grounded, speaker_entity: str | None, is_transcript: bool) -> bool:
     if g.cand.modality == "question":
         return False
@@ -159,7 +169,7 @@ def link_local(proc: "ConversationProcessor", hit: "RetractionHit", mc: "Message
     raw = {"v": 1, "pattern": rp.id, "pattern_sha": rp.sha, "type": retraction_type,
            "groups": {k: {"text": v[0], "char_start": v[1], "char_end": v[2]} for k, v in sorted(hit.groups.items())},
            "target": target_info}
-    return {"retraction_id": proc.ids.make("retraction", mc.message["message_id"], hit.start, hit.end),
+    return {"retraction_id": retraction_id(proc.ids, mc.message["message_id"], hit.start, hit.end, rp.id),
             "retraction_message_id": mc.message["message_id"],
             "target_assertion_id": target.assertion_id if target else None, "target_fact_key": fact_key,
             "retraction_type": retraction_type,

@@ -49,7 +49,7 @@ _SUBJ_PRONOUN = {"i": "speaker", "we": "we", "you": "self2", "he": "pronoun", "s
 _POSS_KIN = None  # compiled lazily from the registry macros
 
 
-_STARTS = re.compile(r"(?<![\w'’])(?:I\b|[Ww]e\b|[Yy]ou\b|[Hh]e\b|[Ss]he\b|[Tt]hey\b|[Tt]he[ \t]+[Uu]ser\b|[Uu]ser\b|"
+_STARTS = re.compile(r"(?<![\w'’.])(?:I\b|i(?=[ \t'’])|[Ww]e\b|[Yy]ou\b|[Hh]e\b|[Ss]he\b|[Tt]hey\b|[Tt]he[ \t]+[Uu]ser\b|[Uu]ser\b|"
                      r"(?:[Mm]y|[Oo]ur|[Yy]our)[ \t]|[A-Z])")
 _HEALTH_WORDS = re.compile(r"[a-z]+")
 _NEXT_WORD = re.compile(r"[ \t]+([\w'’]+)")
@@ -438,8 +438,9 @@ class RuleExtractor:
         prefix = mc.masked[sentence[0]:start].lower().translate(_APOS)
         conf = p.confidence
         notes: dict[str, Any] = {}
+        person = "first" if subj.kind == "speaker" else "second" if subj.kind == "self" else "third"
         for mod in self.reg.modifiers:
-            if mod.regex.search(prefix):
+            if person in mod.subjects and mod.regex.search(prefix):
                 if mod.effect == "drop":
                     return []
                 conf *= self.hedge_factor
