@@ -229,6 +229,7 @@ class ResolutionConfidence(Strict):
     kin_descriptor: float = Field(ge=0, le=1)
     kin_coreference: float = Field(ge=0, le=1)
     pronoun_coreference: float = Field(ge=0, le=1)
+    elided_subject: float = Field(ge=0, le=1)
     created_entity: float = Field(ge=0, le=1)
 
 

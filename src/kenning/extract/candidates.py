@@ -36,10 +36,12 @@ class SubjectRef:
     name_start: int | None = None     # span of the name inside "my sister Anna"
     name_end: int | None = None
     plural: bool = False              # "we"
+    elided: bool = False              # "Joined a travel club." — no subject written; the speaker
 
     def audit(self) -> dict[str, Any]:
         return {k: v for k, v in (("kind", self.kind), ("text", self.text), ("start", self.start), ("end", self.end),
-                                  ("kin", self.kin), ("owner", self.owner), ("plural", self.plural or None))
+                                  ("kin", self.kin), ("owner", self.owner), ("plural", self.plural or None),
+                                  ("elided", self.elided or None))
                 if v is not None}
 
 

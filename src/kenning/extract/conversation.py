@@ -190,8 +190,9 @@ class ConversationProcessor:
         if s.kind == "speaker":
             if not sp.entity_id:
                 return None
-            conf = self.rc.first_person_plural if s.plural else sp.confidence
-            return Resolution(sp.entity_id, sp.tier or 1, conf, "speaker_plural" if s.plural else "speaker")
+            conf = self.rc.first_person_plural if s.plural else self.rc.elided_subject if s.elided else sp.confidence
+            step = "speaker_plural" if s.plural else "speaker_elided" if s.elided else "speaker"
+            return Resolution(sp.entity_id, sp.tier or 1, conf, step)
         if s.kind == "self":
             return Resolution(self.speakers.self_id, 1, 1.0, "self_second_person")
         if s.kind == "entity":

@@ -248,8 +248,8 @@ def load_registry_text(text: str, origin: str = "<patterns>") -> Registry:
                    retractions=retractions, modifiers=modifiers, lists=lists, macros=macros)
     if "SUBJ" in macros and "PREWORD" in macros:
         reg.subj_regex = _compile(_expand("${SUBJ}", macros, origin, "macro SUBJ"), origin, "macro SUBJ")
-        reg.pre_token_regex = _compile(r"[ \t]+" + _expand("${PREWORD}", macros, origin, "macro PREWORD") + r"\b",
-                                       origin, "macro PREWORD")
+        reg.pre_token_regex = _compile(r"[ \t]+" + _expand("${PREWORD}", macros, origin, "macro PREWORD")
+                                       + r"\b(?!['’])", origin, "macro PREWORD")
         reg.contraction_regex = re.compile(r"['’](?:m|re|s|ve|d|ll)\b")
         reg.cont_regex = re.compile(_CONT_PREFIX)
     return reg

@@ -24,8 +24,8 @@ from kenning.extract.text import gerund, sentence_bounds, sentence_of, split_lis
 _APOS = str.maketrans({"’": "'"})
 _NEG = re.compile(r"\b(?:not|never|no longer)\b|n't\b|\bcannot\b")
 _COPULA = re.compile(r"(?:^|\s)(?:'m|'re|'s|am|are|is|was|were|be|been|being)(?=\s|$)")
-_INTENT = re.compile(r"\b(?:plan(?:s|ned|ning)? (?:to|on)|wan(?:t|ts|ted) to|wanna|hop(?:e|es|ed|ing) to|going to|gonna|"
-                     r"intend(?:s|ed|ing)? to|(?:would|'d) (?:like|love) to|decided to|aim(?:s|ing)? to|about to|"
+_INTENT = re.compile(r"\b(?:can'?t wait to|cannot wait to|plan(?:s|ned|ning)? (?:to|on)|wan(?:t|ts|ted) to|wanna|hop(?:e|es|ed|ing) to|going to|gonna|"
+                     r"intend(?:s|ed|ing)? to|(?:would|'d) (?:like|love) to|decided to|aim(?:s|ing)? to|about to|off to|"
                      r"thinking (?:about|of)|considering|should|ought)\b|(?:^|\s)'d like|(?:^|\s)'d love")
 _FUTURE = re.compile(r"(?:^|\s)(?:will|'ll|shall|gonna|going to)\b")
 _MODAL_2ND = re.compile(r"(?:^|\s)(?:will|'ll|would|'d|should|could|might|may|must|can|shall|gonna|going to|"
@@ -43,6 +43,7 @@ _CUE_TYPE = {"since": "since", "from": "since", "as of": "since", "starting": "s
              "throughout": "during", "over": "during"}
 _INVERTED = re.compile(r"(?:^|[\s(\"'])(?:should|could|can|do|does|did|am|is|are|was|were|will|would|shall|have|has|"
                        r"had|may|might|must)\s+$")
+_SUBORDINATE = re.compile(r"\b(?:since|after|before|because|until|while|as|that|when|whenever)\s+$")
 _CLAUSE_BREAK = re.compile(r"[,;:—–]|\s-\s|\b(?:so|but|and|because|which|though|although|or)\b")
 _SUBJ_PRONOUN = {"i": "speaker", "we": "we", "you": "self2", "he": "pronoun", "she": "pronoun", "they": "they",
                  "user": "self_user", "the user": "self_user"}
@@ -54,6 +55,19 @@ _STARTS = re.compile(r"(?<![\w'’.])(?:I\b|i(?=[ \t'’])|[Ww]e\b|[Yy]ou\b|[Hh]
 _HEALTH_WORDS = re.compile(r"[a-z]+")
 _NEXT_WORD = re.compile(r"[ \t]+([\w'’]+)")
 _BLANK = re.compile(r"[ \t]+")
+_PAST_COPULA = re.compile(r"(?:^|\s)(?:was|were)(?:\s|$)")
+_CLAUSE_VERB = re.compile(r"[ \t]+(?:is|are|was|were|has|have|had|look|looks|seem|seems|get|gets)\b")
+_OPEN_ADJECTIVES = frozenset("amazing great awesome good wonderful emotional incredible fantastic nice fun big small new "
+                             "old little huge beautiful lovely special wild crazy real tough hard best first last "
+                             "whole long short cool".split())
+_ADVERBS = frozenset("totally definitely truly always just really so very also still even".split())
+_DET_WORDS = frozenset("a an the my our your his her their this that these those some several".split())
+_FINAL_COPULA = re.compile(r"(?:^|\s)(?:be|been|being|am|is|are|was|were|'m|'re|'s)$")
+_CANT_WAIT_PRE = re.compile(r"\b(?:can'?t|cannot) wait to\b")
+_CANT_WAIT = re.compile(r"(?i:can['’]?t)[ \t]+wait[ \t]+to[ \t]+")
+_VERB_WORD = re.compile(r"[A-Za-z]+[ \t]+")
+_PREV_WORD = re.compile(r"(?<![\w'’])([A-Za-z][\w'’]*)[ \t]+$")
+_FIRST_WORD = re.compile(r"[\s\"'“‘(*_>\-•]*([A-Za-z][\w'’]*)")
 
 
 class ClauseMatch:
@@ -98,6 +112,34 @@ class ClauseMatch:
         if name == 0:
             return self.vp.end()
         return self.span(name)[1]
+
+
+class _Renamed:
+    """A match whose groups answer to other names (one pattern with two alternatives)."""
+
+    def __init__(self, m: re.Match, names: dict[str, str]):
+        self.m, self.names = m, names
+
+    def _n(self, name):
+        return self.names.get(name, name) if isinstance(name, str) else name
+
+    def group(self, name=0):
+        return self.m.group(self._n(name))
+
+    def span(self, name=0):
+        return self.m.span(self._n(name))
+
+    def start(self, name=0):
+        return self.m.start(self._n(name))
+
+    def end(self, name=0):
+        return self.m.end(self._n(name))
+
+    def groupdict(self):
+        d = dict(self.m.groupdict())
+        for new, old in self.names.items():
+            d[new] = d.get(old)
+        return d
 
 
 def _g(m: Any, name: str) -> str | None:
@@ -149,11 +191,21 @@ class RuleExtractor:
         self.adverbs = registry.word_set("object_adverbs")
         self.kin_pred = {str(k).lower(): v for k, v in (registry.lists.get("kin_predicates") or {}).items()}
         self.numbers = {str(k).lower(): int(v) for k, v in (registry.lists.get("numbers") or {}).items()}
+        self.elided_starters = registry.word_set("elided_starters")
+        self.elided_adverbs = registry.word_set("elided_adverbs")
+        self.activity_skip = registry.word_set("activity_skip_verbs")
+        self.subject_may_follow = registry.word_set("subject_may_follow")
+        self.time_units = registry.word_set("time_unit_objects")
+        from kenning.extract.registry import _expand
+        self.emotions = frozenset(w for w in re.findall(r"[a-z]+", _expand("${EMOTION}", registry.macros, "patterns",
+                                                                             "EMOTION")) if len(w) > 3) \
+            if "EMOTION" in registry.macros else frozenset()
         self.hedge_factor = cfg.hedge_factor
         self.max_gap = cfg.qualifier_max_gap_chars
         self.clause_patterns = [p for p in registry.patterns if p.is_clause]
         self._pre_word_res: dict[str, re.Pattern] = {}
         self._pchecks: dict[str, tuple] = {}
+        self._carry_modality: str | None = None
         macros = registry.macros
         from kenning.extract.registry import _expand
         kin = _expand("${KIN}", macros, "patterns", "KIN")
@@ -182,6 +234,8 @@ class RuleExtractor:
                 if got:
                     found.extend(got)
                     covered_until = subj.end("subj")
+        if clause and mc.speaker.human:
+            found.extend(self._elided(clause, mc))
         for p in self.reg.patterns:
             if p.regex is None or (p.triggers and not (p.triggers & mc.words)):
                 continue
@@ -200,6 +254,44 @@ class RuleExtractor:
         kept = self._resolve_overlaps(found)
         self._assign_qualifiers(kept, mc)
         return kept
+
+    def _elided(self, patterns: list[Pattern], mc: MessageContext) -> list[Candidate]:
+        """Sentences with no subject, starting with a verb ("Joined a travel club.", "Gonna continue my studies."):
+        in a human speaker's text the subject is the speaker."""
+        out: list[Candidate] = []
+        text = mc.masked
+        for s, e in mc.sentences:
+            w = _FIRST_WORD.match(text, s)
+            if w is None or w.end() > e:
+                continue
+            pos = w.start()
+            word = w.group(1).lower().translate(_APOS)
+            while word in self.elided_adverbs:
+                nxt = _NEXT_WORD.match(text, w.end())
+                if nxt is None:
+                    break
+                pos, word = nxt.start(1), nxt.group(1).lower().translate(_APOS)
+                w = nxt
+            if word not in self.elided_starters or word in self.elided_adverbs:
+                continue
+            ref = SubjectRef("speaker", "(elided)", pos, pos, elided=True)
+            variant = text[:pos] + text[pos].lower() + text[pos + 1:] if text[pos].isupper() else text
+            if word in ("can't", "cant"):
+                cw = _CANT_WAIT.match(text, pos)
+                if cw is None:
+                    continue
+                out.extend(self._clause_at(patterns, mc, None, pos, ref, text=variant,
+                                           options=[(cw.end(), cw.end(), "can't wait to", False, True)]))
+                continue
+            if word in ("gonna", "gotta", "wanna", "been"):
+                after = _BLANK.match(text, pos + len(word))
+                if after is None:
+                    continue
+                options = [(pos + len(word), after.end(), word, word == "been", word in ("gonna", "wanna"))]
+            else:
+                options = [(pos, pos, "", False, False)]
+            out.extend(self._clause_at(patterns, mc, None, pos, ref, options=options, text=variant))
+        return out
 
     def _plausible_subject(self, subj: str, pos: int, mc: MessageContext, mention_starts: set) -> bool:
         low = subj.lower()
@@ -264,10 +356,12 @@ class RuleExtractor:
         return True
 
     def _clause_at(self, patterns: list[Pattern], mc: MessageContext, subj_span: tuple[int, int] | None,
-                   pre_start: int, carried: SubjectRef | None) -> list[Candidate]:
-        text = mc.masked
+                   pre_start: int, carried: SubjectRef | None, options: list | None = None,
+                   text: str | None = None) -> list[Candidate]:
+        text = text if text is not None else mc.masked
         out: list[Candidate] = []
-        options = self._pre_options(text, pre_start)
+        if options is None:
+            options = self._pre_options(text, pre_start)
         checks = self._checks
         for p in patterns:
             req_cop, forbid_cop, any_re, req_intent = checks(p)
@@ -312,13 +406,20 @@ class RuleExtractor:
         patterns = [p for p in self.clause_patterns if not p.triggers or (p.triggers & mc.words)]
         text = mc.masked
         for pe, vs, pre, cop, intent in self._pre_options(text, cm.end()):
+            head = _VERB_WORD.match(text, vs)
+            if not pre and head and head.group(0).strip().lower().endswith("ing"):
+                return []   # "… your help with making content and managing my social media": not a new clause
             for p in patterns:
                 if not self._pre_allows(p, pre, cop, intent):
                     continue
                 vm = p.vp_regex.match(text, vs)
                 if vm is None:
                     continue
-                cands = self._handle(p, ClauseMatch(text, None, (cm.end(), pe), vm), mc, c.subject)
+                self._carry_modality = c.modality
+                try:
+                    cands = self._handle(p, ClauseMatch(text, None, (cm.end(), pe), vm), mc, c.subject)
+                finally:
+                    self._carry_modality = None
                 if cands:
                     out = list(cands)
                     for nc in cands:
@@ -423,6 +524,12 @@ class RuleExtractor:
             return []
         if spec.get("require_intent") and not _INTENT.search(pre):
             return []
+        if spec.get("forbid_intent") and _INTENT.search(pre):
+            return []
+        if spec.get("forbid_final_copula") and _FINAL_COPULA.search(pre):
+            return []   # "I want to be known as …": the verb phrase is a predicate adjective, not an action
+        if spec.get("forbid_pre_any") and any(self._pre_has(pre, w) for w in spec["forbid_pre_any"]):
+            return []
         if spec.get("skip_if_pre") and any(self._pre_has(pre, w) or pre.startswith(w.translate(_APOS))
                                            for w in spec["skip_if_pre"]):
             return []
@@ -438,6 +545,10 @@ class RuleExtractor:
         prefix = mc.masked[sentence[0]:start].lower().translate(_APOS)
         conf = p.confidence
         notes: dict[str, Any] = {}
+        if spec.get("no_relative") and carried is None and self._relative_clause(mc.masked, start, sentence[0]):
+            return []
+        if spec.get("drop_if_prefix") and re.search(spec["drop_if_prefix"], prefix):
+            return []   # "when we're feeling down": a generic condition, not a report
         person = "first" if subj.kind == "speaker" else "second" if subj.kind == "self" else "third"
         for mod in self.reg.modifiers:
             if person in mod.subjects and mod.regex.search(prefix):
@@ -450,13 +561,16 @@ class RuleExtractor:
         if objs is None:
             return []
         polarity = p.polarity
-        if _NEG.search(pre):
+        if _NEG.search(_CANT_WAIT_PRE.sub("", pre)):
             polarity = "negative" if polarity == "positive" else "positive"
         q = _g(m, "q")
         if q and q.lower() in {w.lower() for w in spec.get("negative_words") or []}:
             polarity = "negative" if polarity == "positive" else "positive"
         modality = p.modality
-        if modality in ("state", "fact", "preference") and _INTENT.search(pre):
+        if modality in ("state", "fact", "preference") and (_INTENT.search(pre) or (
+                carried is not None and not pre and self._carry_modality == "intention")):
+            modality = "intention"   # "I hope to build my own family and put a roof over kids": both hoped
+        if modality in ("state", "fact") and spec.get("future_aux") == "intention" and _FUTURE.search(" " + pre):
             modality = "intention"
         if modality in ("state", "fact") and spec.get("future_progressive") == "intention":
             head = mc.masked[m.end("pre"):m.end("pre") + 24].lower().lstrip() if _g(m, "pre") is not None else ""
@@ -467,14 +581,14 @@ class RuleExtractor:
                              prefix):
             modality = "question"
         aspect = spec.get("aspect")
-        if _PAST.search(pre):
+        if _PAST.search(pre) or (aspect is None and _PAST_COPULA.search(pre)):
             aspect = "past"
         elif _INCEPTIVE.search(pre):
             aspect = "transition"
         qual_default = spec.get("qualifier")
         if aspect == "transition" and qual_default == "at":
             qual_default = "since"
-        verb = m.groupdict().get("verb")
+        verb = m.groupdict().get("verb") or m.groupdict().get("verb2")
         predicate = p.predicate
         if verb and spec.get("verb_map"):
             predicate = spec["verb_map"].get(verb.lower(), predicate)
@@ -482,6 +596,8 @@ class RuleExtractor:
         for o, oend in objs:
             end = oend if oend is not None else m.end()
             after = mc.masked[end:sentence[1]].lower()
+            if spec.get("drop_if_after") and polarity == "negative" and re.search(spec["drop_if_after"], after):
+                continue   # "I'd never felt so much love before" is not a negation
             asp = aspect
             if polarity == "negative" and _ANYMORE.search(after[:40]) and not asp:
                 asp = "transition"
@@ -493,6 +609,11 @@ class RuleExtractor:
                 retraction=spec.get("retraction"))
             if spec.get("object_type_predicate"):
                 c.notes["object_type_predicate"] = spec["object_type_predicate"]
+            cap = spec.get("capitalized_object_predicate")
+            raw_first = ((_g(m, "obj") or "").split() or [""])[0].lower()
+            if cap and o.kind == "entity_or_literal" and (o.text or "")[:1].isupper() and \
+                    str(o.value or "")[:1].isupper() and raw_first not in _DET_WORDS:
+                c.predicate_label = cap     # "I went to Woodhaven": a named place
             c.qualifier_default = qual_default
             c.match_key = (p.id, m.start())
             out.append(c)
@@ -533,10 +654,23 @@ class RuleExtractor:
         body = mc.masked[sentence[0]:sentence[1]].rstrip(" \t\n\"'”’)")
         if not body.endswith("?"):
             return False
+        if _SUBORDINATE.search(prefix):
+            return False   # "How've you been since we caught up?": the question is not about this clause
         if _INVERTED.search(prefix):
             return True
         between = mc.masked[end:sentence[1]]
         return not _CLAUSE_BREAK.search(between)
+
+    def _relative_clause(self, text: str, start: int, sentence_start: int) -> bool:
+        """"the stuff I baked at the shelter": a subject right after a noun (or "that"/"which") opens a relative
+        clause whose object stands before it; the words after the verb are not its object."""
+        w = _PREV_WORD.search(text, max(sentence_start, start - 40), start)
+        if w is None:
+            return False
+        word = w.group(1).lower().translate(_APOS)
+        if word in ("that", "which", "whom", "what", "why", "how", "where", "who", "whatever", "wherever"):
+            return True
+        return word not in self.subject_may_follow and not word.isdigit()
 
     def _kin_side(self, p: Pattern, subj: SubjectRef, mc: MessageContext, conf: float, notes: dict) -> Candidate:
         owner = SubjectRef("speaker" if subj.owner == "speaker" else "self", "my" if subj.owner == "speaker" else "your",
@@ -586,7 +720,17 @@ class RuleExtractor:
                 break
         stop = (self.stop | {w.lower() for w in spec.get("stop_extra") or []}) - \
             {w.lower() for w in spec.get("stop_except") or []}
-        span = trim_phrase(mc.masked, s, e, stop=stop, trailing=self.trailing, cut_at=cut, allow_list=split)
+        if spec.get("activity"):
+            # the verb leads the phrase and is kept whatever it is; the words after it are trimmed as usual
+            vw = _VERB_WORD.match(mc.masked, s)
+            if vw is None:
+                return None
+            rest = trim_phrase(mc.masked, vw.end(), e, stop=stop, trailing=self.trailing, cut_at=cut)
+            if rest is None:
+                return None
+            span = (s, rest[1])
+        else:
+            span = trim_phrase(mc.masked, s, e, stop=stop, trailing=self.trailing, cut_at=cut, allow_list=split)
         if span is None:
             return None
         s, e = span
@@ -596,19 +740,49 @@ class RuleExtractor:
                 return None   # "I always mix that up" is not the habit "mixing"
         text = mc.masked[s:e]
         items = split_list(text) if split else [text]
+        if split and len(items) > 1 and _CLAUSE_VERB.match(mc.masked, e) and \
+                re.search(r",\s*(?:the\s+|my\s+|their\s+|his\s+|her\s+)?[\w'’-]+(?:\s+[\w'’-]+)?$", text):
+            items = items[:-1]   # "I love sci-fi movies, the effects are so cool": the last item starts a clause
+        if split and len(items) > 1 and any(it.lower().startswith(("their ", "his ", "her ", "its ")) for it in items[1:]):
+            return None          # "veterans and their rights": one thing, not a list
+        if split and len(items) == 2 and " and " in text and "," not in text and len(items[0].split()) == 2 and \
+                items[0].split()[0].lower() in ("the", "this", "that") and len(items[1].split()) == 2:
+            items = [text]       # "the self-acceptance and love theme": two modifiers of one noun
         out: list[tuple[ObjectRef, int]] = []
         deny = {d.lower() for d in spec.get("deny") or []}
         deny_first = {d.lower() for d in spec.get("deny_first") or []}
+        if spec.get("deny_first_from"):
+            deny_first |= self.reg.word_set(spec["deny_first_from"])
+        deny_head = self.reg.word_set(spec["deny_head_from"]) if spec.get("deny_head_from") else frozenset()
+        activity = bool(spec.get("activity"))
         strip_words = {w.lower() for w in ospec.get("strip") or []}
         value_map = {str(k).lower(): v for k, v in (ospec.get("value_map") or {}).items()}
+        if split and len(items) > 1 and any(it.split()[0].lower() in deny_first for it in items if it.split()):
+            return None   # "how these poses challenge my body and mind": one clause, not a list
+        if spec.get("pronoun_after"):
+            nxt = _NEXT_WORD.match(mc.masked, e)
+            if nxt and nxt.group(1).lower() in ("it", "them", "that", "this", "him", "her", "those", "what", "how", "if",
+                                                 "whether", "why", "where", "who") and \
+                    len(mc.masked[s:e].split()) <= 2:
+                return None   # "planning on watching it": the thing is a pronoun
+        if spec.get("deny_raw_first"):
+            first = mc.masked[s:e].split()[0].lower() if mc.masked[s:e].split() else ""
+            if first in {w.lower() for w in spec["deny_raw_first"]}:
+                return None
         cursor = s
         for item in items:
             i = mc.masked.find(item, cursor, e + 1)
             if i < 0:
                 i = s
             cursor = i + len(item)
-            value = strip_determiners(item)
+            value = strip_determiners(item.replace('"', "").replace("“", "").replace("”", ""))
             toks = value.split()
+            if spec.get("stop_gerunds") and len(toks) > 1:
+                for k, t in enumerate(toks[1:], 1):
+                    if t.lower().endswith("ing"):
+                        toks = toks[:k]
+                        break
+                value = " ".join(toks)
             while toks and toks[0].lower() in strip_words:
                 toks = toks[1:]
             value = " ".join(toks)
@@ -617,19 +791,36 @@ class RuleExtractor:
             low = value.lower().translate(_APOS)
             if low in deny or low in self.pronouns or toks[0].lower() in ("it", "them", "you", "him", "her"):
                 continue
+            if len(toks) <= 2 and toks[-1].lower() in self.time_units:
+                continue
+            if deny_head and toks[-1].lower().strip(".,!?'’") in deny_head:
+                continue
             if any(w in self.health for w in _HEALTH_WORDS.findall(low)):
                 continue
-            if toks[0].lower() in deny_first:
+            if toks[0].lower() in deny_first or (spec.get("deny_gerund") and toks[0].lower().endswith("ing")):
                 continue
+            if len(toks) == 1 and toks[0].lower() in {d.lower() for d in spec.get("deny_alone") or []}:
+                continue
+            if (activity or split) and toks[-1].lower().strip(".,!?") in _OPEN_ADJECTIVES | {"safe", "warm", "open"}:
+                continue   # "had an amazing (and emotional wedding ceremony)": the noun was cut off
+            if activity:
+                rest = [t.lower().strip(".,!?'’") for t in toks[1:]]
+                if toks[0].lower() in self.activity_skip or toks[0].lower() in self.emotions or not rest or \
+                        rest[0] in ("it", "them", "him", "her", "you", "me", "us", "that", "this", "myself", "to", "there",
+                                    "how", "what", "why", "where", "whether", "if", "who",
+                                    "yourself", "something", "anything", "nothing", "everything", "one", "so"):
+                    continue
             if value_map:
                 value = value_map.get(low, value)
             if gerund_it:
                 value = gerund(value, self.double, self.adverbs)
                 if value.lower() in deny:
                     continue
-            o = ObjectRef(ospec.get("kind", "literal"), item, i, i + len(item), type_hint=ospec.get("type"),
+            j = item.find(value)         # the claim's span ends where the kept words end
+            vs, ve = (i + j, i + j + len(value)) if j >= 0 and not gerund_it and not value_map else (i, i + len(item))
+            o = ObjectRef(ospec.get("kind", "literal"), mc.masked[vs:ve], vs, ve, type_hint=ospec.get("type"),
                           value_type="string", value=value)
-            out.append((o, i + len(item)))
+            out.append((o, ve))
         return out or None
 
     def _kin(self, p: Pattern, m: re.Match, mc: MessageContext) -> list[Candidate]:
@@ -658,7 +849,8 @@ class RuleExtractor:
         for name, s, e in self._names(m, "obj"):
             out.append(Candidate(message_id=mc.message["message_id"], method="rule_based", source_id=p.id,
                                  subject=owner, predicate_label=pred, obj=ObjectRef("entity", name, s, e, type_hint=hint),
-                                 modality="state", polarity="positive", char_start=m.start(), char_end=m.end("obj"),
+                                 modality="state", polarity="positive", char_start=m.start(),
+                                 char_end=max(m.end("obj"), m.end()),
                                  confidence=p.confidence, source_sha=p.sha, priority=p.priority,
                                  exclusive="kin:" + pred))
         return out
@@ -707,9 +899,12 @@ class RuleExtractor:
 
     def _favorite(self, p: Pattern, m: re.Match, mc: MessageContext) -> list[Candidate]:
         sp = mc.speaker
+        gd = m.groupdict()
+        if gd.get("poss") is None and gd.get("poss2") is not None:     # the second alternative of a pattern
+            m = _Renamed(m, {"poss": "poss2", "obj": "obj2"})
         poss = m.group("poss").lower()
-        if poss == "my" and sp.human:
-            owner = SubjectRef("speaker", m.group("poss"), m.start("poss"), m.end("poss"))
+        if poss in ("my", "our", "me", "us", "thanks", "thank you") and sp.human:
+            owner = SubjectRef("speaker", m.group("poss"), m.start("poss"), m.end("poss"), plural=poss in ("our", "us"))
         elif poss == "your" and sp.kind == "assistant" and not mc.is_transcript:
             owner = SubjectRef("self", m.group("poss"), m.start("poss"), m.end("poss"))
         else:
@@ -718,6 +913,8 @@ class RuleExtractor:
         raw = m.group("obj")
         if raw[:1] in "\"“":
             value = raw[1:-1].strip()
+        elif m.groupdict().get("kind") is None:
+            value = raw.strip()
         else:
             span = trim_phrase(mc.masked, s, e, stop=self.stop, trailing=self.trailing)
             if span is None:
@@ -726,6 +923,22 @@ class RuleExtractor:
             value = strip_determiners(mc.masked[s:e])
         if not value or value.lower() in self.pronouns:
             return []
+        if m.groupdict().get("kind") is None:      # "Painting landscapes is my favorite!"
+            value = re.sub(r"^(?:and|but|so|also|plus|honestly|well|oh|yeah|yes|now)\s+", "", value, flags=re.I)
+            while value and value.split()[-1].lower() in _ADVERBS:
+                value = value.rsplit(None, 1)[0] if " " in value else ""
+            if re.search(r"\b(?:is|are|was|were|what|which)\b", value, re.I):
+                return []   # "… attitude is what inspired me": not a thing valued
+            deny_first = {d.lower() for d in p.spec.get("deny_first") or []}
+            if not value or value.lower() in self.pronouns or value.split()[0].lower() in ("it", "this", "that") or \
+                    value.split()[0].lower() in deny_first:
+                return []
+            o = ObjectRef("literal", value, s, e, value_type="string", value=value)
+            return [Candidate(message_id=mc.message["message_id"], method="rule_based", source_id=p.id, subject=owner,
+                              predicate_label=p.predicate or "likes", obj=o, modality=p.modality,
+                              polarity="positive", char_start=min(s, m.start("poss")), char_end=max(e, m.end()),
+                              confidence=p.confidence,
+                              source_sha=p.sha, priority=p.priority, exclusive="likes")]
         kind = " ".join(m.group("kind").lower().split())
         o = ObjectRef("literal", raw, s, e, value_type="json", value={"kind": kind, "value": value})
         sentence = sentence_of(mc.sentences, m.start())
@@ -827,4 +1040,5 @@ although where whereas then after before for with without at in on from by to as
 onto over under around through via per every each unless whether yet is are was were am be been it its i i'm i've
 you he she we they them him us me this these those there here now too also again yesterday today tomorrow tonight
 lately recently anymore honestly actually really very soon already still just even either anyway last next ago lol
-haha because- - — – ... but, which, so, and, can will would could should might must have has had do does did""".split())
+haha because- - — – ... but, which, so, and, can will would could should might must have has had do does did what how
+why where who whose whom whatever""".split())

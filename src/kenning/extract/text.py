@@ -17,6 +17,7 @@ _ABBREV = frozenset("dr mr mrs ms st jr sr prof corp inc ltd co vs etc e.g i.e a
 _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"“”]+")
 _DETERMINERS = frozenset("a an the some any this that these those my our your his her their its one another "
                          "several many few couple lots lot of own new".split())
+_DANGLING = frozenset("and or & of to into with at for in about from by on than as near like around over".split())
 _LEADING_DET_PHRASES = ("a few ", "a couple of ", "lots of ", "a lot of ", "my own ", "a new ", "some new ")
 
 
@@ -188,6 +189,11 @@ def trim_phrase(text: str, start: int, end: int, *, stop: frozenset[str], traili
             content += 1
             i += 1
             continue
+        if low in ("this", "that", "these", "those") and content and i + 1 < len(toks) and \
+                toks[i + 1][2].lower() not in stop and toks[i + 1][2].lower() not in _DETERMINERS:
+            kept.append((s, e, t))     # "dropped off that stuff": a determiner inside the phrase
+            i += 1
+            continue
         if low == "of" and content and i + 1 < len(toks) and toks[i + 1][2].lower() not in stop:
             kept.append((s, e, t))
             i += 1
@@ -198,6 +204,10 @@ def trim_phrase(text: str, start: int, end: int, *, stop: frozenset[str], traili
             continue
         if low in stop:
             break
+        if t.endswith(("-", "—", "–")) and len(t) > 1:   # "books- classics": a dash ends the phrase
+            kept.append((s, e - 1, t[:-1]))
+            content += 1
+            break
         kept.append((s, e, t))
         content += 1
         # a comma right after this token ends the phrase unless items are being listed
@@ -205,7 +215,7 @@ def trim_phrase(text: str, start: int, end: int, *, stop: frozenset[str], traili
             break
         i += 1
     while kept and (kept[-1][2].lower().strip(".").replace("’", "'") in trailing
-                    or kept[-1][2].lower() in ("and", "or", "&", "of") or kept[-1][2].lower() in _DETERMINERS):
+                    or kept[-1][2].lower() in _DANGLING or kept[-1][2].lower() in _DETERMINERS):
         kept.pop()
     if not kept or not any(t[2].lower() not in _DETERMINERS for t in kept):
         return None
