@@ -137,6 +137,17 @@ def test_residence_with_since_and_move(vault):
     assert paris["surface_text"] == "I moved to Paris"
 
 
+def test_temporal_bounds_penalty_is_applied_once(vault):
+    """§4.6.6 / A8: "since 2019" precedes Berlin's first mention (2023): one penalty of 0.1, even if the subject and
+    the object both fail (the check records both)."""
+    db, _ = vault
+    berlin = one(db, "a-residence", "lives_in", "Berlin")
+    check = orjson.loads(berlin["raw_assertion_json"])["temporal_bounds_check"]
+    assert check["object_bounds_valid"] is False and check["penalty_applied"] == 0.1
+    assert berlin["confidence_final"] == pytest.approx(
+        berlin["confidence_extraction"] * berlin["confidence_grounding"] * 1.0 * 0.9, abs=1e-6)
+
+
 def test_undated_work_has_no_qualifier(vault):
     db, _ = vault
     acme = one(db, "a-residence", "works_at")
@@ -323,3 +334,21 @@ def test_stage_counts_and_warnings(vault):
     assert counts["extractor_version"].startswith("stage4-rules-1#")
     codes = {e[3] for e in stage["4"].events}
     assert "RETRACTION_TARGET_AMBIGUOUS" in codes and "ENTITY_CREATED_DURING_GROUNDING" in codes
+
+
+def test_every_branch_is_read_and_the_branch_is_shown(tmp_path, cli):
+    """A23: an edited message's first version is read too; `kenning facts` says which branch a fact is on."""
+    from assertion_corpus import T0, conversation
+
+    conv = conversation("z-branches", [("user", "I live in Rome with my partner."), ("assistant", "Rome is nice.")],
+                        start=T0)
+    m = conv["mapping"]
+    m["z-branches-edit"] = {"id": "z-branches-edit", "parent": "z-branches-root", "children": [], "message": {
+        **m["z-branches-m000"]["message"], "id": "z-branches-edit", "create_time": T0 + 30,
+        "content": {"content_type": "text", "parts": ["I live in Milan with my partner."]}}}
+    m["z-branches-root"]["children"].append("z-branches-edit")
+    conv["current_node"] = "z-branches-edit"
+    db = tmp_path / "k.db"
+    ingest(db, write_export(tmp_path / "export.json", [conv]))
+    items = json.loads(cli("facts", "--predicate", "lives_in", "--json", db=db).stdout)
+    assert {(f["object"], f["on_current_branch"]) for f in items} == {("Rome", False), ("Milan", True)}

@@ -42,6 +42,7 @@ def fact_view(f: dict) -> dict[str, Any]:
         "speaker": f["author_name"], "quote": f["surface_text"], "char_start": f["char_start"],
         "char_end": f["char_end"], "message_date": f["created_at_utc"], "timestamp_quality": f["timestamp_quality"],
         "conversation_title": f["conversation_title"], "conversation_id": f["conversation_id"],
+        "on_current_branch": bool(f["is_current_branch"]),
         "message_id": f["message_id"], "confidence": f["confidence_final"],
         "confidence_extraction": f["confidence_extraction"], "confidence_grounding": f["confidence_grounding"],
         "extraction_method": f["extraction_method"], "extraction_model": f["extraction_model"],
