@@ -115,6 +115,21 @@ def test_a_later_user_message_corroborates_without_changing_the_claim_id(tmp_pat
     assert counts["assertions_updated"] == 1
 
 
+def test_created_entity_nobody_uses_any_more_is_removed(tmp_path):
+    """A11: "my sister" (no name anywhere) makes a PERSON "SELF's sister"; once the message says something else,
+    the entity and its marker go."""
+    v1 = conversation("sis", [("user", "My sister lives in Porto these days."), ("assistant", "Nice.")])
+    db = tmp_path / "k.db"
+    ingest(db, write_export(tmp_path / "v1.json", [v1]))
+    q = "SELECT e.canonical_name FROM assertion_created_entities c JOIN entities e USING(entity_id)"
+    assert [r["canonical_name"] for r in query(db, q)] == ["SELF's sister"]
+    v2 = conversation("sis", [("user", "My flat is in Porto these days."), ("assistant", "Nice.")])
+    counts = ingest(db, write_export(tmp_path / "v2.json", [v2]), as_of="2025-01-01T00:00:00Z")[-1].counts
+    assert counts["created_entities_deleted"] == 1
+    assert query(db, q) == []
+    assert query(db, "SELECT COUNT(*) n FROM entities WHERE canonical_name = 'SELF''s sister'")[0]["n"] == 0
+
+
 def test_config_change_recomputes_only_what_it_touches(tmp_path, export):
     db = tmp_path / "k.db"
     ingest(db, export)

@@ -114,7 +114,7 @@ def test_role_aware_subjects():
 
 
 def test_self_pronoun_case_is_ignored():
-    """A: "i" is the first person too (chat text is often lower-case); "I" inside "i.e." is not."""
+    """A24: "i" is the first person too (chat text is often lower-case); "I" inside "i.e." is not."""
     assert ("speaker", "lives_in", "Paris", "state", "positive") in claims("i live in Paris")
     assert claims("i.e. live in Paris") == set()
 

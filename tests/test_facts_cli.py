@@ -68,3 +68,13 @@ def test_facts_table_and_errors(db, cli):
     assert nobody.returncode != 0 and "no entity called" in nobody.stderr
     none = cli("facts", "--no-questions", "--json", db=db).stdout
     assert all(f["modality"] != "question" for f in json.loads(none))
+
+
+def test_facts_show_the_aspect(db, cli):
+    """A past claim ("I was in Lisbon") and a change ("I stopped running") say so in the table and the JSON."""
+    items = json.loads(cli("facts", "--about", "me", "--json", db=db).stdout)
+    got = {(f["predicate"], f["object"], f["polarity"]): f["aspect"] for f in items}
+    assert got[("located_in", "Lisbon", "positive")] == "past"
+    assert got[("habit", "running", "negative")] == "transition"
+    table = cli("facts", "--about", "me", "--predicate", "habit", db=db).stdout
+    assert "[change]" in table

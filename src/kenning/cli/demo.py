@@ -133,6 +133,8 @@ def _show_entities(db: Path | None, config: Path | None, top: int = 10) -> None:
 def _show_facts(db: Path | None, config: Path | None, per_group: int = 4) -> None:
     """Stage 4 in the demo: what the author said about themselves — residence, work, family — with the quotes,
     plus a correction and an assistant claim with and without the author's word behind it."""
+    from rich.markup import escape
+
     from kenning.cli.facts import fact_view, statement
     from kenning.detect.entities import self_entity_id
     from kenning.sources.ids import IdFactory
@@ -159,7 +161,8 @@ def _show_facts(db: Path | None, config: Path | None, per_group: int = 4) -> Non
         for v in views[:per_group]:
             date = (v["message_date"] or "?")[:10]
             mark = " (corrected)" if v["supersession_type"] else (" (retracted)" if v["retracted_by"] else "")
-            t.add_row(date, statement(v) + mark, f"“{(v['quote'] or '')[:60]}”", f"{v['confidence']:.2f}")
+            t.add_row(*(escape(x) for x in (date, statement(v) + mark, f"“{(v['quote'] or '')[:60]}”",
+                                             f"{v['confidence']:.2f}")))
         out.print(t)
     for v in assistant[:3]:
         out.print(f"  assistant said: {statement(v)} — “{(v['quote'] or '')[:50]}” "

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Optional
 
 import orjson
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json
@@ -38,7 +39,8 @@ def fact_view(f: dict) -> dict[str, Any]:
         "assertion_id": f["assertion_id"], "subject": f["subject_name"], "subject_entity_id": f["subject_entity_id"],
         "predicate": f["predicate"], "predicate_category": f["predicate_category"], "object": _object_text(f),
         "object_entity_id": f["object_entity_id"], "object_type": f["object_type"] or f["object_value_type"],
-        "modality": f["modality"], "polarity": f["polarity"], "asserted_role": f["asserted_role"],
+        "modality": f["modality"], "polarity": f["polarity"], "aspect": f["aspect"],
+        "asserted_role": f["asserted_role"],
         "speaker": f["author_name"], "quote": f["surface_text"], "char_start": f["char_start"],
         "char_end": f["char_end"], "message_date": f["created_at_utc"], "timestamp_quality": f["timestamp_quality"],
         "conversation_title": f["conversation_title"], "conversation_id": f["conversation_id"],
@@ -61,6 +63,8 @@ def statement(v: dict) -> str:
         text += f" ({v['temporal_qualifier']['type']} {v['temporal_qualifier']['surface']})"
     if v["modality"] in ("question", "intention"):
         text += f" [{v['modality']}]"
+    if v.get("aspect") in ("past", "transition"):
+        text += " [past]" if v["aspect"] == "past" else " [change]"
     return text
 
 
@@ -133,8 +137,8 @@ def register(app: typer.Typer) -> None:
                 flags.append("corroborated" if v["corroborated"] else "uncorroborated")
             how = v["extraction_method"] + (f" ({', '.join(flags)})" if flags else "")
             who = v["speaker"] or v["asserted_role"]
-            t.add_row(date, who, statement(v), f"“{(v['quote'] or '')[:70]}”", f"{v['confidence']:.2f}", how,
-                      (v["conversation_title"] or "")[:28])
+            t.add_row(*(escape(x) for x in (date, who, statement(v), f"“{(v['quote'] or '')[:70]}”",
+                                             f"{v['confidence']:.2f}", how, (v["conversation_title"] or "")[:28])))
         out.print(t)
         for o in others:
             out.print(f"also called {about!r}: {o['canonical_name']} ({o['entity_type']}, {o['entity_id'][:8]})",

@@ -203,6 +203,8 @@ class RuleExtractor:
         self.hedge_factor = cfg.hedge_factor
         self.max_gap = cfg.qualifier_max_gap_chars
         self.clause_patterns = [p for p in registry.patterns if p.is_clause]
+        self._plain_human = [p for p in registry.patterns if p.regex is not None]
+        self._plain_other = [p for p in self._plain_human if p.flag("speakers") != "human"]
         self._pre_word_res: dict[str, re.Pattern] = {}
         self._pchecks: dict[str, tuple] = {}
         self._carry_modality: str | None = None
@@ -236,8 +238,8 @@ class RuleExtractor:
                     covered_until = subj.end("subj")
         if clause and mc.speaker.human:
             found.extend(self._elided(clause, mc))
-        for p in self.reg.patterns:
-            if p.regex is None or (p.triggers and not (p.triggers & mc.words)):
+        for p in (self._plain_human if mc.speaker.human else self._plain_other):
+            if p.triggers and not (p.triggers & mc.words):
                 continue
             pos = 0
             while True:
@@ -296,7 +298,15 @@ class RuleExtractor:
     def _plausible_subject(self, subj: str, pos: int, mc: MessageContext, mention_starts: set) -> bool:
         low = subj.lower()
         first = low.split()[0]
-        if first in ("i", "we", "you", "he", "she", "they", "user", "the", "my", "our", "your"):
+        # subjects that can never ground for this speaker (the same rules as ``_subject``): skipped before any
+        # pattern is tried — assistant text is full of "I" and "we"
+        if first in ("i", "we", "my", "our"):
+            return mc.speaker.human
+        if first in ("you", "your"):
+            return mc.speaker.kind == "assistant" and not mc.is_transcript
+        if low == "they":
+            return False
+        if first in ("he", "she", "user", "the"):
             return True
         if not self._is_name(subj):
             return False

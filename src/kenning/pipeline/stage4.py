@@ -97,6 +97,7 @@ class AssertionExtraction:
                 llm.close(counts)
         counts["retraction_links_updated"] = link_global(ctx.conn, counts)
         counts["predicate_rows_updated"] = asql.refresh_predicate_stats(ctx.conn)
+        counts["created_entities_deleted"] = asql.delete_unused_created_entities(ctx.conn)
         asql.set_entity_assertion_counts(ctx.conn, acfg.update_entity_assertion_counts)
         msql.set_fingerprint(ctx.conn, "4", fingerprint, ctx.run_id)
         out: dict[str, Any] = {k: counts[k] for k in sorted(counts) if not k.startswith("info_")}

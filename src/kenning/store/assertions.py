@@ -105,6 +105,22 @@ def insert_created_entities(conn: apsw.Connection, ent_rows: list[tuple], create
                          "VALUES (?,?,?,?)", created_rows)
 
 
+def delete_unused_created_entities(conn: apsw.Connection) -> int:
+    """Entities stage 4 created that nothing uses any more (no assertion, mention or name history): their marker
+    and their row go (docs/decisions.md A11). Returns how many."""
+    ids = [r[0] for r in conn.execute(
+        "SELECT c.entity_id FROM assertion_created_entities c WHERE "
+        "NOT EXISTS (SELECT 1 FROM assertions a WHERE a.subject_entity_id = c.entity_id) AND "
+        "NOT EXISTS (SELECT 1 FROM assertions a WHERE a.object_entity_id = c.entity_id) AND "
+        "NOT EXISTS (SELECT 1 FROM entity_mentions em WHERE em.entity_id = c.entity_id) AND "
+        "NOT EXISTS (SELECT 1 FROM entity_canonical_name_history h WHERE h.entity_id = c.entity_id) "
+        "ORDER BY c.entity_id")]
+    if ids:
+        conn.executemany("DELETE FROM assertion_created_entities WHERE entity_id=?", [(i,) for i in ids])
+        conn.executemany("DELETE FROM entities WHERE entity_id=?", [(i,) for i in ids])
+    return len(ids)
+
+
 def ensure_person_entity(conn: apsw.Connection, entity_id: str, key: str, name: str, reason: str,
                          run_id: str | None) -> None:
     from kenning.sources.jcs import canonicalize
@@ -392,7 +408,8 @@ def facts(conn: apsw.Connection, *, subject_ids: list[str] | None = None, predic
            "a.object_value_type, a.object_value, a.modality, a.polarity, a.asserted_role, a.asserted_at_utc, "
            "a.confidence_extraction, a.confidence_grounding, a.confidence_final, a.has_user_corroboration, "
            "a.superseded_by_assertion_id, a.supersession_type, a.char_start, a.char_end, a.surface_text, "
-           "a.extraction_method, a.extraction_model, a.temporal_qualifier_type, t.surface_text AS qualifier_surface, "
+           "a.extraction_method, a.extraction_model, json_extract(a.raw_assertion_json, '$.extraction.aspect') AS aspect, "
+           "a.temporal_qualifier_type, t.surface_text AS qualifier_surface, "
            "t.valid_from_utc AS qualifier_from, t.valid_to_utc AS qualifier_to, m.created_at_utc, "
            "m.timestamp_quality, m.text_raw, m.role AS message_role, m.author_name, m.is_current_branch, "
            "c.title AS conversation_title, "
