@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import apsw
 
@@ -16,6 +16,9 @@ from kenning.pipeline.stages import STAGES, parse_stage_list
 from kenning.store import raw as raw_sql
 from kenning.store import runs as runs_sql
 from kenning.store.connection import open_store
+
+if TYPE_CHECKING:
+    from kenning.retrieve.search import SearchResult
 
 
 def default_db_path(config: Config | None = None) -> Path:
@@ -50,18 +53,34 @@ class Vault:
         self.close()
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
-               progress: ProgressFn | None = None) -> list[RunResult]:
+               progress: ProgressFn | None = None, self_name: str | None = None) -> list[RunResult]:
+        """Run the ingest stages. ``self_name`` names the vault owner among transcript participants."""
         clock = Clock.from_option(as_of)
         names = parse_stage_list(stages, self.config.ingest.default_stages)
         results = []
+        args: dict[str, Any] = {"paths": [str(p) for p in paths], "stages": names, "as_of": as_of}
+        if self_name:
+            args["self"] = self_name
         for name in names:
             results.append(run_stage(
                 self.conn, STAGES[name], self.config, clock,
-                inputs={"paths": [str(p) for p in paths]},
-                args={"paths": [str(p) for p in paths], "stages": names, "as_of": as_of},
+                inputs={"paths": [str(p) for p in paths], "self_name": self_name},
+                args=args,
                 progress=progress,
             ))
         return results
+
+    def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None) -> RunResult:
+        """Rebuild the search index from the raw layer (``full``) or bring it up to date."""
+        return run_stage(self.conn, STAGES["index"], self.config, Clock.from_option(as_of),
+                         inputs={"full": full}, args={"full": full, "as_of": as_of}, progress=progress)
+
+    def search(self, query: str, *, k: int | None = None, as_of: str | None = None, now: str | None = None,
+               lanes: Sequence[str] | None = None) -> "SearchResult":
+        """Hybrid search over the vault (see :mod:`kenning.retrieve.search`)."""
+        from kenning.retrieve.search import Searcher
+
+        return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes)
 
     def status(self) -> dict[str, Any]:
         return {

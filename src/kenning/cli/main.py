@@ -34,7 +34,8 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT export .zip files or folders.",
+    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT export .zip files or folders, "
+                                                "transcript .json/.jsonl files, LoCoMo .json files.",
                                                 show_default=False)],
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the run clock at this UTC time "
                                                  "(deterministic runs).")] = None,
@@ -44,10 +45,13 @@ def ingest(
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
+                                                     "role 'user' (others 'unknown').")] = None,
 ) -> None:
-    """Import exports into the vault. Re-importing the same export changes nothing; a newer export adds what is new."""
+    """Import ChatGPT exports, transcripts (JSON/JSONL) and LoCoMo files. Re-importing changes nothing;
+    a newer export adds what is new."""
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
-        results = vault.ingest(paths, as_of=as_of, stages=stages, progress=progress)
+        results = vault.ingest(paths, as_of=as_of, stages=stages, progress=progress, self_name=self_name)
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
@@ -208,6 +212,13 @@ def demo(db: DbOpt = None, config: ConfigOpt = None) -> None:
     from kenning.cli.demo import run_demo
 
     run_demo(db, config)
+
+
+from kenning.cli import eval as _eval_cli  # noqa: E402  (commands register themselves on import)
+from kenning.cli import search as _search_cli  # noqa: E402
+
+_search_cli.register(app)
+_eval_cli.register(app)
 
 
 def main() -> None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 from kenning.pipeline.runner import Stage
 from kenning.pipeline.stage0 import Preprocess
 from kenning.pipeline.stage1 import RawImport
+from kenning.pipeline.stage_index import SearchIndex
 
 STAGES: dict[str, Stage] = {
     "0": Preprocess(),
     "1": RawImport(),
+    # Later stages go above this line: the search index is built last, from everything before it.
+    "index": SearchIndex(),
 }
 
 
