@@ -122,8 +122,9 @@ class TranscriptFileImport(_FileImport):
         for code, message, context in built.warnings:
             ctx.warn(code, f"{self.export.display}: session {session.session_id}: {message}", conversation=cid,
                      **context)
-        if not built.messages and not session.turns:
-            counts["sessions_empty"] += 1
+        if not built.messages:
+            counts["sessions_empty"] += 1   # nothing to keep: its rejects say why (R4)
+            return
         existing = raw_sql.get_conversation(ctx.conn, cid)
         stored = raw_sql.messages_of(ctx.conn, cid) if existing else {}
         self.store(existing, stored, built)

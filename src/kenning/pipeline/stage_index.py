@@ -64,6 +64,7 @@ class SearchIndex:
                     search_sql.update_doc(ctx.conn, rowid, doc)
                     fts_old.append(rowid)
                     counts["docs_changed"] += 1
+                    search_sql.invalidate_next(ctx.conn, m["conversation_id"], m["order_index"])
                 fts_new.append((rowid, fields["speaker"], fields["body"], fields["extra"], fields["context"]))
             search_sql.fts_delete(ctx.conn, fts_old)
             search_sql.fts_insert(ctx.conn, fts_new)

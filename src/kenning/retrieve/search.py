@@ -66,10 +66,19 @@ class SearchResult:
                 "notes": self.notes}
 
 
-def fts_match(terms: Sequence[str]) -> str | None:
-    """An FTS5 query ORing quoted terms: user text never reaches FTS5 syntax."""
-    uniq = list(dict.fromkeys(t for t in terms if t))
-    return " OR ".join(f'"{t}"' for t in uniq) if uniq else None
+FTS_COLUMNS = ("speaker", "body", "extra", "context")
+
+
+def fts_match(terms: Sequence[str], columns: Sequence[str] | None = None) -> str | None:
+    """An FTS5 query ORing quoted terms (tokens are alphanumeric: user text never reaches FTS5 syntax),
+    limited to ``columns`` (those with a non-zero weight)."""
+    uniq = list(dict.fromkeys(t for t in terms if t and t.isalnum()))
+    if not uniq:
+        return None
+    q = " OR ".join(f'"{t}"' for t in uniq)
+    if columns is not None and set(columns) != set(FTS_COLUMNS):
+        q = "{" + " ".join(columns) + "} : (" + q + ")"
+    return q
 
 
 def _as_of_bound(as_of: str | None) -> str | None:
@@ -149,7 +158,8 @@ class Searcher:
         return [w.speaker, w.body, w.extra, w.context]
 
     def fts_lane(self, name: str, terms: Sequence[str], weight: float, cap: int, **filters: Any) -> RankedList:
-        match = fts_match(terms)
+        w = self._weights()
+        match = fts_match(terms, [c for c, x in zip(FTS_COLUMNS, w) if x > 0])
         items = []
         if match:
             for rowid, s in search_sql.fts_search(self.conn, match, self._weights(), cap, **filters):

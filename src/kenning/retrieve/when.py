@@ -410,7 +410,7 @@ def resolve_all(text: str, anchor: D, *, future: bool = False) -> list[Interval]
     return [iv for _, iv in found]
 
 
-_FUTURE = re.compile(r"\b(will|going to|gonna|planning|plan to|plans to|next|upcoming|soon|can't wait)\b", re.I)
+_FUTURE = re.compile(r"\b(will|going|gonna|planning|plan to|plans to|next|upcoming|soon|can't wait)\b", re.I)
 
 
 def resolve_text(text: str, anchor: D) -> Interval | None:

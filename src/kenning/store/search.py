@@ -74,6 +74,13 @@ def update_doc(conn: apsw.Connection, doc_rowid: int, doc: dict) -> None:
         {**doc, "doc_rowid": doc_rowid})
 
 
+def invalidate_next(conn: apsw.Connection, conversation_id: str, position: int) -> None:
+    """The document after a changed one indexes its text as context: mark it for re-indexing."""
+    conn.execute("UPDATE search_docs SET source_changed_run_id=NULL WHERE doc_rowid=(SELECT doc_rowid FROM "
+                 "search_docs WHERE conversation_id=? AND position>? AND doc_kind='message' ORDER BY position "
+                 "LIMIT 1)", (conversation_id, position))
+
+
 def touch_doc(conn: apsw.Connection, doc_rowid: int, source_changed_run_id: str) -> None:
     conn.execute("UPDATE search_docs SET source_changed_run_id=? WHERE doc_rowid=?", (source_changed_run_id, doc_rowid))
 

@@ -1,0 +1,76 @@
+"""Shared fixtures: small real transcripts, vaults in tmp_path, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kenning.api import Vault
+
+LOCOMO_DIR = Path(__file__).resolve().parents[1].parent.parent / "shared" / "data" / "locomo"
+HASH = {"retrieval": {"vector": {"backend": "hash"}}}
+
+
+def locomo_dir() -> Path:
+    for cand in (Path(os.environ.get("KENNING_LOCOMO", "")), Path("/work/shared/data/locomo"), LOCOMO_DIR):
+        if str(cand) and (cand / "26.json").is_file():
+            return cand
+    pytest.skip("LoCoMo data not available")
+
+
+def transcript_doc() -> dict:
+    """Two people over three sessions; Ana is the vault owner in most tests."""
+    return {
+        "format": "kenning.transcript/1",
+        "transcript_id": "family-chat",
+        "title": "Ana and Ben",
+        "participants": [{"id": "ana", "name": "Ana", "aliases": ["Annie"]}, {"id": "ben", "name": "Ben"}],
+        "sessions": [
+            {"id": "s1", "started_at": "2023-05-08T13:56:00Z", "turns": [
+                {"id": "t1", "speaker": "Ana", "text": "I went to a pottery class yesterday and made a bowl."},
+                {"id": "t2", "speaker": "ben", "text": "Nice! I adopted a turtle named Shelly last week."},
+                {"id": "t3", "speaker": "Ana", "text": "Look at this.", "attachments": [
+                    {"kind": "image", "url": "https://example.org/bowl.jpg", "caption": "a photo of a blue ceramic bowl"}]},
+            ]},
+            {"id": "s2", "started_at": "2023-07-14T09:00:00Z", "turns": [
+                {"id": "t1", "speaker": "Ben", "text": "We went camping by the lake last weekend with the kids."},
+                {"id": "t2", "speaker": "Annie", "text": "My sister is moving to Lisbon next month."},
+            ]},
+            {"id": "s3", "started_at": "2023-09-02T18:30:00Z", "turns": [
+                {"id": "t1", "speaker": "Ben", "text": "I started learning the violin in August."},
+                {"id": "t2", "speaker": "Ana", "text": "Our car broke down on the way to the lake."},
+            ]},
+        ],
+    }
+
+
+@pytest.fixture
+def transcript_file(tmp_path: Path) -> Path:
+    p = tmp_path / "chat.json"
+    p.write_text(json.dumps(transcript_doc()), encoding="utf-8")
+    return p
+
+
+@pytest.fixture
+def vault(tmp_path: Path):
+    v = Vault.open(tmp_path / "v.db", overrides=HASH)
+    yield v
+    v.close()
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    e = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "kenning", *args], capture_output=True, text=True, cwd=cwd, env=e,
+                          timeout=300)
+
+
+@pytest.fixture
+def hash_config(tmp_path: Path) -> Path:
+    p = tmp_path / "hash.yaml"
+    p.write_text("retrieval:\n  vector:\n    backend: hash\n", encoding="utf-8")
+    return p
