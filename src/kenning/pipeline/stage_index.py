@@ -39,7 +39,16 @@ class SearchIndex:
                 break
             after = (todo[-1]["conversation_id"], todo[-1]["order_index"])
             extras = search_sql.attachment_texts(ctx.conn, [m["message_id"] for m in todo])
-            prev = search_sql.previous_texts(ctx.conn, [(m["conversation_id"], m["order_index"]) for m in todo])
+            prev: dict[tuple[str, int], str] = {}
+            need = []
+            for a, b in zip([None, *todo[:-1]], todo):
+                if a is not None and a["conversation_id"] == b["conversation_id"] and \
+                        a["order_index"] == b["order_index"] - 1:
+                    if a["text_raw"]:
+                        prev[(b["conversation_id"], b["order_index"])] = a["text_raw"]
+                else:
+                    need.append((b["conversation_id"], b["order_index"]))
+            prev.update(search_sql.previous_texts(ctx.conn, need))
             fts_new, fts_old = [], []
             for m in todo:
                 speaker = m["author_name"] or m["role"]
