@@ -92,6 +92,11 @@ def test_time_aware_query(indexed):
     r2 = s.search("lake trip last summer", now=NOW)
     assert (r2.parsed.times[0].start.isoformat(), r2.parsed.times[0].end.isoformat()) == ("2023-06-01", "2023-08-31")
     assert r2.hits[0]["date"].startswith("2023-07")
+    # a turn said in September about August is found by a query about August (its resolved event time)
+    aug = s.search("what instrument did Ben pick up in August 2023", now=NOW)
+    violin = next(h for h in aug.hits if "violin" in h["text"])
+    assert "time" in violin["lanes"] and violin["date"].startswith("2023-09-02")
+    assert violin["event_time"]["start"] == "2023-08-01"
     # the hit carries the time of the event it tells, resolved against the day it was said
     camping = next(h for h in r.hits if h["text"].startswith("We went camping"))
     assert camping["event_time"]["start"] == "2023-07-08" and camping["event_time"]["granularity"] == "weekend"

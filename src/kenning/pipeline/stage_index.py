@@ -7,12 +7,14 @@ text their space has not embedded yet. ``inputs["full"]`` (``kenning reindex``) 
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from typing import Any
 
 from kenning.pipeline.runner import StageContext
 from kenning.retrieve.docs import content_hash, doc_fields, embed_text
 from kenning.retrieve.embed import make_embedder, space_name
+from kenning.retrieve.when import resolve_text
 from kenning.store import raw as raw_sql
 from kenning.store import search as search_sql
 
@@ -55,9 +57,13 @@ class SearchIndex:
                 fields = doc_fields(speaker, m["text_raw"], extras.get(m["message_id"], []),
                                     prev.get((m["conversation_id"], m["order_index"])))
                 h = content_hash(fields)
+                event = (resolve_text(m["text_raw"], dt.date.fromisoformat(m["created_at_utc"][:10]))
+                         if m["text_raw"] and m["created_at_utc"] else None)
                 doc = {"doc_kind": "message", "doc_id": m["message_id"], "conversation_id": m["conversation_id"],
                        "speaker": speaker, "role": m["role"], "occurred_at_utc": m["created_at_utc"],
                        "position": m["order_index"], "content_sha256": h,
+                       "event_start": event.start.isoformat() if event else None,
+                       "event_end": event.end.isoformat() if event else None,
                        "source_changed_run_id": m["last_changed_run_id"], "indexed_run_id": ctx.run_id}
                 if m["doc_rowid"] is None:
                     if not (fields["body"] or fields["extra"]):

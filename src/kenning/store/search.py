@@ -60,8 +60,9 @@ def attachment_texts(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[
 def insert_doc(conn: apsw.Connection, doc: dict) -> int:
     conn.execute(
         "INSERT INTO search_docs(doc_kind, doc_id, conversation_id, speaker, role, occurred_at_utc, position, "
-        "content_sha256, source_changed_run_id, indexed_run_id) VALUES (:doc_kind, :doc_id, :conversation_id, "
-        ":speaker, :role, :occurred_at_utc, :position, :content_sha256, :source_changed_run_id, :indexed_run_id)",
+        "event_start, event_end, content_sha256, source_changed_run_id, indexed_run_id) VALUES (:doc_kind, :doc_id, "
+        ":conversation_id, :speaker, :role, :occurred_at_utc, :position, :event_start, :event_end, :content_sha256, "
+        ":source_changed_run_id, :indexed_run_id)",
         doc)
     return int(conn.last_insert_rowid())
 
@@ -69,7 +70,8 @@ def insert_doc(conn: apsw.Connection, doc: dict) -> int:
 def update_doc(conn: apsw.Connection, doc_rowid: int, doc: dict) -> None:
     conn.execute(
         "UPDATE search_docs SET conversation_id=:conversation_id, speaker=:speaker, role=:role, "
-        "occurred_at_utc=:occurred_at_utc, position=:position, content_sha256=:content_sha256, "
+        "occurred_at_utc=:occurred_at_utc, position=:position, event_start=:event_start, event_end=:event_end, "
+        "content_sha256=:content_sha256, "
         "source_changed_run_id=:source_changed_run_id, indexed_run_id=:indexed_run_id WHERE doc_rowid=:doc_rowid",
         {**doc, "doc_rowid": doc_rowid})
 
@@ -184,10 +186,15 @@ def _filters(alias: str, as_of: str | None, speakers: Sequence[str] | None, star
     if speakers:
         sql += f" AND {alias}.speaker COLLATE NOCASE IN ({','.join('?' * len(speakers))})"
         params += list(speakers)
-    if start:
+    if start and end:
+        # said inside the interval, or telling of an event inside it
+        sql += (f" AND (({alias}.occurred_at_utc >= ? AND {alias}.occurred_at_utc < ?) OR "
+                f"({alias}.event_start < ? AND {alias}.event_end >= ?))")
+        params += [start, end, end[:10], start[:10]]
+    elif start:
         sql += f" AND {alias}.occurred_at_utc >= ?"
         params.append(start)
-    if end:
+    elif end:
         sql += f" AND {alias}.occurred_at_utc < ?"
         params.append(end)
     if kinds:

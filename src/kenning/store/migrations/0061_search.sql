@@ -13,6 +13,8 @@ CREATE TABLE search_docs (
   role TEXT,
   occurred_at_utc TEXT,                 -- messages.created_at_utc (a transcript turn: its session's time)
   position INTEGER,                     -- messages.order_index: neighbours for adjacency
+  event_start TEXT,                     -- the first time expression in the text, resolved against its date
+  event_end TEXT,                       --   (YYYY-MM-DD, inclusive; retrieve.when, R8); issue 4's time layer replaces it
   content_sha256 TEXT NOT NULL,         -- sha256 of the indexed fields: unchanged text is never re-indexed
   source_changed_run_id TEXT,           -- messages.last_changed_run_id when indexed
   indexed_run_id TEXT NOT NULL,
@@ -21,6 +23,7 @@ CREATE TABLE search_docs (
 CREATE INDEX idx_search_docs_position ON search_docs(conversation_id, position);
 CREATE INDEX idx_search_docs_time ON search_docs(occurred_at_utc);
 CREATE INDEX idx_search_docs_speaker ON search_docs(speaker COLLATE NOCASE);
+CREATE INDEX idx_search_docs_event ON search_docs(event_start, event_end);
 
 CREATE VIRTUAL TABLE search_fts USING fts5(
   speaker, body, extra, context,
