@@ -111,17 +111,24 @@ def test_as_of_hides_later_turns(indexed):
 
 
 def test_adjacency_lane_brings_the_answer(indexed):
-    cfg = indexed.config.model_copy(deep=True)
     from kenning.config import load_config
 
-    cfg = load_config(overrides={**HASH, "retrieval": {**HASH["retrieval"],
-                                                       "lane_weights": {"adjacency": 1.0}}})
+    # context weight 0: the next turn must come from the adjacency lane, not from its context field
+    cfg = load_config(overrides={"retrieval": {**HASH["retrieval"], "lane_weights": {"adjacency": 1.0},
+                                               "fts": {"column_weights": {"context": 0.0}}}})
     s = Searcher(indexed.conn, cfg)
     r = s.search("pottery class", now=NOW, lanes=["fts", "adjacency"])
     first = r.hits[0]
     neighbour = next(h for h in r.hits if "adjacency" in h["lanes"])
     assert first["turn_ref"] == "t1" and neighbour["turn_ref"] == "t2"
     assert {"kind": "adjacent_to", "message_id": first["message_id"]} in neighbour["evidence"]
+
+
+def test_context_field_finds_the_reply(indexed):
+    """The turn after a question is indexed with the question as low-weight context (R6)."""
+    s = Searcher(indexed.conn, indexed.config)
+    r = s.search("pottery class", now=NOW, lanes=["fts"])
+    assert [h["turn_ref"] for h in r.hits[:2]] == ["t1", "t2"] and r.hits[1]["text"].startswith("Nice!")
 
 
 def test_hit_shape_and_evidence_chain(indexed):

@@ -390,8 +390,16 @@ def _absolute(text: str, a: D, future: bool) -> list[tuple[int, Interval]]:
     return found
 
 
+# Cheap gate: a text without any of these words holds no expression the rules read.
+_ANY_TIME = re.compile(rf"\b(?:yesterday|today|tonight|tomorrow|ago|last|past|this|next|upcoming|coming|previous|"
+                       rf"week|weekend|month|year|{_WD_RE}|{_MONTH_RE}|spring|summer|fall|autumn|winter|before|"
+                       rf"after|night|now|morning|afternoon|evening)\b|\b\d{{4}}\b", re.I)
+
+
 def resolve_all(text: str, anchor: D, *, future: bool = False) -> list[Interval]:
     """Every time expression in ``text`` resolved against ``anchor``, in text order."""
+    if not _ANY_TIME.search(text):
+        return []
     found: list[tuple[int, Interval]] = []
     taken: list[tuple[int, int]] = []
     for rx, fn in _RULES:
