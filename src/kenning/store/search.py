@@ -44,12 +44,12 @@ def previous_texts(conn: apsw.Connection, keys: Sequence[tuple[str, int]]) -> di
 
 
 def attachment_texts(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, list[str]]:
-    """Captions and file names of non-text parts, per message."""
+    """Captions of image/file parts, per message."""
     out: dict[str, list[str]] = {}
     for i in range(0, len(message_ids), 500):
         chunk = list(message_ids[i:i + 500])
-        for mid, text, path in conn.execute(
-                f"SELECT message_id, text_content, file_path FROM message_parts WHERE part_type IN ('image','file') "
+        for mid, text in conn.execute(
+                f"SELECT message_id, text_content FROM message_parts WHERE part_type IN ('image','file') "
                 f"AND message_id IN ({','.join('?' * len(chunk))}) ORDER BY message_id, part_index", chunk):
             bits = out.setdefault(mid, [])
             if text:
