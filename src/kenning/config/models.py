@@ -185,6 +185,7 @@ class VectorConfig(Strict):
     dim: int
     hash_dim: int
     batch_size: int
+    pool: int
     torch_threads: int
     include_speaker: bool
 

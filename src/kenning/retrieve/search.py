@@ -166,11 +166,23 @@ class Searcher:
                 items.append(Candidate(rowid, -s))
         return RankedList(name, items, weight)
 
-    def vector_lane(self, name: str, qvec, weight: float, cap: int, **filters: Any) -> RankedList:
-        table = self.vector_table()
-        if table is None or qvec is None:
+    def vector_lane(self, name: str, pool, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
+                    start: str | None = None, end: str | None = None, **_: Any) -> RankedList:
+        """The nearest documents from the shared KNN pool, filtered by speaker / said-at interval."""
+        if pool is None:
             return RankedList(name, [], weight)
-        items = [Candidate(r, 1.0 - d) for r, d in search_sql.vector_search(self.conn, table, qvec, cap, **filters)]
+        want = {s.casefold() for s in speakers} if speakers else None
+        items = []
+        for rowid, dist, occurred, speaker in pool:
+            if want is not None and (speaker or "").casefold() not in want:
+                continue
+            if start and (occurred or "") < start:
+                continue
+            if end and (occurred or "") >= end:
+                continue
+            items.append(Candidate(rowid, 1.0 - dist))
+            if len(items) >= cap:
+                break
         return RankedList(name, items, weight)
 
     def _restricted(self, name: str, terms, qvec, weight: float, note: str, **filters: Any) -> RankedList:
@@ -178,7 +190,7 @@ class Searcher:
         cap = self.cfg.lane_cap
         parts = [self.fts_lane("f", terms, 1.0, cap, **filters)]
         if qvec is not None:
-            parts.append(self.vector_lane("v", qvec, 1.0, cap, **filters))
+            parts.append(self.vector_lane("v", qvec, 1.0, cap, **filters))  # qvec: the shared KNN pool
         fused = rrf(parts, self.cfg.rrf_k, cap)
         return RankedList(name, [Candidate(f.key, round(f.score, 6)) for f in fused], weight, note)
 
@@ -206,7 +218,9 @@ class Searcher:
         if on("vector") or on("speaker") or on("time"):
             emb = self.embedder() if self.vector_table() else None
             if emb is not None:
-                qvec = emb.embed([query])[0]
+                # one exact KNN; every vector lane is cut from it (R13)
+                qvec = search_sql.vector_pool(self.conn, self.vector_table(), emb.embed([query])[0],
+                                              cfg.vector.pool, as_of=bound)
         first: list[RankedList] = []
         if on("fts"):
             first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound))

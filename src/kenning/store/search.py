@@ -240,6 +240,18 @@ def vector_search(conn: apsw.Connection, table: str, query: np.ndarray, limit: i
     return [(int(r), float(d)) for r, d in conn.execute(sql, params)]
 
 
+def vector_pool(conn: apsw.Connection, table: str, query: np.ndarray, limit: int, *,
+                as_of: str | None = None) -> list[tuple[int, float, str, str]]:
+    """(doc_rowid, cosine distance, occurred_at_utc, speaker) of the ``limit`` nearest documents: one exact
+    KNN from which the plain and the speaker-/time-restricted vector lanes are all cut."""
+    sql = f"SELECT rowid, distance, occurred_at_utc, speaker FROM {table} WHERE embedding MATCH ? AND k = ?"
+    params: list[Any] = [np.asarray(query, dtype=np.float32).tobytes(), limit]
+    if as_of:
+        sql += " AND occurred_at_utc <= ?"
+        params.append(as_of)
+    return [(int(r), float(d), o, sp) for r, d, o, sp in conn.execute(sql + " ORDER BY distance", params)]
+
+
 def docs_by_rowid(conn: apsw.Connection, doc_rowids: Sequence[int]) -> dict[int, dict]:
     """Documents with what a hit shows: text, speaker, time, conversation title, turn reference."""
     out: dict[int, dict] = {}
