@@ -156,3 +156,17 @@ def test_cli_search_json(tmp_path, transcript_file, hash_config):
     assert table.returncode == 0 and "turtle" in table.stdout
     bad = run_cli("search", "turtle", "--as-of", "someday", "--db", str(db), "--config", str(hash_config))
     assert bad.returncode == 1 and "--as-of" in bad.stderr
+
+
+def test_restricted_vector_lane_is_cut_from_the_shared_pool(indexed):
+    from kenning.config import load_config
+
+    s = Searcher(indexed.conn, load_config(overrides=HASH))
+    r = s.search("lake", now=NOW, lanes=["speaker"])
+    assert r.parsed.speakers == [] and r.hits == []  # no name in the query: the lane does not fire
+    r = s.search("Ben lake", now=NOW, lanes=["speaker"])
+    assert r.hits and {h["speaker"] for h in r.hits} == {"Ben"}
+    small = Searcher(indexed.conn, load_config(overrides={"retrieval": {**HASH["retrieval"],
+                                                                          "vector": {"backend": "hash", "pool": 2}}}))
+    few = small.search("Ben lake", now=NOW, lanes=["vector"])
+    assert len(few.hits) == 2  # the pool bounds every vector lane
