@@ -12,13 +12,16 @@ import pytest
 
 from kenning.api import Vault
 
-LOCOMO_DIR = Path(__file__).resolve().parents[1].parent.parent / "shared" / "data" / "locomo"
+REPO = Path(__file__).resolve().parents[1]
+# shared/ sits beside the clone (CI, /work/main) or beside the worktrees' folder (/work/wt/NAME)
+LOCOMO_DIRS = [REPO.parent / "shared" / "data" / "locomo", REPO.parent.parent / "shared" / "data" / "locomo"]
 HASH = {"retrieval": {"vector": {"backend": "hash"}}}
 
 
 def locomo_dir() -> Path:
-    for cand in (Path(os.environ.get("KENNING_LOCOMO", "")), Path("/work/shared/data/locomo"), LOCOMO_DIR):
-        if str(cand) and (cand / "26.json").is_file():
+    env = os.environ.get("KENNING_LOCOMO")
+    for cand in ([Path(env)] if env else []) + LOCOMO_DIRS:
+        if (cand / "26.json").is_file():
             return cand
     pytest.skip("LoCoMo data not available")
 
