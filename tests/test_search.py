@@ -161,11 +161,14 @@ def test_cli_search_json(tmp_path, transcript_file, hash_config):
 def test_restricted_vector_lane_is_cut_from_the_shared_pool(indexed):
     from kenning.config import load_config
 
-    s = Searcher(indexed.conn, load_config(overrides=HASH))
+    pooled = {"retrieval": {"vector": {"backend": "hash", "pool": 1000}}}
+    s = Searcher(indexed.conn, load_config(overrides=pooled))
     r = s.search("lake", now=NOW, lanes=["speaker"])
     assert r.parsed.speakers == [] and r.hits == []  # no name in the query: the lane does not fire
     r = s.search("Ben lake", now=NOW, lanes=["speaker"])
     assert r.hits and {h["speaker"] for h in r.hits} == {"Ben"}
+    exact = Searcher(indexed.conn, indexed.config).search("Ben lake", now=NOW, lanes=["speaker"])
+    assert [h["message_id"] for h in exact.hits] == [h["message_id"] for h in r.hits]  # pool ≥ vault: same lane
     small = Searcher(indexed.conn, load_config(overrides={"retrieval": {**HASH["retrieval"],
                                                                           "vector": {"backend": "hash", "pool": 2}}}))
     few = small.search("Ben lake", now=NOW, lanes=["vector"])

@@ -168,9 +168,15 @@ class Searcher:
 
     def vector_lane(self, name: str, pool, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
                     start: str | None = None, end: str | None = None, **_: Any) -> RankedList:
-        """The nearest documents from the shared KNN pool, filtered by speaker / said-at interval."""
+        """The nearest documents, filtered by speaker / said-at interval: a filtered KNN inside sqlite-vec
+        (``pool`` is the query vector), or cut from a shared KNN pool (``pool`` is its rows; R13)."""
         if pool is None:
             return RankedList(name, [], weight)
+        if not isinstance(pool, list):
+            table = self.vector_table()
+            rows_ = search_sql.vector_search(self.conn, table, pool, cap, speakers=speakers, start=start, end=end,
+                                             as_of=_.get("as_of")) if table else []
+            return RankedList(name, [Candidate(r, 1.0 - d) for r, d in rows_], weight)
         want = {s.casefold() for s in speakers} if speakers else None
         items = []
         for rowid, dist, occurred, speaker in pool:
@@ -218,9 +224,9 @@ class Searcher:
         if on("vector") or on("speaker") or on("time"):
             emb = self.embedder() if self.vector_table() else None
             if emb is not None:
-                # one exact KNN; every vector lane is cut from it (R13)
-                qvec = search_sql.vector_pool(self.conn, self.vector_table(), emb.embed([query])[0],
-                                              cfg.vector.pool, as_of=bound)
+                qvec = emb.embed([query])[0]
+                if cfg.vector.pool > 0:  # one KNN; every vector lane is cut from it (R13)
+                    qvec = search_sql.vector_pool(self.conn, self.vector_table(), qvec, cfg.vector.pool, as_of=bound)
         first: list[RankedList] = []
         if on("fts"):
             first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound))
