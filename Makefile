@@ -25,7 +25,7 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/ingest.py
+	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py search --sizes 100000,1000000
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache

@@ -11,7 +11,7 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert "re-import of the same export: 40 unchanged" in text
     assert "MALFORMED_JSON" in text and "LONE_SURROGATE" in text
     conn = apsw.Connection(str(db))
-    assert conn.execute("SELECT COUNT(*) FROM conversations").fetchone()[0] == 40
+    assert conn.execute("SELECT COUNT(*) FROM conversations WHERE source_kind='chatgpt'").fetchone()[0] == 40
     assert conn.execute("SELECT COUNT(*) FROM rejects").fetchone()[0] == 0  # the damaged sample used its own vault
     # stage 4 in the demo: the author's residence, work and family, with quotes
     assert "you — where you live" in text and "“I moved to Paris”" in text

@@ -10,10 +10,13 @@ CONTENT_TABLES = ("conversations", "messages", "message_parts")
 
 
 def dump(db: Path, tables: tuple[str, ...] | None = None, exclude_columns: dict[str, set[str]] | None = None) -> dict:
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    from kenning.store.connection import open_store
+
+    conn = open_store(db, readonly=True)  # with sqlite-vec loaded: vec0 tables are part of the content
     try:
         names = tables or tuple(r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"))
+        # The FTS5 shadow tables hold the same content as their owner in an internal layout; compare owners.
         out = {}
         for t in names:
             cur = conn.execute(f'SELECT * FROM "{t}"')

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import apsw
 
@@ -17,6 +17,9 @@ from kenning.sources.inputs import CHATGPT_EXPORT, WIKI_WORKSPACE, classify_inpu
 from kenning.store import raw as raw_sql
 from kenning.store import runs as runs_sql
 from kenning.store.connection import open_store, transaction
+
+if TYPE_CHECKING:
+    from kenning.retrieve.search import SearchResult
 
 
 def default_db_path(config: Config | None = None) -> Path:
@@ -52,9 +55,10 @@ class Vault:
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
-               judge: Any = None) -> list[RunResult]:
-        """Import each path with the importer its structure calls for: ChatGPT exports through the
-        conversation stages, wiki workspaces through the `wiki` stage (one verified run per workspace)."""
+               judge: Any = None, self_name: str | None = None) -> list[RunResult]:
+        """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
+        the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
+        workspaces through the `wiki` stage (one verified run per workspace)."""
         clock = Clock.from_option(as_of)
         names = parse_stage_list(stages, self.config.ingest.default_stages)
         wcfg = self.config.beliefs.wiki
@@ -63,11 +67,14 @@ class Vault:
         wikis = [p for p, k in kinds.items() if k == WIKI_WORKSPACE]
         results = []
         if exports or not wikis:
+            args: dict[str, Any] = {"paths": exports, "stages": names, "as_of": as_of}
+            if self_name:
+                args["self"] = self_name
             for name in names:
                 results.append(run_stage(
                     self.conn, STAGES[name], self.config, clock,
-                    inputs={"paths": exports},
-                    args={"paths": exports, "stages": names, "as_of": as_of},
+                    inputs={"paths": exports, "self_name": self_name},
+                    args=args,
                     progress=progress,
                 ))
         for root in wikis:
@@ -152,6 +159,18 @@ class Vault:
         from kenning.beliefs.verify import m1
 
         return m1(self.conn, self.config, judge or NoJudge(), workspace, sample, seed)
+
+    def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None) -> RunResult:
+        """Rebuild the search index from the raw layer (``full``) or bring it up to date."""
+        return run_stage(self.conn, STAGES["index"], self.config, Clock.from_option(as_of),
+                         inputs={"full": full}, args={"full": full, "as_of": as_of}, progress=progress)
+
+    def search(self, query: str, *, k: int | None = None, as_of: str | None = None, now: str | None = None,
+               lanes: Sequence[str] | None = None) -> "SearchResult":
+        """Hybrid search over the vault (see :mod:`kenning.retrieve.search`)."""
+        from kenning.retrieve.search import Searcher
+
+        return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes)
 
     def status(self) -> dict[str, Any]:
         return {

@@ -322,11 +322,14 @@ def beliefs_m1(
 def reindex_command(
     rebuild_beliefs: Annotated[bool, typer.Option("--rebuild-beliefs", help="Rebuild wiki_beliefs from every "
                                                   "workspace's *.beliefs.json sidecars.")] = False,
+    full: Annotated[bool, typer.Option("--full/--update", help="Rebuild the search index from scratch (default) or "
+                                       "only bring it up to date.")] = True,
     workspace: WorkspaceOpt = None,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the run clock.")] = None,
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    """Rebuild derived indexes: the belief FTS index, and with --rebuild-beliefs the ledger from the sidecars."""
+    """Rebuild derived indexes: the search index (FTS5 + vectors), the belief FTS index, and with
+    --rebuild-beliefs the ledger from the sidecars. Everything rebuilt comes from the raw layer and sidecars."""
     from kenning.store import beliefs as beliefs_sql
     from kenning.store.connection import transaction
 
@@ -340,14 +343,16 @@ def reindex_command(
                 beliefs_sql.fts_rebuild(vault.conn)
             results = []
         n = beliefs_sql.count_beliefs(vault.conn)
+        search = vault.reindex(full=full, as_of=as_of)
     if json_out:
         print_json({"runs": [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                               "warnings": [e[3] for e in r.events if e[2] == "WARN"]} for r in results],
-                    "beliefs": n})
+                    "beliefs": n, "search_index": {"run_id": search.run_id, "counts": search.counts}})
         return
     for r in results:
         print_run_result(r)
     console.print(f"belief index rebuilt: {n:,} beliefs")
+    console.print(f"search index {'rebuilt' if full else 'updated'}: {search.counts}")
 
 
 def _rejections(fn: Any) -> Any:

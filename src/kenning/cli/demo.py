@@ -16,6 +16,9 @@ DAMAGED = "sample-damaged-export.json"
 AS_OF = "2024-12-31T00:00:00Z"
 SAMPLE_WIKI = "wiki"
 WHY_QUERY = "Acme OAuth refresh endpoint"
+SAMPLE_TRANSCRIPT = "sample-transcript.json"
+DEMO_QUERIES = [("When did Anna move to Lisbon?", None), ("what did my sister say about Leo", None),
+                ("anything about running last winter", "2024-09-01")]
 
 
 def sample_path(name: str = SAMPLE) -> Path:
@@ -81,6 +84,27 @@ def demo_why(vault) -> None:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+def search_step(vault) -> None:
+    """Import the bundled transcript as Sam and ask a few questions (issue 9)."""
+    from rich.table import Table
+
+    transcript = sample_path(SAMPLE_TRANSCRIPT)
+    console.rule("[bold]Search")
+    r = vault.ingest([transcript], as_of="2024-12-31T00:00:00Z", self_name="Sam")
+    imported = next((x.counts for x in r if x.stage == "1"), {})
+    console.print(f"sample transcript: {transcript.name} (Sam is the vault owner): "
+                  f"{imported.get('turns_imported', 0)} turns in {imported.get('sessions', 0)} sessions")
+    for query, now in DEMO_QUERIES:
+        res = vault.search(query, k=3, now=now or "2024-12-31")
+        t = Table(title=f"kenning search {query!r}", show_edge=False, title_justify="left")
+        for col in ("#", "date", "speaker", "text", "lanes"):
+            t.add_column(col, overflow="fold")
+        for h in res.hits:
+            t.add_row(str(h["rank"]), (h["date"] or "")[:10], h["speaker"] or "", h["text"],
+                      " ".join(f"{k}#{v['rank']}" for k, v in h["lanes"].items()))
+        out.print(t)
+
+
 def run_demo(db: Path | None, config: Path | None) -> None:
     console.rule("[bold]Kenning demo")
     console.print(f"sample export: {SAMPLE} (synthetic: one person's chats over 18 months)")
@@ -92,6 +116,7 @@ def run_demo(db: Path | None, config: Path | None) -> None:
         console.print(f"[green]re-import[/] of the same export: {again.counts.get('conversations_unchanged', 0)} "
                       f"unchanged, {again.counts.get('conversations_new', 0)} new — the vault did not change")
         _bad_input()
+        search_step(vault)
         st = vault.status()
     t = Table(title=f"vault {st['db']}", show_edge=False)
     t.add_column("table")

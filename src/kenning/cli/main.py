@@ -61,7 +61,8 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT export .zip files or folders, "
-                                                "and wiki workspace folders (wiki/ pages + *.beliefs.json sidecars).",
+                                                "transcript .json/.jsonl files, LoCoMo .json files, and wiki workspace "
+                                                "folders (wiki/ pages + *.beliefs.json sidecars).",
                                                 show_default=False)],
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the run clock at this UTC time "
                                                  "(deterministic runs).")] = None,
@@ -75,8 +76,11 @@ def ingest(
                                                      "(default: personal).", show_default=False)] = None,
     llm: Annotated[Optional[str], typer.Option("--llm", help="Judge for the verifier's model-judged checks: none "
                                                "(recorded as not_checked).", show_default=False)] = None,
+    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
+                                                     "role 'user' (others 'unknown').")] = None,
 ) -> None:
-    """Import exports and wiki workspaces. Re-importing the same input changes nothing; a newer one adds what is new.
+    """Import ChatGPT exports, transcripts (JSON/JSONL), LoCoMo files and wiki workspaces. Re-importing the same
+    input changes nothing; a newer one adds what is new.
 
     A wiki workspace is verified whole first (coverage, provenance links, supersession sanity, statement
     support); if any check fails the import is rejected with its reasons and nothing is committed."""
@@ -89,7 +93,7 @@ def ingest(
         except JudgeUnavailable as e:
             fail(str(e))
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
-                                                   workspace=workspace, judge=judge))
+                                                   workspace=workspace, judge=judge, self_name=self_name))
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
@@ -250,6 +254,13 @@ def demo(db: DbOpt = None, config: ConfigOpt = None) -> None:
     from kenning.cli.demo import run_demo
 
     run_demo(db, config)
+
+
+from kenning.cli import eval as _eval_cli  # noqa: E402  (commands register themselves on import)
+from kenning.cli import search as _search_cli  # noqa: E402
+
+_search_cli.register(app)
+_eval_cli.register(app)
 
 
 def main() -> None:

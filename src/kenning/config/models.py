@@ -255,6 +255,74 @@ class AssertionsConfig(Strict):
     batch_conversations: int = Field(ge=1)
 
 
+class TranscriptsConfig(Strict):
+    default_timezone: str
+
+
+class LaneWeights(Strict):
+    fts: float
+    vector: float
+    speaker: float
+    time: float
+    temporal_cue: float
+    adjacency: float
+
+
+class FtsColumnWeights(Strict):
+    speaker: float
+    body: float
+    extra: float
+    context: float
+
+
+class FtsConfig(Strict):
+    column_weights: FtsColumnWeights
+    max_query_terms: int
+    stopwords: list[str]
+
+
+class VectorConfig(Strict):
+    backend: Literal["minilm", "hash", "none"]
+    fallback: Literal["hash", "none"]
+    model: str
+    dim: int
+    hash_dim: int
+    batch_size: int
+    pool: int
+    torch_threads: int
+    include_speaker: bool
+
+
+class SpeakerConfig(Strict):
+    min_name_chars: int
+
+
+class TimeLaneConfig(Strict):
+    slack_days: int
+
+
+class AdjacencyConfig(Strict):
+    seeds: int
+    window: int
+
+
+class SearchIndexConfig(Strict):
+    batch_size: int
+
+
+class RetrievalConfig(Strict):
+    rrf_k: int
+    lane_cap: int
+    default_k: int
+    lane_weights: LaneWeights
+    fts: FtsConfig
+    vector: VectorConfig
+    speaker: SpeakerConfig
+    time: TimeLaneConfig
+    adjacency: AdjacencyConfig
+    index: SearchIndexConfig
+
+
 class Config(Strict):
     vault: VaultConfig
     ids: IdsConfig
@@ -265,6 +333,10 @@ class Config(Strict):
     pipeline: PipelineConfig
     entities: EntitiesConfig
     assertions: AssertionsConfig
+
+
+    transcripts: TranscriptsConfig
+    retrieval: RetrievalConfig
     beliefs: "BeliefsConfig"
 
 

@@ -42,12 +42,15 @@ class _FileImport:
             raw = raw.decode("utf-8", errors="backslashreplace")
         self.rejects.append({"record_index": index, "record_ref": ref, "pointer": pointer, "action": action,
                              "reason_code": code, "message": message, "raw_text": raw})
-        where = f"{self.export.display}: record {index}" + (f" (conversation {ref})" if ref else "")
+        where = f"{self.export.display}: {self.record_label(index)}" + (f" (conversation {ref})" if ref else "")
         if pointer:
             where += f" at {pointer}"
         self.ctx.warn(f"{'REJECTED' if action == 'skipped' else 'REPAIRED'}_{code}", f"{where}: {message}",
                       file=self.export.display, record_index=index, conversation=ref, pointer=pointer)
         self.counts["rejected" if action == "skipped" else "repaired"] += 1
+
+    def record_label(self, index: int | None) -> str:
+        return "the whole file" if index is None else f"record {index}"
 
     def problem(self, p: StreamProblem) -> None:
         if p.code == "TRUNCATED_RECORD":
@@ -91,6 +94,12 @@ class _FileImport:
         if existing is None and ref is None:
             existing = raw_sql.get_conversation(ctx.conn, cid)
             stored = raw_sql.messages_of(ctx.conn, cid) if existing else {}
+        self.store(existing, stored, built)
+        self.links.append((cid, index))
+
+    def store(self, existing: dict | None, stored: dict[str, dict], built: Built) -> None:
+        """Insert a new conversation, or apply a changed one message by message (D12)."""
+        ctx, counts = self.ctx, self.counts
         if existing is None:
             raw_sql.insert_conversation(ctx.conn, built.conversation, built.messages, built.parts)
             counts["conversations_new"] += 1
@@ -100,7 +109,6 @@ class _FileImport:
             self.apply_changes(existing, stored, built)
         counts["chars"] += sum(len(m["text_raw"] or "") for m in built.messages)
         counts["chars"] += sum(len(p["text_content"] or "") for p in built.parts)
-        self.links.append((cid, index))
 
     def apply_changes(self, existing: dict, stored: dict[str, dict], built: Built) -> None:
         ctx, counts, run_id = self.ctx, self.counts, self.ctx.run_id
@@ -200,11 +208,15 @@ class _FileImport:
                 self.reject(None, None, None, "skipped", "NOT_AN_EXPORT", str(e), head)
                 self.counts["files_failed"] += 1
             reader.drain()
-        sha = reader.sha256.hexdigest()
+        self.finish(reader.sha256.hexdigest(), reader.bytes_read)
+
+    def finish(self, sha: str, size: int) -> None:
+        """The source row, its conversations, and the rejects of this file."""
+        ctx, export = self.ctx, self.export
         source_id = ctx.ids.make("source", sha)
         raw_sql.upsert_source(ctx.conn, {
             "source_id": source_id, "kind": export.kind, "path": export.display, "sha256": sha,
-            "size_bytes": reader.bytes_read, "run_id": ctx.run_id,
+            "size_bytes": size, "run_id": ctx.run_id,
             "stats_json": canonicalize({"records": self.records, "conversations": len(self.links),
                                         "import_config_hash": self.cfg_hash}),
         })
@@ -237,7 +249,12 @@ class RawImport:
                 counts["files_failed"] += 1
                 continue
             counts["files"] += 1
-            _FileImport(ctx, export, counts, changes).run()
+            if export.kind == "chatgpt_export":
+                _FileImport(ctx, export, counts, changes).run()
+            else:
+                from kenning.pipeline.stage1_transcript import TranscriptFileImport
+
+                TranscriptFileImport(ctx, export, counts, changes, ctx.inputs.get("self_name")).run()
         imported = counts["conversations_new"] + counts["conversations_changed"] + counts["conversations_unchanged"]
         out: dict[str, Any] = {k: counts[k] for k in sorted(counts)}
         out["conversations_imported"] = imported

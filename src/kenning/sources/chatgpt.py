@@ -73,6 +73,7 @@ class Built:
     node_rejects: list[tuple[str, str, str, Any]] = field(default_factory=list)  # pointer, code, message, raw
     repairs: list[tuple[str, str]] = field(default_factory=list)
     retained: int = 0          # stored messages the record no longer lists, kept in the tree
+    node_repairs: list[tuple[str, str, str, Any]] = field(default_factory=list)  # pointer, code, message, raw
 
 
 @dataclass(slots=True)

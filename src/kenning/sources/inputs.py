@@ -1,8 +1,15 @@
-"""Find the bytes behind a path the user gave: a conversations.json, an export .zip, or a folder."""
+"""Find the bytes behind a path the user gave, and what kind of input they are.
+
+Kinds (``ExportFile.kind``): ``chatgpt_export`` (a conversations.json, the export .zip, or a folder
+holding conversations.json), ``transcript_json`` / ``transcript_jsonl`` (docs/transcript-format.md)
+and ``locomo`` (a LoCoMo conversation file). A file's kind is decided by its structure, never its
+name alone (R2): the first bytes are sniffed for the keys each format must have.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -63,6 +70,33 @@ def classify_input(path: str | Path, wiki_dir: str = "wiki", sidecar_suffix: str
     return CHATGPT_EXPORT
 
 
+INPUT_KINDS = ("chatgpt_export", "transcript_json", "transcript_jsonl", "locomo")
+SNIFF_BYTES = 64 * 1024
+_KEY = r'"%s"\s*:'
+_LOCOMO_KEYS = [re.compile((_KEY % k).encode()) for k in ("speaker_a", "speaker_b")]
+_LOCOMO_SESSION = re.compile((_KEY % r"session_\d+").encode())
+_TRANSCRIPT_KEYS = [re.compile((_KEY % k).encode()) for k in ("sessions",)]
+_TRANSCRIPT_FORMAT = re.compile(rb'"format"\s*:\s*"kenning\.transcript/')
+_JSONL_TYPE = re.compile(rb'^\s*\{.*"type"\s*:\s*"(transcript|session|turn)"')
+
+
+def sniff_kind(head: bytes) -> str:
+    """The input kind of a plain file from its first bytes (a prefix of at most SNIFF_BYTES)."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"{"):
+        first_line = text.split(b"\n", 1)[0]
+        if _JSONL_TYPE.match(first_line) and b"\n" in text.strip():
+            return "transcript_jsonl"
+        if all(k.search(text) for k in _LOCOMO_KEYS) and _LOCOMO_SESSION.search(text):
+            return "locomo"
+        if _TRANSCRIPT_FORMAT.search(text) or (all(k.search(text) for k in _TRANSCRIPT_KEYS)
+                                              and b'"mapping"' not in text):
+            return "transcript_json"
+        if _JSONL_TYPE.match(first_line):
+            return "transcript_jsonl"
+    return "chatgpt_export"
+
+
 def resolve_export(path: str | Path) -> ExportFile:
     p = Path(path).expanduser()
     if not p.exists():
@@ -75,7 +109,12 @@ def resolve_export(path: str | Path) -> ExportFile:
     if zipfile.is_zipfile(p):
         member, size = _zip_member(p)
         return ExportFile(str(path), member, size)
-    return ExportFile(str(path), None, p.stat().st_size)
+    try:
+        with open(p, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+    return ExportFile(str(path), None, p.stat().st_size, sniff_kind(head))
 
 
 class HashingReader:

@@ -150,3 +150,31 @@ def list_rejects(conn: apsw.Connection, limit: int = 100) -> list[dict]:
 def get_reject(conn: apsw.Connection, reject_id: str) -> dict | None:
     found = rows(conn, "SELECT * FROM rejects WHERE reject_id=? OR reject_id LIKE ?", (reject_id, reject_id + "%"))
     return found[0] if len(found) == 1 else None
+
+
+def replace_participants(conn: apsw.Connection, conversation_id: str, participants: list[dict]) -> None:
+    conn.execute("DELETE FROM transcript_participants WHERE conversation_id=?", (conversation_id,))
+    conn.executemany(
+        "INSERT INTO transcript_participants(conversation_id, participant_key, name, aliases_json, is_self) "
+        "VALUES (:conversation_id, :participant_key, :name, :aliases_json, :is_self)", participants)
+
+
+def participants(conn: apsw.Connection, conversation_ids: list[str] | None = None) -> list[dict]:
+    """Declared participants (with aliases) of transcript sessions; all of them when no ids are given."""
+    if conversation_ids is None:
+        return rows(conn, "SELECT * FROM transcript_participants ORDER BY conversation_id, participant_key")
+    out: list[dict] = []
+    for i in range(0, len(conversation_ids), 500):
+        chunk = conversation_ids[i:i + 500]
+        out += rows(conn, f"SELECT * FROM transcript_participants WHERE conversation_id IN "
+                          f"({','.join('?' * len(chunk))}) ORDER BY conversation_id, participant_key", chunk)
+    return out
+
+
+def message_texts(conn: apsw.Connection, message_ids: list[str]) -> list[dict]:
+    out: list[dict] = []
+    for i in range(0, len(message_ids), 500):
+        chunk = message_ids[i:i + 500]
+        out += rows(conn, f"SELECT message_id, text_raw FROM messages WHERE message_id IN ({','.join('?' * len(chunk))})",
+                    chunk)
+    return out

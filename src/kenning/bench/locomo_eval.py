@@ -1,0 +1,326 @@
+"""LoCoMo turn-retrieval evaluation: Kenning and the baselines, in the same run, on the same questions.
+
+Per conversation: a fresh vault, the file imported through ``kenning ingest`` (transcript path, search
+index stage), then every question asked with the conversation's last session date as the question date.
+Baselines index each turn as ``"<speaker>: <text>"`` plus ``" [image: <caption>]"`` (the data README):
+- ``bm25``  — Okapi BM25 exactly as the ``rank_bm25`` package computes it (k1 1.5, b 0.75, ε 0.25 idf
+  floor), lowercase alphanumeric tokens;
+- ``dense`` — all-MiniLM-L6-v2 cosine;
+- ``rrf``   — reciprocal rank fusion (k = 60) of the two full rankings.
+Metrics (categories 1–4 overall, 5 separately): hit@5, hit@10 (an evidence turn in the top k) and
+evidence recall@10, over questions whose evidence list names at least one turn (R9).
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import math
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import orjson
+
+from kenning.retrieve.when import Interval, day, is_when_question, resolve_all
+from kenning.sources.locomo import evidence_ids, from_obj, session_numbers
+from kenning.sources.transcript import parse_time
+
+SPLITS = {"dev": ["26", "30", "41", "42", "43"], "test": ["44", "47", "48", "49", "50"]}
+SYSTEMS = ("kenning", "bm25", "dense", "rrf")
+CATEGORIES = ("1", "2", "3", "4", "5")
+_TOK = re.compile(r"[a-z0-9]+")
+
+
+class EvalError(RuntimeError):
+    pass
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get("KENNING_LOCOMO")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for base in [Path.cwd(), *here.parents]:
+        cand = base.parent / "shared" / "data" / "locomo"
+        if cand.is_dir():
+            return cand
+        cand = base / "shared" / "data" / "locomo"
+        if cand.is_dir():
+            return cand
+    return Path("../shared/data/locomo")
+
+
+# -- baselines -----------------------------------------------------------------------------------------------
+
+def tokens(text: str) -> list[str]:
+    return _TOK.findall(text.lower())
+
+
+class BM25Okapi:
+    """rank_bm25.BM25Okapi, reimplemented (same formula, same idf floor) with numpy."""
+
+    def __init__(self, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25):
+        self.k1, self.b = k1, b
+        self.tf = [collections.Counter(d) for d in corpus]
+        self.dl = np.array([len(d) for d in corpus], dtype=float)
+        self.avgdl = float(self.dl.mean()) if len(corpus) else 0.0
+        nd = collections.Counter(w for c in self.tf for w in c)
+        n = len(corpus)
+        self.idf: dict[str, float] = {}
+        total, negative = 0.0, []
+        for w, f in nd.items():
+            v = math.log(n - f + 0.5) - math.log(f + 0.5)
+            self.idf[w] = v
+            total += v
+            if v < 0:
+                negative.append(w)
+        eps = epsilon * total / len(self.idf) if self.idf else 0.0
+        for w in negative:
+            self.idf[w] = eps
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        acc: dict[str, tuple[list[int], list[int]]] = {}
+        for i, c in enumerate(self.tf):
+            for w, f in c.items():
+                a = acc.setdefault(w, ([], []))
+                a[0].append(i)
+                a[1].append(f)
+        self.postings = {w: (np.array(ix), np.array(fs, dtype=float)) for w, (ix, fs) in acc.items()}
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        s = np.zeros(len(self.tf))
+        norm = self.k1 * (1 - self.b + self.b * self.dl / self.avgdl) if self.avgdl else np.ones(len(self.tf))
+        for w in query:
+            p = self.postings.get(w)
+            if p is None:
+                continue
+            ix, qf = p
+            s[ix] += self.idf[w] * (qf * (self.k1 + 1) / (qf + norm[ix]))
+        return s
+
+
+def rank_order(scores: np.ndarray) -> list[int]:
+    return [int(i) for i in np.argsort(-scores, kind="stable")]
+
+
+def rrf_order(rankings: Sequence[Sequence[int]], k: int = 60) -> list[int]:
+    acc: dict[int, float] = collections.defaultdict(float)
+    for r in rankings:
+        for pos, i in enumerate(r):
+            acc[i] += 1.0 / (k + pos + 1)
+    return sorted(acc, key=lambda i: (-acc[i], i))
+
+
+def turn_text(t: dict) -> str:
+    s = f"{t.get('speaker')}: {t.get('text') or ''}"
+    if isinstance(t.get("blip_caption"), str):
+        s += f" [image: {t['blip_caption']}]"
+    return s
+
+
+# -- gold dates ----------------------------------------------------------------------------------------------
+
+def gold_interval(question: str, answer: Any, anchor: dt.date) -> Interval | None:
+    """The date a category-2 answer names ("7 May 2023", "The week before 9 June 2023", "2022"), or None
+    when the question is not a 'when' question or the answer is a duration / vague ("10 years ago")."""
+    if not is_when_question(question) or answer is None:
+        return None
+    text = str(answer).strip()
+    if re.search(r"\bago\b|^\s*(since|for)\b|\b(years?|months?|weeks?|days?)\s*$", text, re.I) and not re.search(
+            r"\d{4}", text):
+        return None
+    found = resolve_all(text, anchor)
+    return found[0] if found else None
+
+
+def time_matches(kenning: Interval | None, gold: Interval) -> bool:
+    """Kenning's resolved time is right when its middle day lies in the gold interval and it is no coarser (R10)."""
+    return kenning is not None and gold.contains(kenning.mid) and kenning.days <= gold.days
+
+
+# -- the run -------------------------------------------------------------------------------------------------
+
+def _metrics(gold: set[str], ranked: Sequence[str]) -> tuple[float, float, float]:
+    top = list(ranked[:10])
+    h5 = float(any(x in gold for x in top[:5]))
+    h10 = float(any(x in gold for x in top))
+    rec = len(gold & set(top)) / len(gold)
+    return h5, h10, rec
+
+
+def _summary(rows: list[tuple[str, tuple[float, float, float]]]) -> dict[str, Any]:
+    by: dict[str, list] = collections.defaultdict(list)
+    for cat, m in rows:
+        by[cat].append(m)
+
+    def agg(ms: list) -> dict[str, float]:
+        if not ms:
+            return {"hit@5": 0.0, "hit@10": 0.0, "recall@10": 0.0, "n": 0}
+        a = np.array(ms)
+        return {"hit@5": round(float(a[:, 0].mean()), 4), "hit@10": round(float(a[:, 1].mean()), 4),
+                "recall@10": round(float(a[:, 2].mean()), 4), "n": len(ms)}
+
+    overall = [m for c, m in rows if c != "5"]
+    return {"overall": agg(overall), "by_category": {c: agg(by[c]) for c in CATEGORIES if by.get(c)}}
+
+
+def question_date(obj: dict) -> dt.date:
+    """The conversation's last session date: questions are asked after the whole conversation."""
+    dates = []
+    for n in session_numbers(obj):
+        if obj.get(f"session_{n}"):
+            ts = parse_time(obj.get(f"session_{n}_date_time"), "UTC")
+            if ts:
+                dates.append(ts[:10])
+    return dt.date.fromisoformat(max(dates)) if dates else dt.date.today()
+
+
+def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations: str | None = None,
+             max_questions: int | None = None, systems: Sequence[str] | None = None, workdir: Path | None = None,
+             config_path: Path | None = None, overrides: dict | None = None,
+             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    from kenning.api import Vault
+    from kenning.retrieve.embed import make_embedder
+    from kenning.retrieve.search import Searcher
+
+    if split not in SPLITS:
+        raise EvalError(f"--split must be one of {', '.join(SPLITS)}")
+    data = Path(data_dir) if data_dir else default_data_dir()
+    names = [c.strip() for c in conversations.split(",")] if conversations else SPLITS[split]
+    files = [data / f"{n}.json" for n in names]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise EvalError(f"LoCoMo files not found: {', '.join(missing)} (use --data or KENNING_LOCOMO)")
+    wanted = [s for s in (systems or SYSTEMS)]
+    unknown = set(wanted) - set(SYSTEMS)
+    if unknown:
+        raise EvalError(f"unknown systems {sorted(unknown)}; known: {', '.join(SYSTEMS)}")
+    say = progress or (lambda _m: None)
+    results: dict[str, list] = {s: [] for s in wanted}
+    temporal = {"n": 0, "correct": 0, "evidence_n": 0, "evidence_correct": 0}
+    per_question: list[dict] = []
+    skipped = 0
+    timings: dict[str, float] = collections.defaultdict(float)
+    tmp = tempfile.TemporaryDirectory(prefix="kenning-locomo-") if workdir is None else None
+    root = Path(workdir) if workdir else Path(tmp.name)  # type: ignore[union-attr]
+    root.mkdir(parents=True, exist_ok=True)
+    dense_model = None
+    try:
+        for f in files:
+            obj = orjson.loads(f.read_bytes())
+            transcript = from_obj(obj)
+            now = question_date(obj)
+            turns = [t.obj for s in transcript.sessions for t in s.turns]
+            ids = [str(t.get("id")) for t in turns]
+            raw_turns = [t for n in session_numbers(obj) for t in (obj.get(f"session_{n}") or [])]
+            texts = [turn_text(t) for t in raw_turns]
+            qs = [q for q in obj.get("qa", []) if str(q.get("category")) in CATEGORIES]
+            if max_questions:
+                qs = qs[:max_questions]
+            say(f"{f.name}: {len(turns)} turns, {len(qs)} questions, question date {now}")
+            searcher = None
+            if "kenning" in wanted:
+                t0 = time.perf_counter()
+                db = root / f"locomo-{f.stem}.db"
+                for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+                    if p.exists():
+                        p.unlink()
+                vault = Vault.open(db, config_path=config_path, overrides=overrides)
+                vault.ingest([f], as_of=f"{now.isoformat()}T23:59:59Z")
+                searcher = Searcher(vault.conn, vault.config)
+                timings["kenning_ingest_s"] += time.perf_counter() - t0
+            if any(s in wanted for s in ("bm25", "rrf")):
+                bm = BM25Okapi([tokens(t) for t in texts])
+            if any(s in wanted for s in ("dense", "rrf")):
+                if dense_model is None:
+                    from kenning.config import load_config
+
+                    cfg = load_config(config_path).retrieval.vector
+                    dense_model = make_embedder(cfg.model_copy(update={"backend": "minilm", "fallback": "none"}))
+                    if dense_model is None:
+                        raise EvalError("the dense baseline needs all-MiniLM-L6-v2 (sentence-transformers)")
+                t0 = time.perf_counter()
+                emb = dense_model.embed(texts)
+                qemb = dense_model.embed([str(q.get("question")) for q in qs])
+                timings["dense_embed_s"] += time.perf_counter() - t0
+            for qi, q in enumerate(qs):
+                gold = set(evidence_ids(q.get("evidence")))
+                cat = str(q.get("category"))
+                if not gold:
+                    skipped += 1
+                    continue
+                question = str(q.get("question"))
+                record: dict[str, Any] = {"conversation": f.stem, "question": question, "category": cat,
+                                          "evidence": sorted(gold)}
+                rankings: dict[str, list[str]] = {}
+                if searcher is not None:
+                    t0 = time.perf_counter()
+                    res = searcher.search(question, k=10, now=now.isoformat())
+                    timings["kenning_search_s"] += time.perf_counter() - t0
+                    rankings["kenning"] = [h["turn_ref"] for h in res.hits]
+                    gi = gold_interval(question, q.get("answer"), now) if cat == "2" else None
+                    if gi is not None:
+                        temporal["n"] += 1
+                        top = res.hits[0] if res.hits else None
+                        ok = top is not None and time_matches(_hit_time(top), gi)
+                        temporal["correct"] += int(ok)
+                        ev = next((h for h in res.hits if h["turn_ref"] in gold), None)
+                        if ev is not None:
+                            temporal["evidence_n"] += 1
+                            temporal["evidence_correct"] += int(time_matches(_hit_time(ev), gi))
+                        record["temporal"] = {"gold": gi.as_dict(), "top": _hit_time(top).as_dict() if top and
+                                              _hit_time(top) else None, "correct": ok}
+                if "bm25" in wanted or "rrf" in wanted:
+                    r_bm = rank_order(bm.scores(tokens(question)))
+                    rankings["bm25"] = [ids[i] for i in r_bm[:10]]
+                if "dense" in wanted or "rrf" in wanted:
+                    r_de = rank_order(emb @ qemb[qi])
+                    rankings["dense"] = [ids[i] for i in r_de[:10]]
+                if "rrf" in wanted:
+                    rankings["rrf"] = [ids[i] for i in rrf_order([r_bm, r_de])[:10]]
+                for s in wanted:
+                    m = _metrics(gold, rankings.get(s, []))
+                    results[s].append((cat, m))
+                    record[s] = {"top10": rankings.get(s, []), "hit@10": m[1]}
+                per_question.append(record)
+            if searcher is not None:
+                vault.close()
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    if workdir:
+        (root / "questions.jsonl").write_bytes(b"\n".join(orjson.dumps(r) for r in per_question) + b"\n")
+    report: dict[str, Any] = {
+        "split": split if not conversations else f"{split}:{conversations}",
+        "conversations": names,
+        "systems": {s: _summary(results[s]) for s in wanted},
+        "temporal_accuracy": (round(temporal["correct"] / temporal["n"], 4) if temporal["n"] else None)
+        if "kenning" in wanted else None,
+        "temporal_detail": {
+            "n": temporal["n"], "correct": temporal["correct"],
+            "given_evidence_in_top10": round(temporal["evidence_correct"] / temporal["evidence_n"], 4)
+            if temporal["evidence_n"] else 0.0,
+            "evidence_in_top10_n": temporal["evidence_n"],
+        },
+        "questions_scored": len(per_question),
+        "questions_skipped_no_evidence": skipped,
+        "timings_s": {k: round(v, 2) for k, v in timings.items()},
+    }
+    return report
+
+
+def _hit_time(hit: dict | None) -> Interval | None:
+    """The time Kenning gives a hit: its resolved event time, else the day it was said."""
+    if hit is None:
+        return None
+    ev = hit.get("event_time")
+    if ev:
+        return Interval(dt.date.fromisoformat(ev["start"]), dt.date.fromisoformat(ev["end"]), ev["text"],
+                        ev["granularity"])
+    if hit.get("date"):
+        return day(dt.date.fromisoformat(hit["date"][:10]), "date said")
+    return None

@@ -1,0 +1,52 @@
+"""``kenning search`` (``kenning reindex`` lives with the other index rebuilds in cli/beliefs.py)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, console, fail, ingest_progress, open_vault, out, print_json, user_errors
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def search(
+        query: Annotated[str, typer.Argument(help="What you are looking for, in your own words.", show_default=False)],
+        k: Annotated[Optional[int], typer.Option("--k", help="How many hits (default: retrieval.default_k).")] = None,
+        as_of: Annotated[Optional[str], typer.Option("--as-of", help="Only what was said up to this date; relative "
+                                                     "times in the query ('last summer') are read from it.")] = None,
+        now: Annotated[Optional[str], typer.Option("--now", help="The date the question is asked (default: --as-of, "
+                                                   "else today).")] = None,
+        lane: Annotated[Optional[list[str]], typer.Option("--lane", help="Only these lanes (repeatable).")] = None,
+        db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
+    ) -> None:
+        """Hybrid search over turns and messages: BM25 + vectors + speaker + time, fused with RRF."""
+        with open_vault(db, config, readonly=True) as vault, user_errors():
+            try:
+                result = vault.search(query, k=k, as_of=as_of, now=now, lanes=lane)
+            except ValueError as e:
+                fail(str(e))
+        if json_out:
+            print_json(result.as_dict())
+            return
+        for n in result.notes:
+            console.print(f"[yellow]note:[/] {n}")
+        fired = ", ".join(f"{l['lane']} ({l['candidates']})" + (f" [{l['note']}]" if l.get("note") else "")
+                          for l in result.lanes)
+        console.print(f"lanes: {fired or 'none'}")
+        if not result.hits:
+            out.print("no hits")
+            return
+        t = Table(show_edge=False, show_lines=False)
+        for col in ("#", "score", "date", "speaker", "text", "lanes"):
+            t.add_column(col, overflow="fold")
+        for h in result.hits:
+            text = h["text"] if len(h["text"]) <= 160 else h["text"][:157] + "…"
+            lanes = " ".join(f"{name}#{v['rank']}" for name, v in h["lanes"].items())
+            where = (h["date"] or "")[:10]
+            if h.get("turn_ref"):
+                lanes += f"  ({h['turn_ref']})"
+            t.add_row(str(h["rank"]), f"{h['score']:.3f}", where, h["speaker"] or "", text, lanes)
+        out.print(t)

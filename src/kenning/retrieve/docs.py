@@ -1,0 +1,21 @@
+"""What a message looks like to the search index: its fields and the text that is embedded."""
+
+from __future__ import annotations
+
+from kenning.sources.jcs import jcs_hash
+
+
+def doc_fields(speaker: str | None, text: str | None, extras: list[str], previous: str | None) -> dict[str, str]:
+    return {"speaker": speaker or "", "body": text or "", "extra": "\n".join(extras), "context": previous or ""}
+
+
+def embed_text(fields: dict[str, str], include_speaker: bool) -> str:
+    """"<speaker>: <text>" plus image captions, as the LoCoMo baselines index a turn."""
+    s = f"{fields['speaker']}: {fields['body']}" if include_speaker and fields["speaker"] else fields["body"]
+    for cap in filter(None, fields["extra"].split("\n")):
+        s += f" [image: {cap}]"
+    return s
+
+
+def content_hash(fields: dict[str, str]) -> str:
+    return jcs_hash(fields)

@@ -1,0 +1,82 @@
+"""RRF fusion (DOC72 §42A.3) and time expressions (query side and turn side)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from kenning.retrieve.fusion import Candidate, RankedList, rrf
+from kenning.retrieve.when import is_when_question, resolve_all, resolve_text
+
+
+def _rl(name, keys, weight=1.0):
+    return RankedList(name, [Candidate(k, 1.0) for k in keys], weight)
+
+
+def test_rrf_doc72_example():
+    fused = rrf([_rl("kw", "ABC"), _rl("vec", "BD")], k=60, cap=50)
+    got = {f.key: round(f.score, 4) for f in fused}
+    assert got == {"B": 1.0, "A": 0.5041, "D": 0.4959, "C": 0.4881}
+    assert [f.key for f in fused] == ["B", "A", "D", "C"]
+    b = fused[0]
+    assert b.lanes["kw"]["rank"] == 2 and b.lanes["vec"]["rank"] == 1
+
+
+def test_rrf_cap_weights_and_new_lanes():
+    long = _rl("fts", [f"d{i}" for i in range(80)])
+    fused = rrf([long], k=60, cap=50)
+    assert len(fused) == 50  # per-lane cap
+    # a later lane (e.g. assertion → evidence) is just one more ranked list; weight 0 switches it off
+    extra = RankedList("assertion_evidence", [Candidate("d70", 0.9, evidence=[{"kind": "assertion", "id": "a1"}])])
+    fused = rrf([long, extra], k=60, cap=50)
+    d70 = next(f for f in fused if f.key == "d70")
+    assert set(d70.lanes) == {"assertion_evidence"} and d70.evidence == [{"kind": "assertion", "id": "a1"}]
+    off = rrf([long, RankedList("x", [Candidate("zz", 1)], 0.0)], k=60, cap=50)
+    assert all(f.key != "zz" for f in off)
+    heavy = rrf([_rl("a", "XY"), _rl("b", "YX", weight=2.0)])
+    assert heavy[0].key == "Y"
+
+
+A = dt.date(2023, 5, 8)  # a Monday
+
+
+@pytest.mark.parametrize("text,start,end,gran", [
+    ("I went to a LGBTQ support group yesterday", "2023-05-07", "2023-05-07", "day"),
+    ("I ran a charity race last Saturday", "2023-05-06", "2023-05-06", "day"),
+    ("we went camping last weekend", "2023-05-06", "2023-05-07", "weekend"),
+    ("my school event last week", "2023-05-01", "2023-05-07", "week"),
+    ("I painted that sunrise last year", "2022-01-01", "2022-12-31", "year"),
+    ("we met 3 days ago", "2023-05-05", "2023-05-05", "day"),
+    ("I'm going camping in June", "2023-06-01", "2023-06-30", "month"),
+    ("back in March, 2021 things were rough", "2021-03-01", "2021-03-31", "month"),
+    ("on 21 December 2022 I donated my car", "2022-12-21", "2022-12-21", "day"),
+])
+def test_turn_times_relative_to_session(text, start, end, gran):
+    iv = resolve_text(text, A)
+    assert iv is not None and (iv.start.isoformat(), iv.end.isoformat(), iv.granularity) == (start, end, gran)
+
+
+def test_no_time_in_plain_text():
+    assert resolve_text("I may go there with my kids", A) is None
+    assert resolve_text("Thanks, that means a lot!", A) is None
+
+
+@pytest.mark.parametrize("query,start,end", [
+    ("What did Melanie do in July 2023?", "2023-07-01", "2023-07-31"),
+    ("When did Melanie go camping in June?", "2023-06-01", "2023-06-30"),
+    ("what did my sister say last summer?", "2023-06-01", "2023-08-31"),
+    ("the week before 9 June 2023", "2023-06-02", "2023-06-08"),
+    ("The Friday before 15 July 2023", "2023-07-14", "2023-07-14"),
+    ("two weekends before 17 July 2023", "2023-07-08", "2023-07-09"),
+])
+def test_query_times_relative_to_question_date(query, start, end):
+    now = dt.date(2023, 10, 22)
+    iv = resolve_all(query, now)[0]
+    assert (iv.start.isoformat(), iv.end.isoformat()) == (start, end)
+
+
+def test_when_questions():
+    assert is_when_question("When did Caroline go to the LGBTQ support group?")
+    assert is_when_question("Which month was John in Italy?")
+    assert not is_when_question("What did Caroline research?")

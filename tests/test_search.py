@@ -1,0 +1,175 @@
+"""Search lanes on small fixtures: FTS5, vectors, speaker grounding, time-aware queries, adjacency, index sync."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kenning.api import Vault
+from kenning.retrieve.search import Searcher, fts_match
+from kenning.store import search as search_sql
+from kenning.store.connection import rows, scalar
+from tests.conftest import HASH, run_kenning, transcript_doc
+
+NOW = "2023-10-01"
+
+
+@pytest.fixture
+def indexed(vault, transcript_file):
+    vault.ingest([transcript_file], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    return vault
+
+
+def _refs(result) -> list[tuple[str, str]]:
+    return [(h["date"][:10], h["turn_ref"]) for h in result.hits]
+
+
+def test_index_stage_is_incremental_and_idempotent(indexed, transcript_file):
+    assert search_sql.doc_count(indexed.conn) == 7
+    assert scalar(indexed.conn, "SELECT COUNT(*) FROM search_vector_state WHERE space='hash_384'") == 7
+    again = indexed.ingest([transcript_file], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    idx = next(r for r in again if r.stage == "index").counts
+    assert idx.get("docs_new", 0) == 0 and idx.get("docs_changed", 0) == 0 and idx.get("vectors_hash_384", 0) == 0
+    # an edited turn is re-indexed alone; the old words are gone from the index
+    doc = transcript_doc()
+    doc["sessions"][1]["turns"][0]["text"] = "We went kayaking by the lake last weekend."
+    transcript_file.write_text(json.dumps(doc))
+    r = indexed.ingest([transcript_file], as_of="2024-01-02T00:00:00Z", self_name="Ana")
+    idx = next(x for x in r if x.stage == "index").counts
+    # the edited turn, and the next one (whose context field holds the edited text)
+    assert idx["docs_changed"] == 2 and idx["vectors_hash_384"] == 2
+    s = Searcher(indexed.conn, indexed.config)
+    assert s.search("kayaking", now=NOW, lanes=["fts"]).hits[0]["text"].startswith("We went kayaking")
+    assert not s.search("camping", now=NOW, lanes=["fts"]).hits
+    # reindex --full rebuilds the same index
+    before = rows(indexed.conn, "SELECT doc_id, content_sha256 FROM search_docs ORDER BY doc_id")
+    indexed.reindex(full=True, as_of="2024-01-03T00:00:00Z")
+    assert rows(indexed.conn, "SELECT doc_id, content_sha256 FROM search_docs ORDER BY doc_id") == before
+
+
+def test_fts_lane_bm25_and_captions(indexed):
+    s = Searcher(indexed.conn, indexed.config)
+    r = s.search("pottery bowl", now=NOW, lanes=["fts"])
+    assert r.hits[0]["turn_ref"] == "t1" and r.hits[0]["lanes"]["fts"]["rank"] == 1
+    # porter stemming: "adopting" finds "adopted"; an image caption is searchable
+    assert s.search("adopting a turtle", now=NOW, lanes=["fts"]).hits[0]["text"].startswith("Nice! I adopted")
+    cap = s.search("ceramic", now=NOW, lanes=["fts"]).hits
+    assert len(cap) == 1 and cap[0]["text"] == "Look at this."
+    assert fts_match(['a"b', "c"]) == '"c"'  # only alphanumeric tokens reach FTS5
+    assert fts_match(["x"], ["speaker", "body"]) == '{speaker body} : ("x")'
+    s.search('"; DROP TABLE messages; -- NEAR( *', now=NOW)
+    assert scalar(indexed.conn, "SELECT COUNT(*) FROM messages") == 7
+
+
+def test_vector_lane_finds_without_shared_words(tmp_path, transcript_file):
+    """Hash vectors share character trigrams: 'turtles' reaches 'turtle' with no exact token in common."""
+    with Vault.open(tmp_path / "v.db", overrides=HASH) as v:
+        v.ingest([transcript_file], as_of="2024-01-01T00:00:00Z")
+        r = Searcher(v.conn, v.config).search("turtles", now=NOW, lanes=["vector"])
+        assert r.hits[0]["text"].startswith("Nice! I adopted a turtle") and "vector" in r.hits[0]["lanes"]
+        assert set(r.hits[0]["lanes"]) == {"vector"}
+
+
+def test_speaker_grounding(indexed):
+    s = Searcher(indexed.conn, indexed.config)
+    # "lake" is said by Ben (camping) and by Ana (car): naming the speaker puts that speaker's turn first
+    ben = s.search("What did Ben say about the lake?", now=NOW)
+    assert ben.parsed.speakers == ["Ben"] and ben.hits[0]["speaker"] == "Ben" and "speaker" in ben.hits[0]["lanes"]
+    ana = s.search("What did Ana say about the lake?", now=NOW)
+    assert ana.hits[0]["speaker"] == "Ana" and ana.hits[0]["text"].startswith("Our car broke down")
+    # an alias from the transcript ("Annie") names the same person
+    annie = s.search("what did Annie say about her sister", now=NOW)
+    assert annie.parsed.speakers == ["Ana"] and annie.hits[0]["text"].startswith("My sister")
+
+
+def test_time_aware_query(indexed):
+    s = Searcher(indexed.conn, indexed.config)
+    r = s.search("what happened at the lake in July 2023", now=NOW)
+    assert r.parsed.times[0].start.isoformat() == "2023-07-01"
+    assert r.hits[0]["date"].startswith("2023-07-14") and "time" in r.hits[0]["lanes"]
+    # relative to the question date: "last summer" asked in October 2023 is summer 2023
+    r2 = s.search("lake trip last summer", now=NOW)
+    assert (r2.parsed.times[0].start.isoformat(), r2.parsed.times[0].end.isoformat()) == ("2023-06-01", "2023-08-31")
+    assert r2.hits[0]["date"].startswith("2023-07")
+    # a turn said in September about August is found by a query about August (its resolved event time)
+    aug = s.search("what instrument did Ben pick up in August 2023", now=NOW)
+    violin = next(h for h in aug.hits if "violin" in h["text"])
+    assert "time" in violin["lanes"] and violin["date"].startswith("2023-09-02")
+    assert violin["event_time"]["start"] == "2023-08-01"
+    # the hit carries the time of the event it tells, resolved against the day it was said
+    camping = next(h for h in r.hits if h["text"].startswith("We went camping"))
+    assert camping["event_time"]["start"] == "2023-07-08" and camping["event_time"]["granularity"] == "weekend"
+
+
+def test_as_of_hides_later_turns(indexed):
+    s = Searcher(indexed.conn, indexed.config)
+    assert any(h["text"].startswith("I started learning the violin") for h in s.search("violin", now=NOW).hits)
+    early = s.search("violin", as_of="2023-08-01").hits
+    assert early and all(h["date"] < "2023-08-02" for h in early)
+    assert all("fts" not in h["lanes"] for h in early)  # the only turn with the word is later
+
+
+def test_adjacency_lane_brings_the_answer(indexed):
+    from kenning.config import load_config
+
+    # context weight 0: the next turn must come from the adjacency lane, not from its context field
+    cfg = load_config(overrides={"retrieval": {**HASH["retrieval"], "lane_weights": {"adjacency": 1.0},
+                                               "fts": {"column_weights": {"context": 0.0}}}})
+    s = Searcher(indexed.conn, cfg)
+    r = s.search("pottery class", now=NOW, lanes=["fts", "adjacency"])
+    first = r.hits[0]
+    neighbour = next(h for h in r.hits if "adjacency" in h["lanes"])
+    assert first["turn_ref"] == "t1" and neighbour["turn_ref"] == "t2"
+    assert {"kind": "adjacent_to", "message_id": first["message_id"]} in neighbour["evidence"]
+
+
+def test_context_field_finds_the_reply(indexed):
+    """The turn after a question is indexed with the question as low-weight context (R6)."""
+    s = Searcher(indexed.conn, indexed.config)
+    r = s.search("pottery class", now=NOW, lanes=["fts"])
+    assert [h["turn_ref"] for h in r.hits[:2]] == ["t1", "t2"] and r.hits[1]["text"].startswith("Nice!")
+
+
+def test_hit_shape_and_evidence_chain(indexed):
+    r = Searcher(indexed.conn, indexed.config).search("turtle", now=NOW)
+    h = r.hits[0]
+    assert set(h) >= {"text", "speaker", "date", "conversation", "conversation_id", "score", "lanes", "evidence",
+                      "turn_ref", "message_id", "event_time"}
+    ev = h["evidence"][0]
+    assert ev["kind"] == "message" and ev["message_id"] == h["message_id"] and ev["turn_ref"] == "t2"
+    for lane in h["lanes"].values():
+        assert {"rank", "score", "contribution"} <= set(lane)
+    assert h["score"] == 1.0
+
+
+def test_cli_search_json(tmp_path, transcript_file, hash_config):
+    db = tmp_path / "c.db"
+    assert run_kenning("ingest", str(transcript_file), "--db", str(db), "--config", str(hash_config)).returncode == 0
+    r = run_kenning("search", "Who adopted a turtle?", "--k", "3", "--now", NOW, "--json", "--db", str(db),
+                "--config", str(hash_config))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert len(out["hits"]) == 3 and out["hits"][0]["text"].startswith("Nice! I adopted a turtle")
+    assert {l["lane"] for l in out["lanes"]} >= {"fts", "vector"}
+    table = run_kenning("search", "turtle", "--db", str(db), "--config", str(hash_config))
+    assert table.returncode == 0 and "turtle" in table.stdout
+    bad = run_kenning("search", "turtle", "--as-of", "someday", "--db", str(db), "--config", str(hash_config))
+    assert bad.returncode == 1 and "--as-of" in bad.stderr
+
+
+def test_restricted_vector_lane_is_cut_from_the_shared_pool(indexed):
+    from kenning.config import load_config
+
+    pooled = {"retrieval": {"vector": {"backend": "hash", "pool": 1000}}}
+    s = Searcher(indexed.conn, load_config(overrides=pooled))
+    r = s.search("lake", now=NOW, lanes=["speaker"])
+    assert r.parsed.speakers == [] and r.hits == []  # no name in the query: the lane does not fire
+    r = s.search("Ben lake", now=NOW, lanes=["speaker"])
+    assert r.hits and {h["speaker"] for h in r.hits} == {"Ben"}
+    exact = Searcher(indexed.conn, indexed.config).search("Ben lake", now=NOW, lanes=["speaker"])
+    assert [h["message_id"] for h in exact.hits] == [h["message_id"] for h in r.hits]  # pool ≥ vault: same lane
+    small = Searcher(indexed.conn, load_config(overrides={"retrieval": {**HASH["retrieval"],
+                                                                          "vector": {"backend": "hash", "pool": 2}}}))
+    few = small.search("Ben lake", now=NOW, lanes=["vector"])
+    assert len(few.hits) == 2  # the pool bounds every vector lane
