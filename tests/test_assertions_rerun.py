@@ -21,6 +21,10 @@ def export(tmp_path):
     return write_export(tmp_path / "conversations.json", corpus())
 
 
+def _stage4(results) -> dict:
+    return next(r.counts for r in results if r.stage == "4")
+
+
 def _clear_fingerprint(db, stage: str = "4") -> None:
     conn = open_store(db)
     try:
@@ -106,7 +110,7 @@ def test_a_later_user_message_corroborates_without_changing_the_claim_id(tmp_pat
         ("assistant", "Since you're based in Munich, the Alps are close."),
         ("user", "Right, I live in Munich, so the Alps work."),
     ])
-    counts = ingest(db, write_export(tmp_path / "v2.json", [later]), as_of="2025-01-01T00:00:00Z")[-1].counts
+    counts = _stage4(ingest(db, write_export(tmp_path / "v2.json", [later]), as_of="2025-01-01T00:00:00Z"))
     (second,) = query(db, q)
     assert second["assertion_id"] == first["assertion_id"]            # A3: links live outside the hashed record
     assert second["raw_assertion_json"] == first["raw_assertion_json"]
@@ -124,7 +128,7 @@ def test_created_entity_nobody_uses_any_more_is_removed(tmp_path):
     q = "SELECT e.canonical_name FROM assertion_created_entities c JOIN entities e USING(entity_id)"
     assert [r["canonical_name"] for r in query(db, q)] == ["SELF's sister"]
     v2 = conversation("sis", [("user", "My flat is in Porto these days."), ("assistant", "Nice.")])
-    counts = ingest(db, write_export(tmp_path / "v2.json", [v2]), as_of="2025-01-01T00:00:00Z")[-1].counts
+    counts = _stage4(ingest(db, write_export(tmp_path / "v2.json", [v2]), as_of="2025-01-01T00:00:00Z"))
     assert counts["created_entities_deleted"] == 1
     assert query(db, q) == []
     assert query(db, "SELECT COUNT(*) n FROM entities WHERE canonical_name = 'SELF''s sister'")[0]["n"] == 0

@@ -1,7 +1,7 @@
 """Transcripts: a first-person statement grounds to its speaker (SELF only for the vault owner), human speakers are
-user-grounded whatever their role column says (docs/decisions.md A10). The transcript importer (issue 9) is not on
-main yet, so the test writes its tables itself: sessions as conversations with source_kind='transcript', turns with
-author_name = speaker, and transcript_participants (created here when the migration has not landed)."""
+user-grounded whatever their role column says (docs/decisions.md A10). Most tests write the raw tables themselves
+(sessions as conversations with source_kind='transcript', turns with author_name = speaker, transcript_participants)
+to control roles exactly; the last one goes through the transcript importer (issue 9) with `--self`."""
 
 from __future__ import annotations
 
@@ -138,3 +138,34 @@ def test_without_the_participants_table_chat_users_are_self(tmp_path):
         assert (sp.kind, sp.entity_id, sp.trust_role) == ("assistant", None, "assistant")
         sp = r.speaker({"role": "unknown", "conversation_id": "c1", "author_name": "critic"})
         assert sp.trust_role is None      # an unmapped chat role is never extracted
+
+
+def test_imported_transcript_grounds_each_speaker(tmp_path):
+    """Through `kenning ingest` of a transcript file with --self Ana and two other people: Ana's "I" and "my" are
+    SELF (also when she speaks under her alias "Annie"), Ben's and Cleo's are their own PERSON entities, and all
+    three are user-grounded although Ben and Cleo are stored with role 'unknown'."""
+    import json
+
+    from conftest import HASH, transcript_doc
+
+    doc = transcript_doc()
+    doc["participants"].append({"id": "cleo", "name": "Cleo"})
+    doc["sessions"][2]["turns"].append({"id": "t3", "speaker": "Cleo", "text": "I live in Porto and I work at Globex."})
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    db = tmp_path / "v.db"
+    with Vault.open(db, overrides=HASH) as v:
+        v.ingest([path], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    got = {(f["author_name"], f["subject"], f["subject_type"], f["predicate"], f["object"], f["asserted_role"])
+           for f in _facts(db)}
+    assert ("Ana", "SELF", "PERSON", "attends", '"pottery class"', "user") in got
+    assert ("Ana", "SELF's sister", "PERSON", "lives_in", "Lisbon", "user") in got      # said as "Annie"
+    assert ("Ben", "Ben", "PERSON", "has_pet", "Shelly", "user") in got
+    assert ("Cleo", "Cleo", "PERSON", "lives_in", "Porto", "user") in got
+    assert ("Cleo", "Cleo", "PERSON", "works_at", "Globex", "user") in got
+    assert {f["role"] for f in query(db, "SELECT DISTINCT role FROM messages WHERE author_name IN ('Ben','Cleo')")} \
+        == {"unknown"}
+    people = query(db, "SELECT entity_id, entity_key FROM entities WHERE entity_type='PERSON' AND entity_key IN "
+                       "('ben','cleo') ORDER BY entity_key")
+    assert [(p["entity_id"], p["entity_key"]) for p in people] == \
+        [(IDS.make("entity", "PERSON", k), k) for k in ("ben", "cleo")]

@@ -230,14 +230,14 @@ def insert_predicates(conn: apsw.Connection, pred_rows: list[tuple]) -> None:
 def refresh_predicate_stats(conn: apsw.Connection) -> int:
     """§4.7.5: assertion_count recomputed by COUNT (and first_seen_at_utc as the earliest asserted_at, A14).
     Returns how many rows changed."""
-    before = conn.changes() if hasattr(conn, "changes") else 0
+    before = conn.total_changes()
     conn.execute(
         "UPDATE predicates SET assertion_count = s.n, first_seen_at_utc = s.first FROM ("
         " SELECT p.predicate_id AS pid, COUNT(a.assertion_id) AS n, MIN(a.asserted_at_utc) AS first "
         " FROM predicates p LEFT JOIN assertions a ON a.predicate_id = p.predicate_id GROUP BY p.predicate_id) s "
         "WHERE predicates.predicate_id = s.pid AND (predicates.assertion_count IS NOT s.n "
         "OR predicates.first_seen_at_utc IS NOT s.first)")
-    return int(conn.changes()) - before if hasattr(conn, "changes") else 0
+    return int(conn.total_changes() - before)
 
 
 # -- assertions and retractions: diff-based writes ------------------------------------------------------------------
