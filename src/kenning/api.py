@@ -50,16 +50,20 @@ class Vault:
         self.close()
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
-               progress: ProgressFn | None = None) -> list[RunResult]:
+               progress: ProgressFn | None = None, llm: str | None = None) -> list[RunResult]:
+        """Run the ingest stages. ``llm`` is the --llm value (none | live | replay; None = from config)."""
+        from kenning.llm.client import resolve_mode
+
         clock = Clock.from_option(as_of)
         names = parse_stage_list(stages, self.config.ingest.default_stages)
+        llm_mode = resolve_mode(self.config, llm)
         results = []
         for name in names:
             results.append(run_stage(
                 self.conn, STAGES[name], self.config, clock,
                 inputs={"paths": [str(p) for p in paths]},
-                args={"paths": [str(p) for p in paths], "stages": names, "as_of": as_of},
-                progress=progress,
+                args={"paths": [str(p) for p in paths], "stages": names, "as_of": as_of, "llm": llm_mode},
+                progress=progress, llm_mode=llm_mode,
             ))
         return results
 

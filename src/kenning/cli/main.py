@@ -9,8 +9,8 @@ import orjson
 import typer
 from rich.table import Table
 
-from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, console, fail, ingest_progress, open_vault, out,
-                                print_json, user_errors)
+from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, ingest_progress, open_vault,
+                                out, print_json, user_errors)
 
 app = typer.Typer(
     name="kenning",
@@ -23,6 +23,18 @@ config_app = typer.Typer(help="Show the effective configuration.", no_args_is_he
 app.add_typer(config_app, name="config")
 bench_app = typer.Typer(help="Synthetic data and benchmarks.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+
+
+def _register_model_commands() -> None:
+    from kenning.cli import models
+
+    app.add_typer(models.llm_app, name="llm")
+    app.add_typer(models.embeddings_app, name="embeddings")
+    app.command("embed")(models.embed)
+    app.command("calibrate")(models.calibrate)
+
+
+_register_model_commands()
 
 
 @app.command()
@@ -44,10 +56,11 @@ def ingest(
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    llm: LlmOpt = None,
 ) -> None:
     """Import exports into the vault. Re-importing the same export changes nothing; a newer export adds what is new."""
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
-        results = vault.ingest(paths, as_of=as_of, stages=stages, progress=progress)
+        results = vault.ingest(paths, as_of=as_of, stages=stages, progress=progress, llm=llm)
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
