@@ -53,6 +53,11 @@ MODES = ("none", "live", "replay")
 _BODY_OPTIONS = {"temperature", "top_p", "seed", "max_tokens"}
 
 
+def _sleep(seconds: float) -> None:
+    """Backoff waits (module-level so tests can record them)."""
+    time.sleep(seconds)
+
+
 # -- settings -----------------------------------------------------------------------------------------------
 def api_key(config: Config) -> str | None:
     return config.llm.api_key.get_secret_value() if config.llm.api_key is not None else None
@@ -227,7 +232,7 @@ class LLMClient:
     one (``kenning llm ping``) nothing is stored. Replay needs ``conn``; it never touches the network."""
 
     def __init__(self, config: Config, conn=None, run: LLMRun | None = None, *, mode: str | None = None,
-                 sleep: Callable[[float], None] = time.sleep, replay_from_run: str | None = None):
+                 sleep: Callable[[float], None] | None = None, replay_from_run: str | None = None):
         self.config, self.conn, self.run = config, conn, run
         self.mode = resolve_mode(config, mode or (run.mode if run else None))
         if run is not None and run.mode != self.mode:
@@ -507,7 +512,7 @@ class _Item:
         last: Attempt | None = None
         for i in range(cfg.max_retries + 1):
             if i > 0:
-                c._sleep(backoff_delay(i - 1, last.retry_after_s if last else None, cfg.backoff_initial_s,
+                (c._sleep or _sleep)(backoff_delay(i - 1, last.retry_after_s if last else None, cfg.backoff_initial_s,
                                        cfg.backoff_factor, cfg.backoff_max_s))
             a = t.chat(body)
             last = a

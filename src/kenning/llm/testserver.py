@@ -13,7 +13,7 @@ It listens on 127.0.0.1 (random port by default) in a background thread and serv
                         Answer.json({"atoms": []}))
         srv.on_chat("mornings", Answer.json({...}))            # a standing rule: last user message contains…
         srv.default_chat = lambda body: {...}                  # or compute an answer from the request
-        ... srv.chat_requests[0]["body"] ...                   # what the client sent (headers too)
+        ... srv.chat_requests[0]["body"] ...                   # what the client sent (headers, lowercased)
 
 Answers are taken in order: a matching rule (``on_chat``), else the next scripted answer, else
 ``default_chat``, else HTTP 500 "no scripted answer". ``Answer.slow(seconds, ...)`` delays the response (for
@@ -81,6 +81,10 @@ class Answer:
 def ping_responder(body: dict) -> dict:
     """Answers the ``ping`` prompt correctly (used by the standalone server)."""
     return {"ok": True, "echo": "kenning"}
+
+
+def _lower(headers: Any) -> dict[str, str]:
+    return {k.lower(): v for k, v in headers.items()}
 
 
 def _last_user_text(body: dict) -> str:
@@ -269,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         srv = self.owner
-        srv.requests.append({"path": self.path, "method": "GET", "headers": dict(self.headers), "body": None})
+        srv.requests.append({"path": self.path, "method": "GET", "headers": _lower(self.headers), "body": None})
         if not self._auth_ok():
             return
         if self.path.rstrip("/").endswith("/models"):
@@ -286,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {"_unparseable": raw.decode("utf-8", "replace")}
-        srv.requests.append({"path": self.path, "method": "POST", "headers": dict(self.headers), "body": body})
+        srv.requests.append({"path": self.path, "method": "POST", "headers": _lower(self.headers), "body": body})
         if not self._auth_ok():
             return
         path = self.path.rstrip("/")
@@ -312,7 +316,12 @@ class _Handler(BaseHTTPRequestHandler):
                 message += f" (request had Authorization: {self.headers.get('Authorization', '')})"
             self._error(answer.http_status, message, answer.headers)
         else:
-            self._send(answer.http_status, json.dumps(make(), ensure_ascii=False).encode(), answer.headers)
+            try:
+                data = json.dumps(make(), ensure_ascii=False).encode()
+            except Exception as e:  # noqa: BLE001 - a broken responder is a 500, not a dropped connection
+                self._error(500, f"test server responder failed: {type(e).__name__}: {e}")
+                return
+            self._send(answer.http_status, data, answer.headers)
 
 
 def main(argv: list[str] | None = None) -> None:
