@@ -222,7 +222,9 @@ def calibrate(
         print_json(report)
         return
     if markdown:
-        out.print(render_markdown(report), markup=False, highlight=False)
+        import sys
+
+        sys.stdout.write(render_markdown(report) + "\n")
         return
     for b in report["backends"]:
         th = b["thresholds"]

@@ -6,13 +6,14 @@ and ``opposite`` (the same topic with the opposite polarity). Each pair is in sp
 
 The three decisions and how each threshold is fitted on the ``fit`` split (``calibration.*`` in config):
 - **match** (resolver: same belief when sim ≥ t): positives = paraphrase, negatives = different.
-  t = the lowest threshold whose precision reaches ``match_min_precision`` (else the best F1).
+  t = the lowest threshold whose precision reaches ``match_min_precision``; if none does, 0.999 (only
+  near-identical texts match automatically: an automatic merge must err towards not merging).
 - **no_match** (resolver: certainly a new belief when sim < t): t = the highest threshold that keeps
   ``no_match_min_recall`` of paraphrases at or above it. Precision/recall are reported for "a different belief"
   predicted by sim < t (paraphrase vs different).
 - **tension** (conflict engine: sim > t between opposite-polarity beliefs): positives = opposite, negatives =
   different (paraphrases share polarity, so never reach this check). t = the lowest threshold whose precision
-  reaches ``tension_min_precision`` (else the best F1).
+  reaches ``tension_min_precision`` (else 0.999, as for match).
 Opposite-polarity pairs are left out of match/no_match: in seed 000 polarity is a field of its own (§4.7 sets
 ``polarity=deny``; §4.15 compares it), and embeddings cannot see it — opposites score *higher* than paraphrases
 with both MiniLM and hashing. The report still shows how many opposites reach the match threshold
@@ -97,17 +98,24 @@ def _candidates(s: np.ndarray) -> list[float]:
     return sorted(set(vals + [round(v + 0.001, 3) for v in vals]))
 
 
+NO_DECISION = 0.999  # "only near-identical texts": what a threshold is when the precision target cannot be met
+
+
 def _fit_precision(s: np.ndarray, truth: np.ndarray, min_precision: float, strict: bool) -> tuple[float, str]:
-    """Lowest threshold whose precision reaches ``min_precision`` (else the best F1)."""
-    best_f1, best_t = -1.0, 1.0
+    """Lowest threshold whose precision reaches ``min_precision``. When none does, 0.999: the decision is then
+    left to the verifier / tentative links for everything short of near-identical text, because a threshold that
+    acts on its own (merging beliefs, flagging conflicts) must err towards not acting."""
+    best_p = 0.0
     for t in _candidates(s):
         pred = s > t if strict else s >= t
         m = _pr(pred, truth)
-        if m["precision"] is not None and m["precision"] >= min_precision and m["tp"] > 0:
+        if m["precision"] is None or m["tp"] == 0:
+            continue
+        if m["precision"] >= min_precision:
             return t, f"precision ≥ {min_precision}"
-        if (m["f1"] or 0) > best_f1:
-            best_f1, best_t = m["f1"] or 0, t
-    return best_t, f"best F1 (precision {min_precision} unreachable)"
+        best_p = max(best_p, m["precision"])
+    return NO_DECISION, (f"precision {min_precision} unreachable (best {best_p:.3f}), so only near-identical "
+                         f"texts ({NO_DECISION})")
 
 
 def _fit_no_match(s_para: np.ndarray, min_recall: float) -> float:
@@ -192,6 +200,7 @@ def _fmt(x: Any) -> str:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown (what benchmarks/RESULTS.md carries)."""
     s = report["settings"]
     lines = [
         f"Pairs: {report['pairs']} ({', '.join(f'{k} {v}' for k, v in report['labels'].items())}); thresholds fitted "
@@ -205,7 +214,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += [
             f"**{b['backend']}** (`{b['model_id']}`, {b['dimension']}-d): fitted match **{th['match']:.3f}**, "
             f"no_match **{th['no_match']:.3f}**, tension **{th['tension']:.3f}**. Mean similarity: "
-            + ", ".join(f"{k} {v:.3f}" for k, v in b["mean_similarity"].items()) + ".",
+            + ", ".join(f"{k} {v:.3f}" for k, v in b["mean_similarity"].items()) + ". Fitted by: "
+            + "; ".join(f"{k} — {v}" for k, v in b["fitted_by"].items()) + ".",
             "",
             "| thresholds | split | match P | match R | no_match P | no_match R | paraphrases kept | tension P | "
             "tension R | uncertain share | opposites ≥ match |",

@@ -63,6 +63,7 @@ class _Batched:
     model_name: str
     dimension: int
     batch_size: int = 64
+    _returns_normalized = False  # True when _embed_batch already gives unit rows (skips a second pass)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = [t if isinstance(t, str) else str(t) for t in texts]
@@ -75,7 +76,7 @@ class _Batched:
             if vecs.shape != (len(chunk), self.dimension):
                 raise EmbeddingError(f"{self.model_id} returned vectors of shape {vecs.shape}; expected "
                                      f"({len(chunk)}, {self.dimension}) (embeddings.dimension)")
-            out[i:i + len(chunk)] = l2_normalize(vecs)
+            out[i:i + len(chunk)] = vecs if self._returns_normalized else l2_normalize(vecs)
         return out
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
@@ -87,10 +88,19 @@ class _Batched:
 
 # -- hash ---------------------------------------------------------------------------------------------------
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-_CONTRACTIONS = [(re.compile(p), r) for p, r in (
-    (r"\bcan't\b", "can not"), (r"\bwon't\b", "will not"), (r"\bshan't\b", "shall not"), (r"n't\b", " not"),
-    (r"'m\b", " am"), (r"'re\b", " are"), (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"),
-)]
+_CONTRACTION = re.compile(r"\b(?:can't|won't|shan't)\b|n't\b|'(?:m|re|ve|ll|d)\b")
+_CONTRACTION_FORMS = {"can't": "can not", "won't": "will not", "shan't": "shall not", "n't": " not", "'m": " am",
+                      "'re": " are", "'ve": " have", "'ll": " will", "'d": " would"}
+
+
+def _expand(m: re.Match) -> str:
+    return _CONTRACTION_FORMS[m.group(0)]
+
+
+# ASCII fast path: every non-alphanumeric character separates words, except "'" which is dropped.
+_ASCII_SEPARATORS = {c: " " for c in range(128) if not chr(c).isalnum()}
+_ASCII_SEPARATORS[ord("'")] = None
+
 # Function words weigh less (embeddings.hash.stopword_weight): "i am X" sentences should not look alike
 # because of "i am". Negations and quantifiers are kept at full weight: they carry the belief's polarity.
 STOPWORDS = frozenset("""
@@ -106,6 +116,7 @@ class HashEmbedder(_Batched):
     identical across processes and machines."""
 
     WORD_CACHE_MAX = 200_000
+    _returns_normalized = True
 
     def __init__(self, dimension: int, *, char_ngram: int = 4, stopword_weight: float = 0.25, batch_size: int = 4096):
         self.dimension, self.char_ngram, self.stopword_weight = int(dimension), int(char_ngram), float(stopword_weight)
@@ -113,7 +124,6 @@ class HashEmbedder(_Batched):
         self.model_name = HASH_MODEL_NAME
         self.model_id = f"hash:{HASH_MODEL_NAME}"
         self._word_vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._pair_features: dict[str, tuple[int, float]] = {}
         self._lock = threading.Lock()
 
     def _feature(self, s: str) -> tuple[int, float]:
@@ -143,69 +153,61 @@ class HashEmbedder(_Batched):
                 self._word_vectors[w] = out
         return out
 
-    def _pair(self, a: str, b: str) -> tuple[int, float]:
-        key = a + " " + b
-        hit = self._pair_features.get(key)
-        if hit is not None:
-            return hit
-        i, sign = self._feature("b:" + key)
-        out = (i, sign * (0.5 if (a not in STOPWORDS or b not in STOPWORDS) else 0.1))
-        if len(self._pair_features) < 200_000:
-            self._pair_features[key] = out
-        return out
-
     @staticmethod
     def tokens(text: str) -> list[str]:
-        t = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
+        """Lowercased words; contractions expanded ("can't" → "can not"), other apostrophes dropped."""
+        if text.isascii():
+            t = text.lower()
+            if "'" in t:
+                t = _CONTRACTION.sub(_expand, t)
+            return t.translate(_ASCII_SEPARATORS).split()
+        t = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
         if "'" in t:
-            for pat, rep in _CONTRACTIONS:
-                t = pat.sub(rep, t)
-        return _WORD.findall(t)
+            t = _CONTRACTION.sub(_expand, t)
+        return [w.replace("'", "") for w in _WORD.findall(t)]
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         n, dim = len(texts), self.dimension
-        vocab: dict[str, int] = {}
-        positions: list[int] = []
-        starts: list[int] = []
-        p_rows: list[int] = []
-        p_feat: list[tuple[int, float]] = []
-        pair = self._pair
-        for r, text in enumerate(texts):
-            words = self.tokens(text)
-            starts.append(len(positions))
-            for w in words:
-                p = vocab.get(w)
-                if p is None:
-                    p = vocab[w] = len(vocab)
-                positions.append(p)
-            if len(words) > 1:
-                feats = [pair(a, b) for a, b in zip(words, words[1:])]
-                p_feat.extend(feats)
-                p_rows.extend([r] * len(feats))
-        flat_parts: list[np.ndarray] = []
-        weight_parts: list[np.ndarray] = []
-        if positions:
-            feats = [self._word_features(w) for w in vocab]
-            lens = np.fromiter((len(f[0]) for f in feats), dtype=np.int64, count=len(feats))
-            offs = np.concatenate(([0], np.cumsum(lens)[:-1]))
-            all_idx = np.concatenate([f[0] for f in feats])
-            all_val = np.concatenate([f[1] for f in feats])
-            pos = np.asarray(positions, dtype=np.int64)
-            ln = lens[pos]
-            # expand each word occurrence into its feature range of all_idx (vectorized range expansion)
-            take = np.repeat(offs[pos] - (np.cumsum(ln) - ln), ln) + np.arange(int(ln.sum()), dtype=np.int64)
-            bounds = np.asarray(starts + [len(positions)], dtype=np.int64)
-            row_of_pos = np.repeat(np.arange(n, dtype=np.int64), bounds[1:] - bounds[:-1])
-            flat_parts.append(np.repeat(row_of_pos, ln) * dim + all_idx[take])
-            weight_parts.append(all_val[take])
-        if p_feat:
-            idx = np.fromiter((f[0] for f in p_feat), dtype=np.int64, count=len(p_feat))
-            flat_parts.append(np.asarray(p_rows, dtype=np.int64) * dim + idx)
-            weight_parts.append(np.fromiter((f[1] for f in p_feat), dtype=np.float64, count=len(p_feat)))
-        if not flat_parts:
+        toks = [self.tokens(t) for t in texts]
+        flat = [w for ws in toks for w in ws]
+        if not flat:
             return np.zeros((n, dim), dtype=np.float32)
-        m = np.bincount(np.concatenate(flat_parts), weights=np.concatenate(weight_parts), minlength=n * dim)
-        return m.reshape(n, dim).astype(np.float32)
+        ids = {w: i for i, w in enumerate(dict.fromkeys(flat))}
+        vocab = list(ids)
+        pos = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+        counts = np.fromiter(map(len, toks), dtype=np.int64, count=n)
+        row_of_pos = np.repeat(np.arange(n, dtype=np.int64), counts)
+        # words: each occurrence expands into its cached (bucket, weight) features
+        feats = [self._word_features(w) for w in vocab]
+        lens = np.fromiter((len(f[0]) for f in feats), dtype=np.int64, count=len(feats))
+        offs = np.concatenate(([0], np.cumsum(lens)[:-1]))
+        all_idx = np.concatenate([f[0] for f in feats])
+        all_val = np.concatenate([f[1] for f in feats])
+        ln = lens[pos]
+        take = np.repeat(offs[pos] - (np.cumsum(ln) - ln), ln) + np.arange(int(ln.sum()), dtype=np.int64)
+        flat_idx = [np.repeat(row_of_pos, ln) * dim + all_idx[take]]
+        flat_val = [all_val[take]]
+        # word pairs (within a sentence): bucket and sign from a mix of the two words' CRC32s, vectorized
+        same = row_of_pos[1:] == row_of_pos[:-1]
+        if same.any():
+            hw = np.fromiter((self._word_hash(w) for w in vocab), dtype=np.uint64, count=len(vocab))
+            stop = np.fromiter((w in STOPWORDS for w in vocab), dtype=bool, count=len(vocab))
+            a, b = pos[:-1][same], pos[1:][same]
+            mixed = ((hw[a] * np.uint64(0x9E3779B1)) ^ hw[b]) & np.uint64(0xFFFFFFFF)
+            mixed = (mixed * np.uint64(0x85EBCA6B)) & np.uint64(0xFFFFFFFF)
+            mixed ^= mixed >> np.uint64(13)
+            sign = np.where(mixed & np.uint64(0x80000000), 1.0, -1.0)
+            weight = np.where(stop[a] & stop[b], 0.1, 0.5)
+            flat_idx.append(row_of_pos[1:][same] * dim + (mixed % np.uint64(dim)).astype(np.int64))
+            flat_val.append(sign * weight)
+        m = np.bincount(np.concatenate(flat_idx), weights=np.concatenate(flat_val), minlength=n * dim).reshape(n, dim)
+        norms = np.sqrt(np.einsum("ij,ij->i", m, m))
+        norms[norms == 0] = 1.0
+        m /= norms[:, None]
+        return m.astype(np.float32)
+
+    def _word_hash(self, w: str) -> int:
+        return zlib.crc32(("p:" + w).encode("utf-8"))
 
 
 # -- minilm -------------------------------------------------------------------------------------------------
