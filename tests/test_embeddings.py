@@ -135,14 +135,15 @@ def test_openai_backend_needs_an_endpoint():
 
 
 def test_embed_cli_hash(run_cli):
-    r = run_cli("embed", "i am patient", "i am a patient person", "i love hiking", "--backend", "hash", "--json")
+    r = run_cli("embed", "i am patient", "i am a patient person", "i love hiking", "I'm patient!", "--backend", "hash",
+                "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["model_id"] == "hash:kenning-hash-v1" and data["dimension"] == 384
-    assert len(data["texts"]) == 3 and len(data["texts"][0]["vector"]) == 384
+    assert len(data["texts"]) == 4 and len(data["texts"][0]["vector"]) == 384
     sims = {(p["a"], p["b"]): p for p in data["similarities"]}
     assert sims[(0, 1)]["similarity"] > sims[(0, 2)]["similarity"]
-    assert sims[(0, 2)]["verdict"] == "no_match"
+    assert sims[(0, 3)]["verdict"] == "match" and sims[(0, 2)]["verdict"] == "uncertain"   # hash: 0.999 / 0.011
     assert data["thresholds"] == load_config().embeddings.thresholds["kenning-hash-v1"].model_dump()
     table = run_cli("embed", "i am patient", "i am a patient person", "--backend", "hash")
     assert table.returncode == 0 and "0–1" in table.stdout and "hash:kenning-hash-v1" in table.stdout
