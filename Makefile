@@ -26,6 +26,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
+	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/models.py
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache

@@ -168,3 +168,12 @@ def test_vids_are_never_reused(idx):
     idx.upsert("s", [("c", "gamma")])
     (vc,) = [r["vid"] for r in rows(idx.conn, "SELECT vid FROM vector_items WHERE item_id='c'")]
     assert vc > vb
+
+
+def test_status_counts_skip_vec0_shadow_tables(idx):
+    from kenning.store import runs as runs_sql
+
+    idx.upsert("beliefs", BELIEFS)
+    counts = runs_sql.table_counts(idx.conn)
+    assert counts["vector_items"] == 6 and counts["embedding_cache"] == 6
+    assert not [k for k in counts if k.startswith("vec_items_g")]
