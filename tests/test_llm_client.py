@@ -427,3 +427,26 @@ def test_testserver_standalone_module_runs(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_key_never_reaches_debug_logs(llm_server, llm_config, caplog):
+    import logging
+
+    llm_server.script_chat(Answer.json(GOOD))
+    url = llm_server.base_url + "?api_key=query-secret-777"
+    levels = {n: logging.getLogger(n).level for n in ("openai", "httpx", "httpx2", "httpcore", "httpcore2")}
+    request = caplog  # restore the HTTP loggers' levels afterwards
+    with caplog.at_level(logging.DEBUG):
+        for name in levels:
+            logging.getLogger(name).setLevel(logging.DEBUG)
+        with LLMClient(llm_config(llm_server)) as client:
+            client.structured("atomizer", {"candidates": [{"idx": 0, "text": "I am patient"}]}, AtomizerOutput)
+        with LLMClient(llm_config(llm_server, base_url=url)) as client:   # the SDK cannot use a query string…
+            with pytest.raises(LLMEndpointError, match="HTTP 404"):
+                client.structured("atomizer", {"candidates": [{"idx": 0, "text": "I am patient"}]}, AtomizerOutput)
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+    text = "\n".join(r.getMessage() for r in request.records)
+    assert request.records                                       # the HTTP stack did log at DEBUG…
+    assert TEST_KEY not in text and "query-secret-777" not in text   # …but never the secrets
+    assert "api_key=***" in text

@@ -252,6 +252,12 @@ class LLMClient:
     def enabled(self) -> bool:
         return self.mode != "none"
 
+    def __enter__(self) -> "LLMClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()

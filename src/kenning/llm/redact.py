@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from typing import Any, Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -51,3 +53,43 @@ class Redactor:
         if isinstance(value, list):
             return [self.obj(v) for v in value]
         return value
+
+
+# -- logging ------------------------------------------------------------------------------------------------
+_LOG_SECRETS: set[str] = set()
+_LOG_LOCK = threading.Lock()
+# The loggers of the HTTP stack under the openai SDK: at DEBUG they print URLs and request options.
+HTTP_LOGGERS = ("openai", "httpx", "httpx2", "httpcore", "httpcore2")
+
+
+class _RedactingFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        with _LOG_LOCK:
+            secrets = list(_LOG_SECRETS)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is not ours to fix
+            return True
+        clean = Redactor(secrets).text(message) or ""
+        clean = _QUERY_SECRET.sub(lambda m: m.group(1) + MASK, clean)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+_QUERY_SECRET = re.compile(r"(?i)([?&](?:key|api_key|apikey|api-key|token|access_token|password|secret)=)[^&\s'\"]+")
+_FILTER = _RedactingFilter()
+
+
+def protect_logs(*secrets: str | None) -> None:
+    """Make sure ``secrets`` never reach a log line of the HTTP stack (even at DEBUG)."""
+    with _LOG_LOCK:
+        _LOG_SECRETS.update(s for s in secrets if s and len(s) >= 4)
+    # Logger filters do not apply to records propagated from child loggers, so every existing logger of the
+    # HTTP stack gets the filter (the SDK's modules have created theirs on import, before any request).
+    names = set(HTTP_LOGGERS) | {n for n in list(logging.root.manager.loggerDict)
+                                 if n.split(".", 1)[0] in HTTP_LOGGERS}
+    for name in names:
+        lg = logging.getLogger(name)
+        if _FILTER not in lg.filters:
+            lg.addFilter(_FILTER)

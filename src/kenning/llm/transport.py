@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from kenning.llm.errors import ModelLayerError
-from kenning.llm.redact import Redactor, redact_url
+from kenning.llm.redact import Redactor, protect_logs, redact_url
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 FATAL_STATUS = {401, 403, 404}
@@ -85,6 +85,7 @@ class Transport:
         self.base_url = base_url.rstrip("/")
         self.endpoint = redact_url(self.base_url) or ""
         self.redactor = redactor or Redactor([api_key])
+        protect_logs(api_key, *self.redactor.secrets)
         # Local servers need no key, but the SDK wants one; this placeholder is not a secret.
         self._client = OpenAI(base_url=self.base_url, api_key=api_key or "no-key-configured", timeout=timeout_s,
                               max_retries=0)
