@@ -171,6 +171,9 @@ def test_retries_on_429_500_timeout_and_bad_body(ingested_vault, llm_server, llm
     assert json.loads(first[3]["response_json"]) == "<html>bad gateway</html>"   # a non-JSON body, kept as text
     assert slept[0] == pytest.approx(0.002)                      # Retry-After honoured (under the cap)
     assert len(slept) == 4 and all(s <= cfg.llm.backoff_max_s for s in slept)
+    llm_server.stop()                                            # replay skips the failed attempts
+    again = probe(ingested_vault, cfg, "replay", as_of="2024-04-01T00:00:00Z")
+    assert again.counts["results"] == res.counts["results"]
 
 
 def test_retries_are_bounded_then_the_item_fails(ingested_vault, llm_server, llm_config):
@@ -393,6 +396,7 @@ def test_client_without_a_run_logs_nothing(llm_server, llm_config, tmp_path):
     client = LLMClient(llm_config(llm_server))
     res = client.structured("atomizer", {"candidates": [{"idx": 0, "text": "I am patient"}]}, AtomizerOutput)
     assert res.ok and res.value.atoms[0].atom_text == "i am patient" and res.call_ids == ()
+    assert res.attempts == 1
     assert res.usage["total_tokens"] > 0
     with pytest.raises(LLMConfigError, match="needs a connection"):
         LLMClient(llm_config(llm_server), mode="replay")
@@ -450,3 +454,17 @@ def test_key_never_reaches_debug_logs(llm_server, llm_config, caplog):
     assert request.records                                       # the HTTP stack did log at DEBUG…
     assert TEST_KEY not in text and "query-secret-777" not in text   # …but never the secrets
     assert "api_key=***" in text
+
+
+def test_budget_spent_before_the_repair(ingested_vault, llm_server, llm_config):
+    llm_server.default_chat = atomizer_responder
+    llm_server.script_chat(Answer.json(GOOD), Answer.text("{broken"))
+    cfg = llm_config(llm_server, budget={"max_calls_per_run": 2, "max_tokens_per_run": 10**9})
+    res = probe(ingested_vault, cfg, "live")
+    assert [r["error_code"] for r in res.counts["results"]] == [None, "BUDGET_EXHAUSTED", "BUDGET_EXHAUSTED"]
+    second = [c for c in calls(ingested_vault.conn) if c["message_id"] == res.counts["results"][1]["message_id"]]
+    assert [(c["attempt_kind"], c["prompt_name"]) for c in second] == [("initial", "atomizer"),
+                                                                       ("skipped", "repair_json")]
+    llm_server.stop()
+    again = probe(ingested_vault, cfg, "replay", as_of="2024-05-01T00:00:00Z")
+    assert again.counts["results"] == res.counts["results"]

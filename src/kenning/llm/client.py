@@ -324,15 +324,16 @@ class LLMClient:
             repairs = 0
             while value is None and repairs < self.config.llm.max_json_repair_attempts:
                 repairs += 1
-                if self.mode == "live" and self.run is not None and not self.run.budget_left():
-                    return ctx.finish(None, "BUDGET_EXHAUSTED", f"output invalid ({problem}) and the budget is "
-                                      "spent, so it was not repaired")
                 repair = prompt_for(self.config, "repair_json")
                 if self.run is not None:
                     self.run.prompts_used[repair.name] = repair.ref
                 repair_body = self.build_request(
                     repair, {"schema": json.dumps(schema.model_json_schema(), ensure_ascii=False, sort_keys=True),
                              "error": problem, "output": content or ""}, schema, options)
+                if self.mode == "live" and self.run is not None and not self.run.budget_left():
+                    ctx.log_skip(repair_body, repair)
+                    return ctx.finish(None, "BUDGET_EXHAUSTED", f"output invalid ({problem}) and the budget is "
+                                      "spent, so it was not repaired", raw=content)
                 content = ctx.send(repair_body, "repair", repair)
                 value, problem = parse_structured(content, schema)
                 ctx.mark_parse(value, problem)
@@ -464,6 +465,7 @@ class _Item:
                     run.tokens["total"] += est
         if run is None:
             self.last_row = row
+            self.attempt += 1
             return
         call_id = run.ids.make("llm_call", run.run_id, self.message_id, self.attempt, self.item_sha, self.item_key)
         row.update({
@@ -538,6 +540,7 @@ class _Item:
                 c.consecutive_failures = 0
                 raise _ItemFailed(a.error_code(), a.error or a.error_code())
             if c.run is not None and not c.run.budget_left():
+                self.log_skip(body, prompt)
                 raise _ItemFailed("BUDGET_EXHAUSTED", f"{a.error}; the budget is spent, so it was not retried")
         assert last is not None
         if last.error_kind == "connection":

@@ -66,10 +66,11 @@ def calls_of_run(conn: apsw.Connection, run_id: str) -> list[dict]:
 
 
 def stored_answer(conn: apsw.Connection, request_sha256: str, from_run_id: str | None = None) -> dict | None:
-    """The most recent live answer (an HTTP 200 response) to exactly this request, for replay."""
+    """The most recent live answer to exactly this request, for replay: an HTTP 200 whose body was a chat
+    completion (a 200 with a body that was not one was retried live, so it is not an answer)."""
     sql = ("SELECT call_id, run_id, response_json, http_status, prompt_tokens, completion_tokens, total_tokens "
            "FROM llm_extraction_calls WHERE request_sha256=? AND mode='live' AND http_status=200 "
-           "AND response_json IS NOT NULL")
+           "AND response_json IS NOT NULL AND (error_code IS NULL OR error_code = 'MALFORMED_OUTPUT')")
     params: list[Any] = [request_sha256]
     if from_run_id:
         sql += " AND run_id=?"
