@@ -356,6 +356,10 @@ class VectorIndex:
             return True
         if self.engine == "sqlite":
             return False
+        with _MIRRORS_LOCK:
+            m = _MIRRORS.get(_mirror_key(self.conn, table["table_name"]))
+        if m is not None and m.version == table["version"]:
+            return True  # already loaded and current: no need to count
         return vsql.count_items(self.conn) <= self.config.embeddings.vector_index.mirror_max_vectors
 
     def _mirror(self, table: dict) -> _Mirror:
