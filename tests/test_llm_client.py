@@ -468,3 +468,18 @@ def test_budget_spent_before_the_repair(ingested_vault, llm_server, llm_config):
     llm_server.stop()
     again = probe(ingested_vault, cfg, "replay", as_of="2024-05-01T00:00:00Z")
     assert again.counts["results"] == res.counts["results"]
+
+
+def test_stage_code_needs_no_guard_under_none(ingested_vault, hash_config):
+    from kenning.llm import open_llm_run
+
+    class Counting:
+        name, title = "counting", "counting"
+
+        def run(self, ctx):
+            with open_llm_run(ctx, "x") as llm:
+                llm.run.add(messages_processed=1)          # a no-op, not an AttributeError
+                return {"enabled": llm.enabled, "run_id": llm.run.run_id}
+
+    res = run_stage(ingested_vault.conn, Counting(), hash_config, Clock.from_option("2024-01-01T00:00:00Z"))
+    assert res.counts == {"enabled": False, "run_id": None}

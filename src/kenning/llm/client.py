@@ -598,6 +598,16 @@ class _Item:
                       usage=dict(self.usage))
 
 
+class _NullRun:
+    """``llm.run`` under ``--llm none``: counts nothing, writes nothing."""
+
+    run_id = None
+    mode = "none"
+
+    def add(self, **_: int) -> None:
+        return None
+
+
 # -- stage helper -------------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def open_llm_run(ctx, name: str, *, extractor_version: str | None = None,
@@ -609,6 +619,7 @@ def open_llm_run(ctx, name: str, *, extractor_version: str | None = None,
         raise LLMConfigError(f"stage context has an unresolved LLM mode {mode!r}")
     if mode == "none":
         client = LLMClient(ctx.config, ctx.conn, None, mode="none")
+        client.run = _NullRun()  # type: ignore[assignment]  # so `llm.run.add(...)` needs no guard
         yield client
         return
     run = LLMRun(ctx.conn, ctx.config, name=name, mode=mode, clock=ctx.clock, ids=ctx.ids,
