@@ -483,3 +483,25 @@ def test_stage_code_needs_no_guard_under_none(ingested_vault, hash_config):
 
     res = run_stage(ingested_vault.conn, Counting(), hash_config, Clock.from_option("2024-01-01T00:00:00Z"))
     assert res.counts == {"enabled": False, "run_id": None}
+
+
+def test_run_outside_a_stage_and_per_call_model(ingested_vault, llm_server, llm_config):
+    from kenning.llm import LLMRun
+    from kenning.store import transaction
+
+    cfg = llm_config(llm_server)
+    llm_server.script_chat(Answer.json(GOOD))
+    conn = ingested_vault.conn
+    with transaction(conn):
+        run = LLMRun(conn, cfg, name="verifier", mode="live")
+        with LLMClient(cfg, conn, run) as client:
+            res = client.structured("atomizer", {"candidates": [{"idx": 0, "text": "I am patient"}]},
+                                    AtomizerOutput, options={"model": "verifier-model", "temperature": 0.0})
+            with pytest.raises(LLMConfigError, match="unknown request option 'stream'"):
+                client.structured("atomizer", {"candidates": []}, AtomizerOutput, options={"stream": True})
+        run.finish()
+    assert res.ok and llm_server.chat_requests[0]["body"]["model"] == "verifier-model"
+    (row,) = calls(conn)
+    assert row["model"] == "verifier-model" and row["message_id"] is None and row["item_key"] is None
+    (r,) = rows(conn, "SELECT stage_run_id, status, name FROM llm_extraction_runs")
+    assert r == {"stage_run_id": None, "status": "ok", "name": "verifier"}

@@ -50,7 +50,8 @@ from kenning.store import llm as llm_sql
 
 T = TypeVar("T", bound=BaseModel)
 MODES = ("none", "live", "replay")
-_BODY_OPTIONS = {"temperature", "top_p", "seed", "max_tokens"}
+# Per-call overrides a caller may pass as ``options`` (e.g. seed 000's separate atomizer / verifier models).
+_BODY_OPTIONS = {"model", "temperature", "top_p", "seed", "max_tokens"}
 
 
 def _sleep(seconds: float) -> None:
@@ -479,7 +480,7 @@ class _Item:
                 "stored_run_id": stored.get("run_id") if stored else None,
             }),
             "item_key": self.item_key, "prompt_name": prompt.name, "prompt_version": prompt.ref,
-            "schema_name": self.schema.__name__, "model": c.model, "attempt_kind": kind,
+            "schema_name": self.schema.__name__, "model": body.get("model") or c.model, "attempt_kind": kind,
             "request_sha256": sha256_hex(request_json), "mode": c.mode,
             "replayed_from_call_id": replayed_from,
         })
