@@ -339,9 +339,9 @@ class CachedEmbedder:
         self.hits = self.misses = 0
 
     def _writable(self) -> bool:
-        from kenning.store.connection import scalar
+        from kenning.store.connection import is_writable
 
-        return not scalar(self.conn, "PRAGMA query_only") and not self.conn.readonly("main")
+        return is_writable(self.conn)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         from kenning.sources.timestamps import now_utc

@@ -23,12 +23,11 @@ which every write changes (a hash chain), so a mirror never serves vectors anoth
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -41,7 +40,7 @@ from kenning.sources.jcs import sha256_hex
 from kenning.sources.timestamps import now_utc
 from kenning.store import embeddings as cache_sql
 from kenning.store import vectors as vsql
-from kenning.store.connection import transaction
+from kenning.store.connection import read_snapshot, transaction, write_scope
 
 GENESIS = "genesis"
 
@@ -71,28 +70,8 @@ def _blob(vec: np.ndarray) -> bytes:
     return np.ascontiguousarray(vec, dtype="<f4").tobytes()
 
 
-@contextlib.contextmanager
-def _write(conn) -> Iterator[None]:
-    """Join the caller's transaction (a savepoint), or run one of our own (BEGIN IMMEDIATE)."""
-    if conn.in_transaction:
-        with conn:
-            yield
-    else:
-        with transaction(conn):
-            yield
-
-
-@contextlib.contextmanager
-def _read(conn) -> Iterator[None]:
-    """One consistent snapshot for several statements (a swap may drop a table between them otherwise)."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.execute("COMMIT")
+_write = write_scope
+_read = read_snapshot
 
 
 # -- the in-memory mirror -----------------------------------------------------------------------------------
