@@ -19,7 +19,7 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
-	HF_HUB_OFFLINE=1 $(BIN)/kenning --db $(DEMO_DB) demo
+	HF_HUB_OFFLINE=1 $(BIN)/kenning demo --db $(DEMO_DB)
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest

@@ -1,15 +1,4 @@
-"""Shared fixtures. Real things only: SQLite files in tmp_path, the real openai client against a real HTTP server
-on 127.0.0.1, the CLI as a subprocess.
-
-Model-layer fixtures (issue 3), for every later stage's tests:
-- ``llm_server``      a started :class:`kenning.llm.testserver.OpenAITestServer` (random port), stopped after
-- ``llm_config(server, **llm_overrides)`` a Config pointed at that server (fast backoff, hash embeddings)
-- ``hash_config``     a Config with the dependency-free hash embedder
-- ``minilm_embedder`` all-MiniLM-L6-v2 loaded once per session (mark such tests ``@pytest.mark.model``)
-- ``chat_export``     a tiny ChatGPT ``conversations.json`` (3 user + 2 assistant messages)
-- ``ingested_vault``  (conn, config, path) of a vault with ``chat_export`` imported (stages 0–1)
-- ``run_cli(*args, env=…)`` runs ``python -m kenning …`` and returns the CompletedProcess
-"""
+"""Shared test fixtures: real vault files in tmp_path, the CLI as a real subprocess."""
 
 from __future__ import annotations
 
@@ -23,6 +12,46 @@ from typing import Any, Callable
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def run_cli(*args: str, db: Path | None = None, env: dict | None = None, check: bool = True,
+            input: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``python -m kenning ARGS`` the way a user would, with this checkout's sources."""
+    full_env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"}
+    full_env.pop("KENNING_DB", None)
+    full_env.pop("KENNING_CONFIG", None)
+    if env:
+        full_env.update(env)
+    cmd = [sys.executable, "-m", "kenning", *args]
+    if db is not None:
+        cmd += ["--db", str(db)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, input=input, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kenning {' '.join(args)} exited {proc.returncode}\nstdout:\n{proc.stdout}\n"
+                             f"stderr:\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def vault_path(tmp_path: Path) -> Path:
+    return tmp_path / "vault" / "kenning.db"
+
+# ---- model layer (issue 3) ---------------------------------------------------------------------------------
+# Real things only: the real openai client against a real HTTP server on 127.0.0.1.
+# - ``llm_server``      a started :class:`kenning.llm.testserver.OpenAITestServer` (random port), stopped after
+# - ``llm_config(server, extra=None, **llm)`` a Config pointed at it (millisecond backoff, hash embeddings)
+# - ``hash_config``     a Config with the dependency-free hash embedder
+# - ``minilm_embedder`` all-MiniLM-L6-v2 loaded once per session (mark such tests ``@pytest.mark.model``)
+# - ``chat_export``     a tiny ChatGPT ``conversations.json`` (3 user + 2 assistant messages)
+# - ``ingested_vault``  a Vault with ``chat_export`` imported (stages 0–1)
+# - ``kenning_cli(*args, env=…)`` the CLI as a subprocess, no raise on failure, no KENNING_* leaking in
+
 TEST_KEY = "sk-kenning-test-SECRET-0123456789"
 
 
@@ -130,7 +159,10 @@ def ingested_vault(tmp_path: Path, chat_export: Path):
 
 
 @pytest.fixture
-def run_cli() -> Callable[..., subprocess.CompletedProcess]:
+def kenning_cli() -> Callable[..., subprocess.CompletedProcess]:
+    """``kenning_cli(*args, env=…)``: like ``run_cli`` but never raises on a non-zero exit, and no KENNING_*
+    variable of the developer's shell leaks in (tests name every endpoint they use)."""
+
     def run(*args: str, env: dict[str, str] | None = None, timeout: float = 180,
             input: str | None = None) -> subprocess.CompletedProcess:
         e = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}

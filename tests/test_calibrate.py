@@ -76,23 +76,23 @@ def test_minilm_defaults_are_the_calibrated_values(minilm_embedder, monkeypatch)
     assert report["mean_similarity"]["paraphrase"] > report["mean_similarity"]["different"]
 
 
-def test_calibrate_cli(run_cli, tmp_path):
-    r = run_cli("calibrate", "--backend", "hash", "--json")
+def test_calibrate_cli(kenning_cli, tmp_path):
+    r = kenning_cli("calibrate", "--backend", "hash", "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["pairs"] == 360 and [b["backend"] for b in data["backends"]] == ["hash"]
-    md = run_cli("calibrate", "-b", "hash", "--markdown")
+    md = kenning_cli("calibrate", "-b", "hash", "--markdown")
     assert md.returncode == 0 and "| fitted | test |" in md.stdout and "**hash**" in md.stdout
-    table = run_cli("calibrate", "-b", "hash")
+    table = kenning_cli("calibrate", "-b", "hash")
     assert table.returncode == 0 and "match P" in table.stdout
     own = tmp_path / "pairs.jsonl"
     own.write_text("\n".join(json.dumps({"id": str(i), "label": lab, "a": a, "b": b, "split": "fit"}) for i, (lab, a, b)
                              in enumerate([("paraphrase", "I am calm", "I'm calm"), ("different", "I am calm", "I run"),
                                            ("opposite", "I am calm", "I am not calm")])))
-    r = run_cli("calibrate", "-b", "hash", "--pairs", str(own), "--json")
+    r = kenning_cli("calibrate", "-b", "hash", "--pairs", str(own), "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["pairs"] == 3
     own.write_text('{"id": 1, "label": "similar", "a": "x", "b": "y"}\n')
-    bad = run_cli("calibrate", "-b", "hash", "--pairs", str(own))
+    bad = kenning_cli("calibrate", "-b", "hash", "--pairs", str(own))
     assert bad.returncode == 1 and "label 'similar'" in bad.stderr
 
 

@@ -134,8 +134,8 @@ def test_openai_backend_needs_an_endpoint():
         get_embedder(cfg)
 
 
-def test_embed_cli_hash(run_cli):
-    r = run_cli("embed", "i am patient", "i am a patient person", "i love hiking", "I'm patient!", "--backend", "hash",
+def test_embed_cli_hash(kenning_cli):
+    r = kenning_cli("embed", "i am patient", "i am a patient person", "i love hiking", "I'm patient!", "--backend", "hash",
                 "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
@@ -145,7 +145,7 @@ def test_embed_cli_hash(run_cli):
     assert sims[(0, 1)]["similarity"] > sims[(0, 2)]["similarity"]
     assert sims[(0, 3)]["verdict"] == "match" and sims[(0, 2)]["verdict"] == "uncertain"   # hash: 0.999 / 0.011
     assert data["thresholds"] == load_config().embeddings.thresholds["kenning-hash-v1"].model_dump()
-    table = run_cli("embed", "i am patient", "i am a patient person", "--backend", "hash")
+    table = kenning_cli("embed", "i am patient", "i am a patient person", "--backend", "hash")
     assert table.returncode == 0 and "0–1" in table.stdout and "hash:kenning-hash-v1" in table.stdout
 
 
@@ -161,8 +161,8 @@ def test_minilm_offline(minilm_embedder):
 
 
 @pytest.mark.model
-def test_embed_cli_minilm(run_cli):
-    r = run_cli("embed", "i am patient", "i am a patient person", "--json", env={"HF_HUB_OFFLINE": "1"})
+def test_embed_cli_minilm(kenning_cli):
+    r = kenning_cli("embed", "i am patient", "i am a patient person", "--json", env={"HF_HUB_OFFLINE": "1"})
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["model_id"] == "minilm:all-MiniLM-L6-v2"

@@ -241,7 +241,7 @@ def test_token_budget_exhaustion(ingested_vault, llm_server, llm_config):
     assert json.loads(run["raw_stats_json"])["tokens"] == {"completion": 100, "prompt": 1200, "total": 1300}
 
 
-def test_key_redaction_everywhere(ingested_vault, llm_server, llm_config, run_cli, tmp_path):
+def test_key_redaction_everywhere(ingested_vault, llm_server, llm_config, kenning_cli, tmp_path):
     """The server echoes the Authorization header in error bodies and in model output: the key must not be
     stored, logged, returned or raised anywhere."""
     llm_server.echo_auth_in_errors = True
@@ -268,10 +268,10 @@ def test_key_redaction_everywhere(ingested_vault, llm_server, llm_config, run_cl
     assert "sk-other-key-99999999999" not in failed and TEST_KEY not in failed
     # nor in CLI output (config show, ping)
     env = {"KENNING_LLM_BASE_URL": llm_server.base_url, "KENNING_LLM_MODEL": "m", "KENNING_LLM_API_KEY": TEST_KEY}
-    shown = run_cli("config", "show", "--json", env=env)
+    shown = kenning_cli("config", "show", "--json", env=env)
     assert shown.returncode == 0 and TEST_KEY not in shown.stdout + shown.stderr and "**********" in shown.stdout
     llm_server.default_chat = lambda body: {"ok": True, "echo": "kenning"}
-    ping = run_cli("llm", "ping", "--json", env=env)
+    ping = kenning_cli("llm", "ping", "--json", env=env)
     assert ping.returncode == 0, ping.stderr
     assert TEST_KEY not in ping.stdout + ping.stderr
 
@@ -320,29 +320,31 @@ def test_mode_resolution(llm_server, llm_config, hash_config):
         resolve_mode(hash_config, "sometimes")
 
 
-def test_ingest_accepts_llm_option_and_stores_it(run_cli, chat_export, tmp_path, llm_server):
+def test_ingest_accepts_llm_option_and_stores_it(kenning_cli, chat_export, tmp_path, llm_server):
     db = tmp_path / "cli.db"
-    r = run_cli("ingest", str(chat_export), "--db", str(db), "--llm", "none", "--json", "--as-of", "2024-01-01T00:00:00Z")
+    r = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "none", "--json", "--as-of", "2024-01-01T00:00:00Z")
     assert r.returncode == 0, r.stderr
     env = {"KENNING_LLM_MODEL": "some-model"}
-    r = run_cli("ingest", str(chat_export), "--db", str(db), "--llm", "replay", "--json", env=env)
+    r = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "replay", "--json", env=env)
     assert r.returncode == 0, r.stderr
     import apsw
 
     conn = apsw.Connection(str(db))
-    args = [json.loads(a) for (a,) in conn.execute("SELECT args_json FROM runs ORDER BY started_at_utc, seq")]
-    assert [a["llm"] for a in args] == ["none", "none", "replay", "replay"]
-    bad = run_cli("ingest", str(chat_export), "--db", str(db), "--llm", "live")
+    args = [json.loads(a) for (a,) in conn.execute("SELECT args_json FROM runs")]
+    first = [a["llm"] for a in args if a["as_of"] == "2024-01-01T00:00:00Z"]
+    second = [a["llm"] for a in args if a["as_of"] is None]
+    assert first and set(first) == {"none"} and set(second) == {"replay"} and len(first) == len(second)
+    bad = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "live")
     assert bad.returncode == 1 and "KENNING_LLM_BASE_URL" in bad.stderr and "Traceback" not in bad.stderr
-    bad = run_cli("ingest", str(chat_export), "--db", str(db), "--llm", "maybe")
+    bad = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "maybe")
     assert bad.returncode == 1 and "none, live, replay" in bad.stderr
 
 
-def test_llm_ping_cli(run_cli, llm_server):
+def test_llm_ping_cli(kenning_cli, llm_server):
     env = {"KENNING_LLM_BASE_URL": llm_server.base_url, "KENNING_LLM_MODEL": "kenning-test-model",
            "KENNING_LLM_API_KEY": TEST_KEY}
     llm_server.default_chat = lambda body: {"ok": True, "echo": "kenning"}
-    r = run_cli("llm", "ping", "--json", env=env)
+    r = kenning_cli("llm", "ping", "--json", env=env)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["json_mode"] == "json_schema" and report["endpoint"] == llm_server.base_url
@@ -352,20 +354,20 @@ def test_llm_ping_cli(run_cli, llm_server):
     llm_server.on_chat(lambda b: b.get("response_format", {}).get("type") == "json_schema",
                        Answer.status(400, message="response_format json_schema is not supported"))
     llm_server.default_chat = lambda body: {"ok": True, "echo": "kenning"}
-    r = run_cli("llm", "ping", env=env)
+    r = kenning_cli("llm", "ping", env=env)
     assert r.returncode == 0, r.stderr
     assert "json_object: ok" in r.stdout and "set llm.response_format: json_object" in r.stdout
     # nothing answers JSON
     llm_server.clear()
     llm_server.default_chat = Answer.text("I am a chatbot and I do not do JSON.")
-    r = run_cli("llm", "ping", env=env)
+    r = kenning_cli("llm", "ping", env=env)
     assert r.returncode == 2 and "no structured-output form worked" in r.stdout
     # endpoint down
     llm_server.stop()
-    r = run_cli("llm", "ping", env=env)
+    r = kenning_cli("llm", "ping", env=env)
     assert r.returncode == 1 and f"cannot reach the LLM endpoint at {llm_server.base_url}" in r.stderr
     assert "Traceback" not in r.stderr
-    r = run_cli("llm", "ping")
+    r = kenning_cli("llm", "ping")
     assert r.returncode == 1 and "needs an endpoint" in r.stderr
 
 

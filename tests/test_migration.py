@@ -111,7 +111,7 @@ def test_queries_answer_throughout_a_migration_and_the_swap_is_atomic(vault):
         [dict((i, t) for i, t, _ in items(300) + items(5, start=1000))[top[0].item_id]])[0]), abs=1e-5)
 
 
-def test_interrupted_migration_keeps_the_old_table_and_resumes(vault, run_cli):
+def test_interrupted_migration_keeps_the_old_table_and_resumes(vault, kenning_cli):
     db, cfg_path, cfg, conn = vault
     idx = VectorIndex(conn, cfg)
     before = [h.item_id for h in idx.search("i am curious", k=5, space="s")]
@@ -119,11 +119,11 @@ def test_interrupted_migration_keeps_the_old_table_and_resumes(vault, run_cli):
     assert paused["status"] == "paused" and paused["items_done"] == 100
     assert snapshot(conn)["active"] == ("hash:kenning-hash-v1", 64) and snapshot(conn)["building"]
     assert [h.item_id for h in idx.search("i am curious", k=5, space="s")] == before
-    st = run_cli("embeddings", "status", "--db", str(db), "--config", cfg_path, "--json")
+    st = kenning_cli("embeddings", "status", "--db", str(db), "--config", cfg_path, "--json")
     status = json.loads(st.stdout)
     assert status["building"]["progress_pct"] == pytest.approx(33.3, abs=0.1)
     assert status["active"]["dimension"] == 64 and status["matches_config"] is True
-    text = run_cli("embeddings", "status", "--db", str(db), "--config", cfg_path)
+    text = kenning_cli("embeddings", "status", "--db", str(db), "--config", cfg_path)
     assert "migration in progress" in text.stdout and "100/300" in text.stdout
     # another target while one is building is refused, with the way out named
     with pytest.raises(VectorIndexError, match="--cancel"):
@@ -151,22 +151,22 @@ def test_a_failed_swap_changes_nothing(vault, monkeypatch):
     assert idx.migrate("hash", dimension=32, pause_s=0)["status"] == "swapped"
 
 
-def test_cancel_and_cli_migrate(vault, run_cli):
+def test_cancel_and_cli_migrate(vault, kenning_cli):
     db, cfg_path, cfg, conn = vault
     VectorIndex(conn, cfg).migrate("hash", dimension=32, batch_size=10, pause_s=0, stop_after_batches=1)
-    r = run_cli("embeddings", "migrate", "--cancel", "--db", str(db), "--config", cfg_path, "--json")
+    r = kenning_cli("embeddings", "migrate", "--cancel", "--db", str(db), "--config", cfg_path, "--json")
     assert r.returncode == 0 and json.loads(r.stdout) == {"status": "cancelled"}
     assert vsql.building_table(conn) is None
     assert rows(conn, "SELECT COUNT(*) AS n FROM sqlite_master WHERE name LIKE 'vec_items_g%' "
                       "AND type='table' AND sql LIKE 'CREATE VIRTUAL%'")[0]["n"] == 1
-    r = run_cli("embeddings", "migrate", "hash", "--dimension", "48", "--db", str(db), "--config", cfg_path)
+    r = kenning_cli("embeddings", "migrate", "hash", "--dimension", "48", "--db", str(db), "--config", cfg_path)
     assert r.returncode == 0, r.stderr
     assert "swapped" in r.stderr and "300 items now use hash:kenning-hash-v1 (48-d)" in r.stderr
-    st = json.loads(run_cli("embeddings", "status", "--db", str(db), "--config", cfg_path, "--json").stdout)
+    st = json.loads(kenning_cli("embeddings", "status", "--db", str(db), "--config", cfg_path, "--json").stdout)
     assert st["active"]["dimension"] == 48 and st["matches_config"] is False   # config still says 64
-    text = run_cli("embeddings", "status", "--db", str(db), "--config", cfg_path).stdout
+    text = kenning_cli("embeddings", "status", "--db", str(db), "--config", cfg_path).stdout
     assert "config asks for hash:kenning-hash-v1 (64-d)" in text
-    bad = run_cli("embeddings", "migrate", "word2vec", "--db", str(db), "--config", cfg_path)
+    bad = kenning_cli("embeddings", "migrate", "word2vec", "--db", str(db), "--config", cfg_path)
     assert bad.returncode == 1 and "unknown embedding backend" in bad.stderr
 
 

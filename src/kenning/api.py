@@ -12,10 +12,11 @@ import apsw
 from kenning.config import Config, load_config
 from kenning.pipeline.clock import Clock
 from kenning.pipeline.runner import ProgressFn, RunResult, run_stage
-from kenning.pipeline.stages import STAGES, parse_stage_list
+from kenning.pipeline.stages import SIDE_STAGES, STAGES, parse_stage_list
+from kenning.sources.inputs import CHATGPT_EXPORT, WIKI_WORKSPACE, classify_input
 from kenning.store import raw as raw_sql
 from kenning.store import runs as runs_sql
-from kenning.store.connection import open_store
+from kenning.store.connection import open_store, transaction
 
 
 def default_db_path(config: Config | None = None) -> Path:
@@ -50,22 +51,112 @@ class Vault:
         self.close()
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
-               progress: ProgressFn | None = None, llm: str | None = None) -> list[RunResult]:
-        """Run the ingest stages. ``llm`` is the --llm value (none | live | replay; None = from config)."""
+               progress: ProgressFn | None = None, workspace: str | None = None,
+               judge: Any = None, llm: str | None = None) -> list[RunResult]:
+        """Import each path with the importer its structure calls for: ChatGPT exports through the
+        conversation stages, wiki workspaces through the `wiki` stage (one verified run per workspace).
+        ``llm`` is the --llm value (none | live | replay; None = from config), stored in the run args and
+        handed to the stages as ``ctx.llm_mode``."""
         from kenning.llm.client import resolve_mode
 
         clock = Clock.from_option(as_of)
-        names = parse_stage_list(stages, self.config.ingest.default_stages)
         llm_mode = resolve_mode(self.config, llm)
+        names = parse_stage_list(stages, self.config.ingest.default_stages)
+        wcfg = self.config.beliefs.wiki
+        kinds = {str(p): classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) for p in paths}
+        exports = [p for p, k in kinds.items() if k == CHATGPT_EXPORT]
+        wikis = [p for p, k in kinds.items() if k == WIKI_WORKSPACE]
         results = []
-        for name in names:
-            results.append(run_stage(
-                self.conn, STAGES[name], self.config, clock,
-                inputs={"paths": [str(p) for p in paths]},
-                args={"paths": [str(p) for p in paths], "stages": names, "as_of": as_of, "llm": llm_mode},
-                progress=progress, llm_mode=llm_mode,
-            ))
+        if exports or not wikis:
+            for name in names:
+                results.append(run_stage(
+                    self.conn, STAGES[name], self.config, clock,
+                    inputs={"paths": exports},
+                    args={"paths": exports, "stages": names, "as_of": as_of, "llm": llm_mode},
+                    progress=progress, llm_mode=llm_mode,
+                ))
+        for root in wikis:
+            results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock))
         return results
+
+    def ingest_wiki(self, root: str | Path, *, as_of: str | None = None, workspace: str | None = None,
+                    judge: Any = None, clock: Clock | None = None, rebuild: bool = False) -> RunResult:
+        from kenning.beliefs.judge import NoJudge
+        from kenning.sources.wiki import find_root
+
+        found = find_root(root, self.config.beliefs.wiki.wiki_dir)
+        wiki_root = str((found or Path(root)).expanduser().resolve())
+        ws = workspace or self.config.beliefs.default_workspace
+        judge = judge or NoJudge()
+        stage = SIDE_STAGES["beliefs-rebuild" if rebuild else "wiki"]
+        return run_stage(self.conn, stage, self.config, clock or Clock.from_option(as_of),
+                         inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge},
+                         args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of})
+
+    # ---- the belief ledger (seed 002) ----------------------------------------------------------------
+    def why(self, query: str, *, workspace: str | None = None, since: str | None = None, until: str | None = None,
+            include_history: bool | None = None, predicate: str | None = None) -> dict[str, Any]:
+        from kenning.beliefs.why import why
+
+        return why(self.conn, self.config, query, workspace=workspace, since=since, until=until,
+                   include_history=include_history, predicate=predicate)
+
+    def belief_history(self, belief_id: str) -> dict[str, Any] | None:
+        from kenning.beliefs.why import belief_history
+
+        return belief_history(self.conn, self.config, belief_id)
+
+    def beliefs(self, *, workspace: str | None = None, topic: str | None = None, current_only: bool = False,
+                limit: int = 100, offset: int = 0) -> tuple[list[dict], int]:
+        from kenning.beliefs.why import list_entries
+
+        return list_entries(self.conn, workspace, topic, current_only, limit, offset)
+
+    def supersede(self, old: str, new: str, reason: str, *, as_of: str | None = None,
+                  note: str | None = None) -> RunResult:
+        return run_stage(self.conn, SIDE_STAGES["beliefs-supersede"], self.config, Clock.from_option(as_of),
+                         inputs={"old": old, "new": new, "reason": reason, "note": note},
+                         args={"old": old, "new": new, "reason": reason, "as_of": as_of})
+
+    def verify_beliefs(self, *, workspace: str | None = None, mark_drifted: bool = False,
+                       as_of: str | None = None) -> dict[str, Any]:
+        from kenning.beliefs.verify import verify_quotes
+
+        if not mark_drifted:
+            return verify_quotes(self.conn, workspace)
+        inputs: dict[str, Any] = {"workspace": workspace}
+        result = run_stage(self.conn, SIDE_STAGES["beliefs-drift"], self.config, Clock.from_option(as_of),
+                           inputs=inputs, args={"workspace": workspace, "mark_drifted": True, "as_of": as_of})
+        return {**inputs["report"], "run_id": result.run_id,
+                "beliefs_marked_drifted": result.counts["beliefs_marked_drifted"]}
+
+    def rebuild_beliefs(self, *, workspace: str | None = None, as_of: str | None = None) -> list[RunResult]:
+        """`kenning reindex --rebuild-beliefs`: every wiki workspace's beliefs again from its sidecars."""
+        from kenning.store import beliefs as beliefs_sql
+
+        roots = beliefs_sql.workspace_roots(self.conn)
+        clock = Clock.from_option(as_of)
+        results = []
+        for slug, root in sorted(roots.items()):
+            if root is None or (workspace and slug != workspace):
+                continue
+            results.append(self.ingest_wiki(root, workspace=slug, clock=clock, rebuild=True, as_of=as_of))
+        with transaction(self.conn):
+            beliefs_sql.fts_rebuild(self.conn)
+        return results
+
+    def publish_beliefs(self, items: Sequence[Any], *, workspace: str | None = None,
+                        as_of: str | None = None) -> RunResult:
+        return run_stage(self.conn, SIDE_STAGES["beliefs-publish"], self.config, Clock.from_option(as_of),
+                         inputs={"items": list(items), "workspace": workspace},
+                         args={"workspace": workspace, "items": len(items), "as_of": as_of})
+
+    def m1(self, judge: Any = None, *, workspace: str | None = None, sample: int | None = None,
+           seed: int | None = None) -> dict[str, Any]:
+        from kenning.beliefs.judge import NoJudge
+        from kenning.beliefs.verify import m1
+
+        return m1(self.conn, self.config, judge or NoJudge(), workspace, sample, seed)
 
     def status(self) -> dict[str, Any]:
         return {

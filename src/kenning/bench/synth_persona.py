@@ -137,6 +137,8 @@ USER_INSTRUCTIONS_PREAMBLE = (
 )
 PROFILE_BERLIN = ("I'm a product engineer living in Berlin. I work at Acme Corp. Two kids, a partner, "
                   "and far too many side projects. I like running and hiking.")
+PROFILE_PARIS_ACME = ("I'm a product engineer living in Paris. I work at Acme Corp. Two kids (Mia and Leo), "
+                      "partner Sam. I like hiking.")
 PROFILE_PARIS = ("I'm a product engineer living in Paris. I work at Globex. Two kids (Mia and Leo), partner Sam. "
                  "Learning Japanese. I like hiking.")
 INSTRUCTIONS_A = ("Be concise. Use metric units and 24h times. When I ask about code, prefer Python and "
@@ -157,8 +159,41 @@ GENERIC_INTROS = [
     "Great, this is a common situation. A few things matter most here.",
     "Happy to help. I'll start with the short version and then go deeper.",
     "There are a couple of ways to do this; I'll show the simplest one first.",
-    "Short answer: yes, with a few caveats. Here's the longer explanation.",
+    "Let's go through it piece by piece.",
+    "Here's what I'd suggest, roughly in order of importance.",
 ]
+# Combinatorial generic advice sentences: STARTER? + A + B  (keeps long answers from repeating)
+GEN_STARTERS = ["In practice,", "As a rule of thumb,", "Generally,", "In my experience,", "Often,",
+                "For most people,", "If you can,", "Ideally,", "Where possible,", "Importantly,", "That said,",
+                "On top of that,", "Either way,", "To be safe,"]
+GEN_A = ["it helps to", "try to", "make sure to", "it's worth trying to", "don't forget to", "you can",
+         "consider whether you can", "it usually pays off to", "aim to", "you might want to", "it's smart to",
+         "I'd recommend that you"]
+GEN_B = ["write down what you tried so far.", "start small and build up gradually.",
+         "check the result after each change.", "keep a short list of what worked and what didn't.",
+         "set aside a fixed time for it each week.", "ask someone with experience for a second opinion.",
+         "compare two options side by side before deciding.", "revisit the plan after a week or two.",
+         "keep the first version simple.", "note down anything surprising.", "change one thing at a time.",
+         "budget a bit more time than you think you need.", "take a break and look at it again tomorrow.",
+         "read the official documentation first.", "look for the simplest option that works.",
+         "decide in advance what 'good enough' looks like.", "keep a backup before making big changes.",
+         "test the idea on a small scale first.", "write the steps as a checklist.",
+         "be explicit about the trade-offs.", "share a draft early and ask for feedback.",
+         "keep notes, because you'll forget the details.", "pick one goal rather than three.",
+         "plan for the common case and handle the rare one separately."]
+GEN_ELAB = ["This matters because small mistakes tend to compound over time.",
+            "That way you'll know exactly where things went wrong if something breaks.",
+            "It sounds obvious, but it's the step most people skip.",
+            "You don't have to get it perfect on the first try.",
+            "Most problems here come from trying to do too much at once.",
+            "Consistency matters more than any single decision.",
+            "If it feels overwhelming, split it into smaller steps.",
+            "The details depend on your situation, so adjust as needed.",
+            "A little preparation saves a lot of stress later.",
+            "It's fine to revisit this once you have more information.",
+            "The goal is progress, not perfection.",
+            "Once this is in place, the rest becomes much easier."]
+
 GENERIC_CLOSINGS = [
     "Let me know if you want me to adapt this to your exact situation.",
     "If you share more details, I can tailor this further.",

@@ -9,8 +9,8 @@ import orjson
 import typer
 from rich.table import Table
 
-from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, ingest_progress, open_vault,
-                                out, print_json, user_errors)
+from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, ingest_progress, llm_mode,
+                                open_vault, out, print_json, user_errors)
 
 app = typer.Typer(
     name="kenning",
@@ -23,6 +23,23 @@ config_app = typer.Typer(help="Show the effective configuration.", no_args_is_he
 app.add_typer(config_app, name="config")
 bench_app = typer.Typer(help="Synthetic data and benchmarks.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+
+from kenning.cli.beliefs import beliefs_app, reindex_command, why_command  # noqa: E402
+from kenning.cli.serve import serve_app  # noqa: E402
+
+app.add_typer(beliefs_app, name="beliefs")
+app.add_typer(serve_app, name="serve")
+app.command("why")(why_command)
+app.command("reindex")(reindex_command)
+
+
+def _register_entity_commands() -> None:
+    from kenning.cli.entities import register
+
+    register(app)
+
+
+_register_entity_commands()
 
 
 def _register_model_commands() -> None:
@@ -46,7 +63,8 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT export .zip files or folders.",
+    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT export .zip files or folders, "
+                                                "and wiki workspace folders (wiki/ pages + *.beliefs.json sidecars).",
                                                 show_default=False)],
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the run clock at this UTC time "
                                                  "(deterministic runs).")] = None,
@@ -56,11 +74,29 @@ def ingest(
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    workspace: Annotated[Optional[str], typer.Option("--workspace", "-w", help="Belief workspace for wiki folders "
+                                                     "(default: personal).", show_default=False)] = None,
     llm: LlmOpt = None,
 ) -> None:
-    """Import exports into the vault. Re-importing the same export changes nothing; a newer export adds what is new."""
+    """Import exports and wiki workspaces. Re-importing the same input changes nothing; a newer one adds what is new.
+
+    A wiki workspace is verified whole first (coverage, provenance links, supersession sanity, statement
+    support); if any check fails the import is rejected with its reasons and nothing is committed."""
+    from kenning.beliefs.judge import JudgeUnavailable, judge_for
+    from kenning.cli.beliefs import _rejections
+    from kenning.sources.inputs import WIKI_WORKSPACE, classify_input
+
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
-        results = vault.ingest(paths, as_of=as_of, stages=stages, progress=progress, llm=llm)
+        mode = llm_mode(vault.config, llm)
+        wcfg = vault.config.beliefs.wiki
+        has_wiki = any(classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) == WIKI_WORKSPACE for p in paths)
+        try:
+            # The wiki verifier's judge follows an explicit --llm; otherwise beliefs.verifier.judge decides.
+            judge = judge_for(mode if (has_wiki and llm is not None) else None, vault.config.beliefs.verifier.judge)
+        except JudgeUnavailable as e:
+            fail(str(e))
+        results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
+                                                   workspace=workspace, judge=judge, llm=mode))
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
@@ -68,7 +104,7 @@ def ingest(
         print_json({"runs": report})
     else:
         for r in results:
-            _print_run(r)
+            print_run_result(r)
     if raw is not None and raw.counts.get("conversations_imported", 0) == 0 and (
             raw.counts.get("rejected", 0) or raw.counts.get("files_failed", 0)):
         fail("nothing could be imported (see the rejects above, or `kenning rejects`)", code=2)
@@ -82,10 +118,10 @@ def _warning_summary(events: list[tuple]) -> dict[str, int]:
     return dict(sorted(summary.items()))
 
 
-def _print_run(r) -> None:
-    from kenning.pipeline.stages import STAGES
+def print_run_result(r) -> None:
+    from kenning.pipeline.stages import stage_title
 
-    title = STAGES[r.stage].title
+    title = stage_title(r.stage)
     counts = {k: v for k, v in r.counts.items() if not isinstance(v, (list, dict))}
     line = ", ".join(f"{k.replace('_', ' ')} {v:,}" if isinstance(v, int) else f"{k.replace('_', ' ')} {v}"
                      for k, v in counts.items() if v)

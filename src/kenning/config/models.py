@@ -241,6 +241,75 @@ class CalibrationConfig(Strict):
     match_min_precision: float = Field(gt=0, le=1)
     no_match_min_recall: float = Field(gt=0, le=1)
     tension_min_precision: float = Field(gt=0, le=1)
+class DetectorsConfig(Strict):
+    optional_enabled: list[Literal["ARXIV", "CVE", "ORCID", "GIT_SHA", "HANDLE", "HASHTAG"]]
+    phone_default_region: str | None
+    url_key_keep_query: bool
+    code_file_extensions: list[str]
+    code_object_prefixes: list[str]
+    code_handles: list[str]
+
+
+class NerConfig(Strict):
+    backend: Literal["rules", "spacy", "none", "llm"]
+    spacy_model: str | None
+    spacy_confidence: float = Field(ge=0, le=1)
+    label_map: dict[str, str]
+
+
+class TimeMentionsConfig(Strict):
+    enabled: bool
+    dateparser_crosscheck: bool
+    dateparser_disagreement_factor: float = Field(ge=0, le=1)
+    bare_year_confidence: float = Field(ge=0, le=1)
+
+
+class LexiconConfig(Strict):
+    enable_lexicon_induction: bool
+    enable_noun_chunk_induction: bool
+    lexicon_min_user_mentions: float
+    lexicon_min_conversations: int
+    lexicon_max_code_ratio: float
+    lexicon_min_diversity: float
+    lexicon_max_terms: int = Field(ge=0)
+    lexicon_denylist_path: str | None
+    lexicon_weight_mentions: float
+    lexicon_weight_conversations: float
+    lexicon_weight_diversity: float
+    lexicon_penalty_code: float
+    role_weights: dict[Literal["user", "assistant", "system", "tool", "unknown"], float]
+    allcaps_stoplist: list[str]
+    denylist: list[str]
+    org_suffixes: list[str]
+    evidence_max_occurrences: int = Field(ge=0)
+
+
+class SalienceConfig(Strict):
+    salience_weight_mentions: float
+    salience_weight_conversations: float
+    salience_weight_user_ratio: float
+    salience_weight_recency: float
+    salience_recency_halflife_days: float = Field(gt=0)
+
+
+class CanonicalizationConfig(Strict):
+    detector_weight_tier1: float
+    detector_weight_tier2: float
+    detector_weight_tier3: float
+    detector_weight_tier4: float
+    detector_tier_confidence_bonus: float
+    lexicon_canonical_bonus: float
+    enable_salience_prioritization: bool
+    other_role_weight: float
+
+
+class EntitiesConfig(Strict):
+    detectors: DetectorsConfig
+    ner: NerConfig
+    time_mentions: TimeMentionsConfig
+    lexicon: LexiconConfig
+    salience: SalienceConfig
+    canonicalization: CanonicalizationConfig
 
 
 class Config(Strict):
@@ -254,3 +323,59 @@ class Config(Strict):
     llm: LlmConfig
     embeddings: EmbeddingsConfig
     calibration: CalibrationConfig
+    entities: EntitiesConfig
+    beliefs: "BeliefsConfig"
+
+
+# ---- seed 002: belief ledger -------------------------------------------------------------------------
+
+StatementVote = Literal["supports", "partially_supports", "does_not_support"]
+SupersessionVote = Literal["contradicts", "refines", "unrelated"]
+
+
+class WikiSourceConfig(Strict):
+    wiki_dir: str
+    raw_dir: str
+    sidecar_suffix: str
+    structural_pages: list[str]
+    max_raw_file_bytes: int
+
+
+class BeliefVerifierConfig(Strict):
+    judge: Literal["none"]
+    reject_statement_votes: list[StatementVote]
+    supersession_expected_votes: dict[str, SupersessionVote]
+
+
+class WhyConfig(Strict):
+    include_history: bool
+    max_results: int = Field(gt=0)
+    fts_any_fallback: bool
+
+
+class M1Config(Strict):
+    sample_size: int = Field(gt=0)
+    sample_seed: int
+
+
+class BeliefsConfig(Strict):
+    default_workspace: str
+    statement_max_chars: int = Field(gt=0, le=280)  # the SQL CHECK caps statements at 280 (seed 002)
+    supersession_reasons: list[str]
+    confidence_hints: list[str]
+    wiki: WikiSourceConfig
+    verifier: BeliefVerifierConfig
+    why: WhyConfig
+    m1: M1Config
+
+    @field_validator("supersession_reasons")
+    @classmethod
+    def _known_reasons(cls, v: list[str]) -> list[str]:
+        allowed = {"contradicted_by_new_source", "elaborated", "manual_correction", "source_drifted"}
+        unknown = [r for r in v if r not in allowed]
+        if unknown:  # the belief_overrides CHECK only admits the seed's four
+            raise ValueError(f"unknown supersession reasons {unknown}; seed 002 allows {sorted(allowed)}")
+        return v
+
+
+Config.model_rebuild()

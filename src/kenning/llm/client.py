@@ -74,7 +74,7 @@ def resolve_mode(config: Config, requested: str | None = None) -> str:
         return "live" if configured else "none"
     if mode == "live" and not configured:
         raise LLMConfigError("--llm live needs an endpoint: set KENNING_LLM_BASE_URL and KENNING_LLM_MODEL "
-                             "(or llm.base_url and llm.model in your config)")
+                             "(or llm.base_url and llm.model in your config), or use --llm none")
     if mode == "replay" and not config.llm.model:
         raise LLMConfigError("--llm replay needs the model name the responses were recorded with: set "
                              "KENNING_LLM_MODEL (or llm.model)")

@@ -103,12 +103,18 @@ def run_stage(
             runs_sql.finish_run(conn, run_id, "ok", clock.now(), canonicalize(counts))
     except BaseException as e:
         # The stage's work is rolled back; the failure itself is recorded in a transaction of its own.
+        # A stage may say why it failed in detail (e.g. a verifier's reasons): ``failure_events`` are
+        # (level, code, message, context) tuples, ``failure_counts`` a dict; both land on the failed run.
+        extra = [(run_id, i + 2, lvl, code, msg, canonicalize(c) if c else None)
+                 for i, (lvl, code, msg, c) in enumerate(getattr(e, "failure_events", None) or [])]
+        fcounts = getattr(e, "failure_counts", None)
         try:
             with transaction(conn):
                 runs_sql.insert_run(conn, {**run_row, "status": "failed", "finished_at_utc": clock.now(),
+                                           "counts_json": canonicalize(fcounts) if fcounts else None,
                                            "error": f"{type(e).__name__}: {e}"[:4000]})
                 runs_sql.insert_events(conn, [(run_id, 1, "ERROR", "STAGE_FAILED", f"{type(e).__name__}: {e}"[:4000],
-                                               canonicalize({"traceback": traceback.format_exc()[-8000:]}))])
+                                               canonicalize({"traceback": traceback.format_exc()[-8000:]}))] + extra)
         except Exception:  # pragma: no cover - never mask the original failure
             pass
         if isinstance(e, (KeyboardInterrupt, SystemExit)):

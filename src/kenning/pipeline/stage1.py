@@ -11,7 +11,7 @@ from kenning.pipeline.runner import StageContext
 from kenning.pipeline.stage0 import check_namespace
 from kenning.sources.chatgpt import Built, RecordError, build_conversation, parse_record
 from kenning.sources.inputs import ExportFile, HashingReader, InputError, resolve_export
-from kenning.sources.jcs import jcs_hash, sha256_hex
+from kenning.sources.jcs import canonicalize, jcs_hash, sha256_hex
 from kenning.sources.jsonpointer import resolve_first
 from kenning.sources.json_stream import NotJsonArray, StreamProblem, iter_elements
 from kenning.store import raw as raw_sql
@@ -33,6 +33,7 @@ class _FileImport:
         self.cfg_hash = import_config_hash(ctx)
         self.rejects: list[dict] = []
         self.links: list[tuple[str, int]] = []
+        self.records = 0
 
     # -- rejects and warnings -------------------------------------------------------------
     def reject(self, index: int | None, ref: str | None, pointer: str | None, action: str, code: str,
@@ -51,6 +52,9 @@ class _FileImport:
     def problem(self, p: StreamProblem) -> None:
         if p.code == "TRUNCATED_RECORD":
             self.reject(p.index, None, None, "skipped", p.code, p.message, p.data)
+        elif p.code == "EMPTY_FILE":
+            self.reject(None, None, None, "skipped", p.code, f"{self.export.display} is empty", b"")
+            self.counts["files_failed"] += 1
         else:
             self.ctx.warn(p.code, f"{self.export.display}: {p.message}", file=self.export.display)
 
@@ -58,6 +62,7 @@ class _FileImport:
     def record(self, index: int, data: bytes) -> None:
         ctx, counts = self.ctx, self.counts
         counts["records"] += 1
+        self.records += 1
         import_key = sha256_hex(self.cfg_hash.encode() + data)
         known = raw_sql.conversation_id_by_import_key(ctx.conn, import_key)
         if known is not None:
@@ -100,6 +105,19 @@ class _FileImport:
     def apply_changes(self, existing: dict, stored: dict[str, dict], built: Built) -> None:
         ctx, counts, run_id = self.ctx, self.counts, self.ctx.run_id
         conv = built.conversation
+        stale = bool(existing["updated_at_utc"] and conv["updated_at_utc"]
+                     and conv["updated_at_utc"] < existing["updated_at_utc"])
+        if stale:
+            # An older export than the one stored: it may add messages we never saw, but it never
+            # rolls newer versions back (docs/decisions.md D12).
+            known = set(stored)
+            fresh = [m for m in built.messages if m["message_id"] not in known]
+            fresh_ids = {m["message_id"] for m in fresh}
+            if fresh:
+                raw_sql.insert_messages(ctx.conn, fresh, [p for p in built.parts if p["message_id"] in fresh_ids])
+                counts["messages_new"] += len(fresh)
+            counts["conversations_stale"] += 1
+            return
         conv_changed = raw_sql.changed_columns(existing, conv, raw_sql.CONVERSATION_COLUMNS)
         conv_changed = [c for c in conv_changed if c != "import_key"]
         if existing["raw_sha256"] != conv["raw_sha256"]:
@@ -147,8 +165,26 @@ class _FileImport:
         self.counts["raw_versions_archived"] += 1
 
     # -- the whole file ---------------------------------------------------------------------------
+    def already_imported(self) -> bool:
+        """The exact same bytes were imported before under the same import config: nothing to do."""
+        with self.export.open() as f:
+            reader = HashingReader(f)
+            reader.drain()
+        sha = reader.sha256.hexdigest()
+        known = raw_sql.get_source(self.ctx.conn, self.ctx.ids.make("source", sha))
+        if known is None or (known["stats"] or {}).get("import_config_hash") != self.cfg_hash:
+            return False
+        records = int(known["stats"].get("records", 0))
+        self.counts["files_unchanged"] += 1
+        self.counts["records"] += records
+        self.counts["conversations_unchanged"] += int(known["stats"].get("conversations", records))
+        raw_sql.touch_source(self.ctx.conn, known["source_id"], self.ctx.run_id)
+        return True
+
     def run(self) -> None:
         ctx, export = self.ctx, self.export
+        if self.already_imported():
+            return
         with export.open() as f:
             reader = HashingReader(f)
             try:
@@ -169,7 +205,8 @@ class _FileImport:
         raw_sql.upsert_source(ctx.conn, {
             "source_id": source_id, "kind": export.kind, "path": export.display, "sha256": sha,
             "size_bytes": reader.bytes_read, "run_id": ctx.run_id,
-            "stats_json": orjson.dumps({"records": self.counts["records"]}, option=orjson.OPT_SORT_KEYS).decode(),
+            "stats_json": canonicalize({"records": self.records, "conversations": len(self.links),
+                                        "import_config_hash": self.cfg_hash}),
         })
         raw_sql.link_source_conversations(ctx.conn, [(source_id, cid, i) for cid, i in self.links])
         for r in self.rejects:

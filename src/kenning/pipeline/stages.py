@@ -5,11 +5,35 @@ from __future__ import annotations
 from kenning.pipeline.runner import Stage
 from kenning.pipeline.stage0 import Preprocess
 from kenning.pipeline.stage1 import RawImport
+from kenning.pipeline.stage2a import EntityTimeDetection
+from kenning.pipeline.stage2b import LexiconAndEntities
+from kenning.pipeline.stage3 import EntityCanonicalization
 
 STAGES: dict[str, Stage] = {
     "0": Preprocess(),
     "1": RawImport(),
+    "2A": EntityTimeDetection(),
+    "2B": LexiconAndEntities(),
+    "3": EntityCanonicalization(),
 }
+
+# Source and ledger stages outside the conversation pipeline's order: `kenning ingest` picks the source stage
+# by what a path is (sources/inputs.py); the belief commands run the others. Not part of --stages ranges.
+from kenning.beliefs.stages import ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
+from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
+
+SIDE_STAGES: dict[str, Stage] = {
+    "wiki": WikiImport(),
+    "beliefs-rebuild": WikiRebuild(),
+    "beliefs-publish": PublishBeliefs(),
+    "beliefs-supersede": ManualSupersede(),
+    "beliefs-drift": MarkDrifted(),
+}
+
+
+def stage_title(name: str) -> str:
+    stage = STAGES.get(name) or SIDE_STAGES.get(name)
+    return stage.title if stage is not None else name
 
 
 class UnknownStage(ValueError):

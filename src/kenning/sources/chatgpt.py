@@ -11,8 +11,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from kenning.config.models import Config
 from kenning.sources import textstruct
 from kenning.sources.ids import IdFactory
@@ -21,7 +19,6 @@ from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
 from kenning.sources.parts import Part, message_parts
 from kenning.sources.timestamps import normalize_to_utc
 
-_BIG_DIGITS = re.compile(rb"\d{16,}")
 
 
 class RecordError(ValueError):
@@ -37,17 +34,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_TWO_53 = 2.0**53
+
+
+def _parse_float(text: str) -> float | int:
+    """Integral values become ints: their JCS text is the same ("1.0" → 1), and it keeps the
+    canonicalizer on its fast path."""
+    x = float(text)
+    if x.is_integer() and abs(x) < _TWO_53 and not (x == 0 and text.lstrip().startswith("-")):
+        return int(x)
+    return x
+
+
 def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
     """Parse one record's bytes. Returns (value, repairs); raises RecordError when unreadable.
 
-    orjson is the fast path; the standard parser handles what orjson would get wrong
-    (integers beyond 64 bits become floats there) or refuses (lone surrogate escapes).
+    The standard parser keeps integers exact at any size and accepts lone surrogate escapes;
+    NaN/Infinity are refused; invalid UTF-8 is repaired (U+FFFD) and reported.
     """
-    if _BIG_DIGITS.search(data) is None:
-        try:
-            return orjson.loads(data), []
-        except orjson.JSONDecodeError:
-            pass
     repairs: list[tuple[str, str]] = []
     try:
         text = data.decode("utf-8")
@@ -55,7 +59,7 @@ def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
         text = data.decode("utf-8", errors="replace")
         repairs.append(("INVALID_UTF8", f"invalid UTF-8 at byte {e.start} of the record; replaced with U+FFFD"))
     try:
-        return json.loads(text, parse_constant=_reject_constant), repairs
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float), repairs
     except (json.JSONDecodeError, ValueError, RecursionError) as e:
         raise RecordError("MALFORMED_JSON", f"not valid JSON: {e}") from None
 
@@ -373,7 +377,7 @@ def build_conversation(
         })
 
     if raw_conversation_json is None:
-        raw_conversation_json = jcs(obj)
+        raw_conversation_json = _spliced_jcs(obj, mapping.messages_path, memo, jcs)
     conversation = {
         "conversation_id": conversation_id,
         "export_conversation_id": export_id_text,
@@ -395,6 +399,30 @@ def build_conversation(
         built.repairs.append(("LONE_SURROGATE", "lone UTF-16 surrogate(s): kept escaped in the raw JSON, "
                               "replaced with U+FFFD in extracted text"))
     return built
+
+
+def _spliced_jcs(obj: dict, messages_path: str, memo: dict[int, str], jcs) -> str:
+    """The conversation's JCS, reusing each node's JCS text instead of serializing (and scanning)
+    every message a second time. Only for a top-level message container; otherwise plain JCS."""
+    key = messages_path[1:]
+    container = obj.get(key) if messages_path.count("/") == 1 and "~" not in key else None
+    if not isinstance(container, (dict, list)):
+        return jcs(obj)
+    if isinstance(container, dict):
+        inner = ",".join(f"{canonicalize(k)}:{memo.get(id(v)) or jcs(v)}" for k in _jcs_key_order(container)
+                         for v in (container[k],))
+        container_text = "{" + inner + "}"
+    else:
+        container_text = "[" + ",".join(memo.get(id(v)) or jcs(v) for v in container) + "]"
+    parts = [f"{canonicalize(k)}:{container_text if k == key else jcs(obj[k])}" for k in _jcs_key_order(obj)]
+    return "{" + ",".join(parts) + "}"
+
+
+def _jcs_key_order(d: dict) -> list[str]:
+    keys = sorted(d)
+    if all(k.isascii() for k in keys):
+        return keys
+    return sorted(d, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
 
 
 _RAW_COLUMNS = {"raw_conversation_json", "raw_message_json", "raw_part_json", "metadata_json", "text_part_map_json",

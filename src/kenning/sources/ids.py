@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from typing import Any
 
@@ -10,6 +11,15 @@ from kenning.sources.jcs import canonicalize
 DEFAULT_NAMESPACE = "550e8400-e29b-41d4-a716-446655440000"
 NULL = "__NULL__"
 EMPTY = "__EMPTY__"
+
+
+def _uuid5_text(ns_bytes: bytes, name: str) -> str:
+    """``str(uuid.uuid5(ns, name))`` without building UUID objects (hot in the importer)."""
+    h = bytearray(hashlib.sha1(ns_bytes + name.encode("utf-8")).digest()[:16])
+    h[6] = (h[6] & 0x0F) | 0x50
+    h[8] = (h[8] & 0x3F) | 0x80
+    x = h.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
 
 
 def encode_component(v: Any) -> Any:
@@ -26,10 +36,11 @@ class IdFactory:
 
     def __init__(self, namespace: str = DEFAULT_NAMESPACE):
         self.namespace = uuid.UUID(namespace)
+        self._ns_bytes = self.namespace.bytes
 
     def make(self, *components: Any) -> str:
         name = canonicalize([encode_component(c) for c in components])
-        return str(uuid.uuid5(self.namespace, name))
+        return _uuid5_text(self._ns_bytes, name)
 
     # named formulas, so every call site spells the seed's formula the same way
     def conversation(self, raw_conversation_sha256: str) -> str:

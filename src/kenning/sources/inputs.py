@@ -47,6 +47,22 @@ def _zip_member(path: Path) -> tuple[str, int]:
     return best.filename, best.file_size
 
 
+CHATGPT_EXPORT = "chatgpt_export"
+WIKI_WORKSPACE = "wiki_workspace"
+
+
+def classify_input(path: str | Path, wiki_dir: str = "wiki", sidecar_suffix: str = ".beliefs.json") -> str:
+    """What `kenning ingest PATH` is looking at, by its structure: a wiki workspace (a folder holding
+    ``wiki/`` pages and/or ``*.beliefs.json`` sidecars, seed 002) or a ChatGPT export (everything else, so
+    the export importer keeps reporting unreadable paths as before)."""
+    from kenning.sources.wiki import is_wiki_workspace
+
+    p = Path(path).expanduser()
+    if p.is_dir() and is_wiki_workspace(p, wiki_dir, sidecar_suffix):
+        return WIKI_WORKSPACE
+    return CHATGPT_EXPORT
+
+
 def resolve_export(path: str | Path) -> ExportFile:
     p = Path(path).expanduser()
     if not p.exists():

@@ -14,6 +14,8 @@ import re
 from json.encoder import c_encode_basestring as _c_encode_string  # type: ignore[attr-defined]
 from typing import Any
 
+import orjson
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -48,8 +50,6 @@ def format_number(x: float | int) -> str:
         raise ValueError(f"JCS cannot represent {x!r}")
     if x == 0:
         return "0"
-    if x.is_integer() and abs(x) < 1e21:
-        return str(int(x))
     sign = "-" if x < 0 else ""
     r = repr(abs(x))
     # split repr into digits and a decimal exponent: value = 0.d1d2... * 10**n  (ES notation)
@@ -165,11 +165,59 @@ def _escape_lone_surrogates(s: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), s)
 
 
-def canonicalize_flagged(obj: Any, memo: dict | None = None) -> tuple[str, bool]:
-    """Like canonicalize, and also say whether a lone surrogate had to be escaped."""
+# orjson writes RFC 8785 text for everything except: integral floats ("1.0", "-0.0", "1.5e+16"), values in
+# [1e-6, 1e-5) (it writes "2e-6" where ECMAScript writes "0.000002"), and
+# key order when an object mixes astral characters with U+E000–U+FFFF (it sorts by code point, RFC 8785
+# by UTF-16 unit). When its output could hold either, the exact Python path decides.
+_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+_AFTER_INTEGRAL = (b",", b"]", b"}", b"")
+
+
+def _float_form_differs(b: bytes) -> bool:
+    """Does orjson's output hold a number token it writes differently from RFC 8785?
+
+    ``1.0`` / ``-0.0`` (integral floats), ``1.5e+16`` and ``2e-6``; text that merely looks like one
+    (not preceded by a digit) is skipped. bytes.find keeps the scan in C."""
+    for pat, n in ((b".0", 2), (b"e+", 2), (b"e-6", 3)):
+        i = b.find(pat)
+        while i != -1:
+            if i > 0 and 0x30 <= b[i - 1] <= 0x39:
+                nxt = b[i + n:i + n + 1]
+                if pat == b"e+" or (pat == b".0" and nxt in _AFTER_INTEGRAL) or (pat == b"e-6" and not nxt.isdigit()):
+                    return True
+            i = b.find(pat, i + 1)
+    return False
+
+
+def _key_order_may_differ(b: bytes) -> bool:
+    return any(lead in b for lead in _ASTRAL_LEADS) and (b"\xee" in b or b"\xef" in b)
+
+
+def _fast(obj: Any) -> str | None:
+    try:
+        b = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # lone surrogates, ints beyond 64 bits, odd types
+        return None
+    # Cheap substring tests first; the precise checks run only when one hits.
+    if (b".0" in b or b"e+" in b or b"e-6" in b) and _float_form_differs(b):
+        return None
+    if not b.isascii() and _key_order_may_differ(b):
+        return None
+    return b.decode("utf-8")
+
+
+def _slow(obj: Any, memo: dict | None) -> str:
     out: list[str] = []
     _canon(obj, out, memo)
-    text = "".join(out)
+    return "".join(out)
+
+
+def canonicalize_flagged(obj: Any, memo: dict | None = None) -> tuple[str, bool]:
+    """Like canonicalize, and also say whether a lone surrogate had to be escaped."""
+    fast = _fast(obj)
+    if fast is not None:
+        return fast, False
+    text = _slow(obj, memo)
     if _LONE_SURROGATE.search(text) is None:
         return text, False
     return _escape_lone_surrogates(text), True
@@ -182,9 +230,7 @@ def canonicalize(obj: Any, memo: dict | None = None) -> str:
     parent can be canonicalized without re-walking children we canonicalized before
     (the importer canonicalizes parts, then messages, then the whole conversation).
     """
-    out: list[str] = []
-    _canon(obj, out, memo)
-    return _escape_lone_surrogates("".join(out))
+    return canonicalize_flagged(obj, memo)[0]
 
 
 def dumps(obj: Any) -> str:

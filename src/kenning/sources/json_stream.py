@@ -19,7 +19,9 @@ from typing import BinaryIO, Iterator
 CHUNK = 8 * 1024 * 1024
 # Everything up to the next structural byte, skipping whole strings. An unterminated string
 # stops the match at its opening quote, which tells the caller to read more bytes.
-_SKIP = re.compile(rb'[^"{}\[\],]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"{}\[\],]*)*', re.DOTALL)
+_SKIP_TOP = re.compile(rb'[^"{}\[\],]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"{}\[\],]*)*', re.DOTALL)
+# Inside an element only brackets matter: commas there are skipped too (far fewer Python iterations).
+_SKIP_IN = re.compile(rb'[^"{}\[\]]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"{}\[\]]*)*', re.DOTALL)
 _WS = b" \t\r\n"
 
 
@@ -43,8 +45,17 @@ class NotJsonArray(ValueError):
     pass
 
 
+def _scalar(index: int, buf: bytes, start: int, end: int, base: int) -> Element | None:
+    """A non-container element between separators, trimmed, with the offset of its first byte."""
+    raw = buf[start:end]
+    data = raw.strip(_WS)
+    if not data:
+        return None
+    return Element(index, base + start + (len(raw) - len(raw.lstrip(_WS))), bytes(data))
+
+
 def iter_elements(f: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Element | StreamProblem]:
-    buf = f.read(chunk_size)
+    buf = f.read(max(chunk_size, 16))
     base = 0                          # file offset of buf[0]
     if buf.startswith(codecs.BOM_UTF8):
         buf, base = buf[3:], 3
@@ -76,7 +87,7 @@ def iter_elements(f: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Element | St
     eof = False
     closed = False
     while True:
-        m = _SKIP.match(buf, pos)
+        m = (_SKIP_TOP if depth == 1 else _SKIP_IN).match(buf, pos)
         pos = m.end()
         if pos >= len(buf) or buf[pos] == 0x22:  # out of bytes, or inside a string that runs past them
             if eof:
@@ -109,18 +120,18 @@ def iter_elements(f: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Element | St
                 emitted_since_sep = True
             elif depth == 0:
                 if not emitted_since_sep:
-                    tail = buf[scalar_start:pos].strip(_WS)
-                    if tail:
-                        yield Element(index, base + scalar_start, bytes(tail))
+                    el = _scalar(index, buf, scalar_start, pos, base)
+                    if el is not None:
+                        yield el
                         index += 1
                 closed = True
                 pos += 1
                 break
         elif c == 0x2C and depth == 1:  # , between elements
             if not emitted_since_sep:
-                tail = buf[scalar_start:pos].strip(_WS)
-                if tail:
-                    yield Element(index, base + scalar_start, bytes(tail))
+                el = _scalar(index, buf, scalar_start, pos, base)
+                if el is not None:
+                    yield el
                     index += 1
                 else:
                     yield StreamProblem("EMPTY_ELEMENT", f"an empty array element (',,') at byte {base + pos}",

@@ -37,7 +37,11 @@ def resolve(doc: Any, pointer: str | None) -> Any:
         return MISSING
     cur = doc
     for tok in tokens:
-        if isinstance(cur, dict):
+        if type(cur) is dict:  # the common case first: plain dict lookups
+            cur = cur.get(tok, MISSING)
+            if cur is MISSING:
+                return MISSING
+        elif isinstance(cur, dict):
             if tok not in cur:
                 return MISSING
             cur = cur[tok]

@@ -62,7 +62,7 @@ def _fallback_text(part: Any) -> str | None:
     return None
 
 
-_FENCED = re.compile(r"```[^\n`]*\n?(.*?)```", re.DOTALL)
+_FENCED = re.compile(r"```(.*?)```", re.DOTALL)
 
 
 def _fenced_inner(s: str) -> str:

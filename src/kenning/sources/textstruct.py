@@ -8,22 +8,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-# docs/decisions.md "code fences": any indentation, ``` or ~~~, any info string (c++, objective-c).
-_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$")
-_LINE = re.compile(r"[^\n]*")
+# docs/decisions.md D9: any indentation, ``` or ~~~, any info string (c++, objective-c).
 _BLOCKQUOTE = re.compile(r"^[ \t]*>[^\n]*$", re.MULTILINE)
 
 
-def _lines(text: str):
-    """(start, end) of each line, end excluding the newline."""
-    pos, n = 0, len(text)
-    while True:
-        nl = text.find("\n", pos)
-        if nl < 0:
-            yield pos, n
-            return
-        yield pos, nl
-        pos = nl + 1
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})([^\n]*)$", re.MULTILINE)
 
 
 def code_fences(text: str) -> list[dict]:
@@ -32,22 +21,17 @@ def code_fences(text: str) -> list[dict]:
     ranges: list[dict] = []
     open_start = None
     fence_char, fence_len, language = "", 0, None
-    for s, e in _lines(text):
-        line = text[s:e]
+    for m in _FENCE_LINE.finditer(text):  # only lines that start with a fence marker matter
+        marker, rest = m.group(1), m.group(2)
         if open_start is None:
-            m = _OPEN.match(line)
-            if m is None:
-                continue
-            marker = m.group(1)
-            if marker[0] == "`" and "`" in line[m.end(1):]:
+            if marker[0] == "`" and "`" in rest:
                 continue  # inline code like ```x``` on one line is not a fence opener
-            open_start, fence_char, fence_len = s, marker[0], len(marker)
-            language = m.group(2) or None
-        else:
-            stripped = line.strip()
-            if stripped and set(stripped) == {fence_char} and len(stripped) >= fence_len:
-                ranges.append({"char_start": open_start, "char_end": e, "language": language})
-                open_start = None
+            open_start, fence_char, fence_len = m.start(), marker[0], len(marker)
+            info = rest.strip()
+            language = info.split()[0] if info else None
+        elif marker[0] == fence_char and len(marker) >= fence_len and not rest.strip():
+            ranges.append({"char_start": open_start, "char_end": m.end(), "language": language})
+            open_start = None
     if open_start is not None:  # unclosed fence runs to the end of the text (seed 001 §1.8)
         ranges.append({"char_start": open_start, "char_end": len(text), "language": language})
     return ranges

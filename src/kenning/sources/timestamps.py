@@ -16,16 +16,30 @@ _MAX_EPOCH = Decimal(253402300799)  # 9999-12-31
 
 def format_utc(d: dt.datetime) -> str:
     d = d.astimezone(UTC)
-    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+    return (f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}."
+            f"{d.microsecond // 1000:03d}Z")
+
+
+def _from_epoch_ms(ms: int) -> str | None:
+    if not (_MIN_EPOCH * 1000 <= ms <= _MAX_EPOCH * 1000):
+        return None
+    return format_utc(_EPOCH + dt.timedelta(milliseconds=ms))
 
 
 def _from_epoch(value: Decimal) -> str | None:
     if not (_MIN_EPOCH <= value <= _MAX_EPOCH):
         return None
     # Floor to whole milliseconds on the exact decimal value: never later than the event,
-    # and 1699999999.9996 stays in its second (docs/decisions.md, "millisecond rounding").
-    ms = int((value * 1000).to_integral_value(rounding=ROUND_FLOOR))
-    return format_utc(_EPOCH + dt.timedelta(milliseconds=ms))
+    # and 1699999999.9996 stays in its second (docs/decisions.md D6).
+    return _from_epoch_ms(int((value * 1000).to_integral_value(rounding=ROUND_FLOOR)))
+
+
+def _float_epoch(x: float) -> str | None:
+    r = repr(x)
+    if x >= 0 and "e" not in r:  # the common case, floored on the decimal text without Decimal
+        ip, _, fp = r.partition(".")
+        return _from_epoch_ms(int(ip) * 1000 + int((fp + "000")[:3]))
+    return _from_epoch(Decimal(r))
 
 
 def _tz(source_tz: str | None):
@@ -50,12 +64,14 @@ def normalize_to_utc(ts: Any, source_tz: str | None = None) -> str | None:
             return format_utc(d)
         if isinstance(ts, dt.date):
             return format_utc(dt.datetime(ts.year, ts.month, ts.day, tzinfo=_tz(source_tz)))
+        if type(ts) is int:
+            return _from_epoch_ms(ts * 1000)
         if isinstance(ts, (int, Decimal)):
             return _from_epoch(Decimal(ts))
         if isinstance(ts, float):
             if ts != ts or ts in (float("inf"), float("-inf")):
                 return None
-            return _from_epoch(Decimal(repr(ts)))
+            return _float_epoch(ts)
         if isinstance(ts, str):
             s = ts.strip()
             if not s:

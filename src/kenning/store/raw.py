@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 import apsw
+import orjson
 
 from kenning.store.connection import rows
 
@@ -111,6 +112,19 @@ def upsert_source(conn: apsw.Connection, source: dict) -> None:
         "stats_json=excluded.stats_json",
         source,
     )
+
+
+def get_source(conn: apsw.Connection, source_id: str) -> dict | None:
+    found = rows(conn, "SELECT * FROM sources WHERE source_id=?", (source_id,))
+    if not found:
+        return None
+    src = found[0]
+    src["stats"] = orjson.loads(src["stats_json"]) if src["stats_json"] else {}
+    return src
+
+
+def touch_source(conn: apsw.Connection, source_id: str, run_id: str) -> None:
+    conn.execute("UPDATE sources SET last_run_id=? WHERE source_id=?", (run_id, source_id))
 
 
 def link_source_conversations(conn: apsw.Connection, links: list[tuple[str, str, int]]) -> None:

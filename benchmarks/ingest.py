@@ -1,0 +1,85 @@
+"""Stage 0+1 import benchmark (issue 2): throughput and peak RSS, as ratios to `json.load` of the same file.
+
+    python benchmarks/ingest.py            # 10k and 100k messages
+    python benchmarks/ingest.py --big      # also a ~1 GB export (peak RSS only; json.load of 1 GB is not run)
+
+Every figure is measured in this run, in fresh processes, so the ratios compare like with like on a
+noisy machine. CPU time (user+sys) is reported beside wall time: it is what other load disturbs least.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from _harness import OUT, Measure, best, measure_code, measure_module  # noqa: E402
+
+from kenning.bench.synth import write_export  # noqa: E402
+
+JSON_LOAD = "import json, sys\nwith open(ARGS[0], 'rb') as f:\n    json.load(f)\n"
+SIZES = {"10k": 500, "100k": 5000}        # conversations → ~20 messages each
+BIG_CONVERSATIONS = 33000                 # ≈ 1 GB of conversations.json
+
+
+def ingest(db: Path, src: Path) -> Measure:
+    return measure_module("kenning", "ingest", str(src), "--db", str(db), "-q", "--stages", "0,1",
+                          "--as-of", "2025-01-01T00:00:00Z")
+
+
+def bench_size(label: str, n: int, workdir: Path) -> dict:
+    src = workdir / f"synth-{label}.json"
+    stats = write_export(src, n, seed=42)
+    baseline = best(lambda: measure_code(JSON_LOAD, str(src)))
+    db = workdir / f"{label}.db"
+    first = ingest(db, src)
+    again = ingest(db, src)
+    msgs = stats["messages"]
+    return {
+        "label": label, "messages": msgs, "mb": stats["bytes"] / 1e6,
+        "json_load_wall": baseline.wall, "json_load_cpu": baseline.cpu, "json_load_rss": baseline.peak_rss_mb,
+        "import_wall": first.wall, "import_cpu": first.cpu, "import_rss": first.peak_rss_mb,
+        "reimport_wall": again.wall, "reimport_cpu": again.cpu,
+        "msgs_per_s": msgs / first.wall,
+    }
+
+
+def bench_big(workdir: Path) -> dict:
+    src = workdir / "synth-1gb.json"
+    stats = write_export(src, BIG_CONVERSATIONS, seed=42)
+    first = ingest(workdir / "big.db", src)
+    return {"label": "1GB", "messages": stats["messages"], "mb": stats["bytes"] / 1e6, "import_wall": first.wall,
+            "import_cpu": first.cpu, "import_rss": first.peak_rss_mb, "msgs_per_s": stats["messages"] / first.wall}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--big", action="store_true", help="also import a ~1 GB export (several minutes)")
+    ap.add_argument("--keep", action="store_true", help="keep benchmarks/out/ingest afterwards")
+    args = ap.parse_args()
+    workdir = OUT / "ingest"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    rows = [bench_size(label, n, workdir) for label, n in SIZES.items()]
+    print("| export | messages | MB | import msgs/s | import ÷ json.load (wall) | (CPU) | re-import ÷ import (wall) "
+          "| (CPU) | peak RSS import / json.load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['label']} | {r['messages']:,} | {r['mb']:.0f} | {r['msgs_per_s']:,.0f} | "
+              f"{r['import_wall'] / r['json_load_wall']:.1f}× | {r['import_cpu'] / r['json_load_cpu']:.1f}× | "
+              f"{r['reimport_wall'] / r['import_wall']:.0%} | {r['reimport_cpu'] / r['import_cpu']:.0%} | "
+              f"{r['import_rss']:.0f} MB / {r['json_load_rss']:.0f} MB |")
+    if args.big:
+        b = bench_big(workdir)
+        print(f"\n1 GB export: {b['messages']:,} messages, {b['mb']:.0f} MB; import {b['import_wall']:.0f} s wall, "
+              f"{b['import_cpu']:.0f} s CPU, {b['msgs_per_s']:,.0f} msgs/s; **peak RSS {b['import_rss']:.0f} MB**")
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Stage 2A's work on one message: candidates from every detector, eligibility, winners, time mentions."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.config import Config
+from kenning.detect.candidates import Candidate, apply_eligibility, check_offsets, select_winners
+from kenning.detect.detectors import ORDER, build_detectors, detector_versions
+from kenning.detect.ner import NerBackend, run_chunked, sha256_text
+from kenning.detect.noise import NOISE_RULES_VERSION, NoiseRules
+from kenning.detect.spans import Exclusions
+from kenning.detect.times import TimeDetector
+from kenning.sources.jcs import canonicalize, jcs_hash
+
+
+@dataclass
+class MessageInput:
+    message_id: str
+    conversation_id: str
+    role: str
+    created_at_utc: str | None
+    timestamp_quality: str
+    text: str
+    fences_json: str | None
+    blockquotes_json: str | None
+    citations_json: str | None
+
+
+@dataclass
+class MessageOutput:
+    candidates: list[Candidate]
+    winners: list[Candidate]
+    times: list
+    ner_io: tuple | None = None          # (input_sha256, chunks_json, output_json)
+    warnings: list[tuple[str, str, dict]] = field(default_factory=list)
+
+
+class MessageDetector:
+    """Everything stage 2A runs on a message, configured once per run."""
+
+    def __init__(self, config: Config, ner: NerBackend | None):
+        ed = config.pipeline.entity_detection
+        dc = config.entities.detectors
+        self.config = config
+        self.detectors = build_detectors(optional_enabled=dc.optional_enabled,
+                                         phone_default_region=dc.phone_default_region,
+                                         domain_tld_allowlist_enabled=ed.domain_tld_allowlist_enabled)
+        self.noise = NoiseRules.from_config(dc)
+        self.include_blockquotes = ed.ignore_markdown_blockquotes
+        self.ner = ner if ed.enable_ner else None
+        self.ner_detector = f"NER:{self.ner.name}" if self.ner else None
+        self.ner_max, self.ner_stride = ed.ner_max_chars, ed.ner_stride
+        self.label_map = dict(config.entities.ner.label_map)
+        self.label_allow = set(ed.ner_label_allowlist)
+        self.emit_spanless = ed.emit_spanless_ner
+        self.times = TimeDetector(config) if config.entities.time_mentions.enabled else None
+        self.tz = config.time.anchor_timezone
+
+    def versions(self) -> dict[str, Any]:
+        v: dict[str, Any] = {"detectors": detector_versions(self.detectors), "noise_rules": NOISE_RULES_VERSION,
+                             "detector_order": {k: ORDER[k] for k in sorted(ORDER)}}
+        if self.ner:
+            v["ner"] = {"name": self.ner.name, "version": self.ner.version, "config": self.ner.config()}
+        if self.times:
+            v["time_patterns"] = self.times.version
+        return v
+
+    def fingerprint(self) -> str:
+        """What every message's 2A output depends on besides the message itself."""
+        c = self.config
+        return jcs_hash({"versions": self.versions(), "entity_detection": c.pipeline.entity_detection.model_dump(mode="json"),
+                         "entities": {k: getattr(c.entities, k).model_dump(mode="json")
+                                      for k in ("detectors", "ner", "time_mentions")},
+                         "time": c.time.model_dump(mode="json"), "ids": c.ids.model_dump(mode="json")})
+
+    @staticmethod
+    def input_hash(m: MessageInput, fingerprint: str) -> str:
+        h = hashlib.sha256()
+        for part in (fingerprint, m.conversation_id, m.role, m.created_at_utc or "", m.timestamp_quality,
+                     m.fences_json or "", m.blockquotes_json or "", m.citations_json or "", m.text):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+        return h.hexdigest()
+
+    def exclusions(self, m: MessageInput) -> Exclusions:
+        return Exclusions.build(m.fences_json, m.blockquotes_json, m.citations_json,
+                                include_blockquotes=self.include_blockquotes)
+
+    # ------------------------------------------------------------------------------------------------------
+    def run(self, m: MessageInput, ids, stats: Counter) -> MessageOutput:
+        text = m.text
+        cands: list[Candidate] = []
+        for det in self.detectors:
+            if not det.prefilter(text):
+                continue
+            for hit in det.find(text):
+                raw = {"details": hit.details} if hit.details else {}
+                cands.append(Candidate(m.message_id, det.name, det.version, det.order, det.hint, hit.start, hit.end,
+                                       text[hit.start:hit.end], hit.confidence, raw))
+        out = MessageOutput(cands, [], [])
+        if self.ner is not None and text.strip():
+            self._ner(m, cands, out, stats)
+        # one candidate per (detector, span, hint, surface): a detector reporting a span twice keeps its best
+        unique: dict[tuple, Candidate] = {}
+        for c in cands:
+            key = (c.detector, c.start, c.end, c.hint, c.shash)
+            prev = unique.get(key)
+            if prev is None or c.confidence > prev.confidence:
+                unique[key] = c
+        cands = list(unique.values())
+        for c in cands:
+            if c.start is None:
+                out.warnings.append(("OFFSET_UNRELIABLE", f"{c.detector} gave no offsets for {c.surface!r}",
+                                     {"message_id": m.message_id, "detector": c.detector, "reason": "spanless"}))
+            elif not check_offsets(c, text):
+                out.warnings.append(("OFFSET_UNRELIABLE", f"{c.detector} span does not match the text",
+                                     {"message_id": m.message_id, "detector": c.detector, "reason": "mismatch"}))
+            c.assign_id(ids)
+        excl = self.exclusions(m)
+        apply_eligibility(cands, text, excl, self.noise)
+        out.winners = select_winners(cands)
+        out.candidates = cands
+        for c in cands:
+            stats["candidates"] += 1
+            if c.reason:
+                stats[f"suppressed_{c.reason}"] += 1
+        stats["mentions_emitted"] += len(out.winners)
+        if self.times is not None:
+            tstats: dict = {}
+            out.times = self.times.detect(text, excl, m.created_at_utc, m.timestamp_quality, tstats)
+            for k, v in tstats.items():
+                stats[k] += v
+        return out
+
+    def _ner(self, m: MessageInput, cands: list[Candidate], out: MessageOutput, stats: Counter) -> None:
+        assert self.ner is not None and self.ner_detector is not None
+        result = run_chunked(self.ner, m.text, self.ner_max, self.ner_stride)
+        out.ner_io = (sha256_text(m.text), canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
+                      canonicalize(result.chunks))
+        best: dict[tuple, Candidate] = {}
+        for sp in result.spans:
+            hint = self.label_map.get(sp.label, sp.label)
+            stats["ner_spans_raw"] += 1
+            if hint not in self.label_allow:
+                stats["ner_spans_label_filtered"] += 1
+                continue
+            raw: dict[str, Any] = {"label": sp.label}
+            if sp.extra:
+                raw["ner"] = sp.extra
+            surface = sp.text if sp.start is None else (
+                sp.text if not (0 <= sp.start < sp.end <= len(m.text)) else m.text[sp.start:sp.end])
+            if sp.start is not None and surface != sp.text:
+                surface = sp.text  # keep what the model said; check_offsets records the mismatch
+            if sp.start is None or sp.end is None:
+                raw["spanless"] = True
+                if self.emit_spanless:
+                    raw["spanless_emitted"] = True  # §2A.6.1 emit_spanless_ner: a mention without offsets
+            c = Candidate(m.message_id, self.ner_detector, self.ner.version, ORDER["NER"], hint, sp.start, sp.end,
+                          surface, max(0.0, min(1.0, float(sp.confidence))), raw)
+            key = (c.start, c.end, c.hint, c.shash)  # §2A.5.4 dedupe within the message, highest confidence kept
+            prev = best.get(key)
+            if prev is None or c.confidence > prev.confidence:
+                best[key] = c
+        cands.extend(best.values())

@@ -1,0 +1,335 @@
+"""Named-entity recognition behind one small protocol (seed 001 §2A.5.4, docs/decisions.md E6–E8, E12).
+
+A backend has a ``name``, a ``version``, a ``config()`` snapshot and ``detect(text) -> list[NerSpan]``
+with code-point offsets into ``text``. Stage 2A chunks long texts (``ner_max_chars``/``ner_stride``),
+shifts offsets back, verifies every span against ``text_raw``, maps labels (GPE/LOC/FAC → LOCATION…),
+filters them by ``ner_label_allowlist`` and logs the run's raw I/O in ``ner_model_runs`` /
+``ner_model_run_io``.
+
+Backends:
+- :class:`RulesNerBackend` — deterministic and dependency-free: capitalized spans, person titles,
+  relationship and verb cues, organisation suffixes, a pinned location gazetteer, quoted terms; with the
+  noise rules the seed asks for (sentence-initial capitals, stop words, months and weekdays).
+- :class:`SpacyNerBackend` — any spaCy ``Language`` (a user's installed model, or a blank pipeline with
+  an EntityRuler). spaCy offsets are Python string indices, i.e. code points, as Kenning needs.
+- :class:`ReplayNerBackend` — answers from a stored run's raw outputs (no model needed).
+- LLM NER (hook for the model layer, issue 3): implement this protocol with a class whose ``detect``
+  calls the logged LLM client with a JSON schema ``[{start, end, label, text}]`` and whose ``name`` is
+  ``llm-<model>``; its calls are logged by the model layer and its outputs here, so a run is replayable
+  with :class:`ReplayNerBackend`. ``make_backend`` raises a clear error for ``backend: llm`` until then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class NerSpan:
+    start: int | None
+    end: int | None
+    label: str
+    text: str
+    confidence: float
+    extra: dict = field(default_factory=dict)
+
+    def as_raw(self) -> list:
+        return [self.start, self.end, self.label, self.confidence, self.text]
+
+
+class NerBackend(Protocol):
+    name: str
+    version: str
+
+    def config(self) -> dict[str, Any]: ...
+
+    def detect(self, text: str) -> list[NerSpan]: ...
+
+
+class NerUnavailable(RuntimeError):
+    """The configured NER backend cannot run here (a user-fixable configuration problem)."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# chunking (§2A.5.4: chunk by ner_max_chars with ner_stride overlap, shift offsets back)
+
+def chunk_bounds(length: int, max_chars: int, stride: int) -> list[tuple[int, int]]:
+    """[(offset, size)] covering the text; consecutive chunks overlap by ``stride`` characters."""
+    if length <= max_chars:
+        return [(0, length)]
+    step = max(1, max_chars - max(0, min(stride, max_chars - 1)))
+    out, off = [], 0
+    while True:
+        size = min(max_chars, length - off)
+        out.append((off, size))
+        if off + size >= length:
+            return out
+        off += step
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class NerResult:
+    chunks: list[dict]          # raw I/O per chunk: offset, length, input_sha256, spans (chunk-relative)
+    spans: list[NerSpan]        # offsets relative to the whole text
+
+
+def run_chunked(backend: NerBackend, text: str, max_chars: int, stride: int) -> NerResult:
+    chunks, spans = [], []
+    for off, size in chunk_bounds(len(text), max_chars, stride):
+        piece = text[off:off + size]
+        found = backend.detect(piece)
+        chunks.append({"offset": off, "length": size, "input_sha256": sha256_text(piece),
+                       "spans": [s.as_raw() for s in found]})
+        for s in found:
+            if s.start is None or s.end is None:
+                spans.append(s)
+            else:
+                spans.append(NerSpan(s.start + off, s.end + off, s.label, s.text, s.confidence,
+                                     {**s.extra, "chunk_offset": off} if off else s.extra))
+    return NerResult(chunks, spans)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the deterministic rules backend
+
+_UP = "A-ZÀ-ÖØ-Þ"
+_LO = "a-zß-öø-ÿ"
+_WORD = (rf"(?:[{_UP}][{_LO}]+(?:[-'’][{_UP}]?[{_LO}]+)*|Mc[{_UP}][{_LO}]+|[{_UP}][{_LO}]+[{_UP}][{_LO}]+"
+         rf"|[{_UP}]{{2,}}(?![{_LO}]))")
+_CONNECT = r"(?:[ \t]+(?:of|de|da|do|dos|van|von|der|den|del|la|le|du|di|&)[ \t]+|[ \t]+)"
+_CAPS_SPAN = re.compile(rf"(?<![\w@#./\\-]){_WORD}(?:{_CONNECT}{_WORD})*(?:(?<=Inc|Ltd)\.|(?<=Jr|Sr|Co)\.|(?<=Corp)\.)?"
+                        rf"(?![\w@-])")
+_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Sir|Madam|Aunt|Uncle|Grandma|Grandpa|Coach)"
+                           r"\.?[ \t]+$")
+_QUOTED = re.compile(r"[\"“]([A-Z][^\"”\n]{2,50})[\"”]")
+
+_MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+           "dec"}
+_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+_TIME_WORDS = _MONTHS | _WEEKDAYS | {"christmas", "easter", "halloween", "thanksgiving", "today", "tomorrow",
+                                     "yesterday", "tonight"}
+# Sentence starters and function words that are capitalized only because of where they stand.
+_STOP = set("""
+a an the this that these those it its i i'm i've i'd i'll me my mine we our us you your yours he him his she her
+they them their there here what when where why how who whom which whose if then else and or but nor so yet for of
+in on at to from by with without about above after again against all am any are as be because been before being
+below between both can could did do does doing down during each few further had has have having into is just more
+most no not now off once only other ought out over own same should some such than too under until up very was were
+will would also however therefore thus hence still maybe perhaps yes no ok okay sure thanks thank please hi hello
+hey dear great good nice well oh wow let lets let's note see also first second third finally next last new old
+one two three four five six seven eight nine ten step option section part chapter figure table example summary
+conclusion introduction overview background context update edit answer question problem solution result results
+tip tips warning important key main quick short long best better bad worse many much every another something
+nothing everything anything someone everyone anyone today tomorrow yesterday tonight morning evening night
+actually basically honestly anyway regarding overall instead otherwise meanwhile additionally furthermore
+moreover although though while since unless whether whatever whenever wherever like just really probably
+definitely absolutely certainly recently currently lately sometimes often usually always never again already
+could should would might must shall may can will yeah nope hmm sorry welcome congratulations cheers bye goodbye
+here's there's that's what's it's let's don't doesn't didn't can't won't isn't aren't wasn't weren't i'll you're
+we're they're he's she's use using used make made try create add remove run install check consider keep avoid
+start stop go get give take find look think know want need feel seem become help show tell ask work call write
+read open close set put bring move change turn follow include continue provide allow support explain describe
+below above based following according given step steps list lists item items name names user users assistant
+system tool code data file files text value values type types default true false null none
+""".split())
+_TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "madam", "aunt", "uncle", "grandma",
+           "grandpa", "coach", "judge", "captain", "president", "senator"}
+_RELATION = re.compile(r"(?:\b(?:my|our|his|her|their|your)\s+)?(?:little\s+|older\s+|younger\s+|best\s+|big\s+|"
+                       r"ex-?)?\b(?:sister|brother|mother|father|mom|mum|dad|wife|husband|partner|boyfriend|"
+                       r"girlfriend|son|daughter|kid|child|friend|colleague|coworker|co-worker|boss|manager|cousin|"
+                       r"aunt|uncle|niece|nephew|grandmother|grandfather|grandma|grandpa|mentor|teammate|neighbor|"
+                       r"neighbour|roommate|therapist|doctor|teacher|fiancée?|spouse)s?,?\s+$", re.IGNORECASE)
+_PERSON_VERB = re.compile(r"^(?:'s\s+)?\s*(?:said|says|told|tells|asked|asks|thinks|thought|wants|wanted|suggested|"
+                          r"mentioned|texted|called|emailed|replied|wrote|agreed|argued|believes|loves|likes|hates)\b")
+_ORG_CUE = re.compile(r"\b(?:work|works|working|worked|job|role|position|interview|interviewing|internship|"
+                      r"intern|employed|hired)\s+(?:at|for|with)\s+$|\b(?:joined|joining|join|left|leaving|leave|"
+                      r"quit|quitting)\s+$", re.IGNORECASE)
+_LOC_CUE = re.compile(r"\b(?:live|lives|living|lived|moved|move|moving|based|born|raised|grew\s+up|flew|fly|flying|"
+                      r"trip|travel|travelling|traveling|traveled|travelled|visit|visiting|visited|relocate|"
+                      r"relocating|relocated|stay|staying|stayed|vacation|holiday|holidays)\s+(?:in|to|from|near|"
+                      r"around|back\s+to)?\s*$", re.IGNORECASE)
+_ORG_SUFFIXES = {"inc", "inc.", "corp", "corp.", "corporation", "llc", "ltd", "ltd.", "gmbh", "ag", "sa", "plc",
+                 "co.", "company", "group", "labs", "lab", "technologies", "systems", "bank", "university", "college",
+                 "institute", "foundation", "agency", "ministry", "association", "society", "hospital", "school",
+                 "studio", "studios", "partners", "ventures", "capital", "consulting", "media", "software"}
+_ORG_PREFIXES = {"university", "bank", "institute", "ministry", "department", "college"}
+_SENTENCE_END = set(".!?:;\n")
+_LEADING_SKIP = set(" \t\"'“‘(*_#>-•[`")
+
+
+@lru_cache(maxsize=1)
+def location_gazetteer() -> frozenset[str]:
+    text = resources.files("kenning.detect").joinpath("data/locations.txt").read_text("utf-8")
+    return frozenset(ln.strip().lower() for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+
+
+def _sentence_initial(text: str, pos: int) -> bool:
+    """True when only markup, quotes or list markers stand between ``pos`` and a sentence end or line start."""
+    i = pos - 1
+    while i >= 0 and text[i] in _LEADING_SKIP:
+        i -= 1
+    return i < 0 or text[i] in _SENTENCE_END
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+class RulesNerBackend:
+    """Deterministic capitalized-span / title / quoted-term NER (E6). Same text ⇒ same spans."""
+
+    name = "kenning-rules"
+    version = "1"
+
+    def config(self) -> dict[str, Any]:
+        return {"backend": "rules", "name": self.name, "version": self.version,
+                "gazetteer_entries": len(location_gazetteer())}
+
+    def detect(self, text: str) -> list[NerSpan]:
+        if not text:
+            return []
+        gaz = location_gazetteer()
+        found: list[NerSpan] = []
+        labelled: dict[str, tuple[str, str]] = {}
+        pending: list[tuple[int, int, str, bool]] = []
+        for m in _CAPS_SPAN.finditer(text):
+            s, e = m.start(), m.end()
+            toks = [(t.start() + s, t.end() + s, t.group()) for t in _TOKEN.finditer(m.group())]
+            initial = _sentence_initial(text, s)
+            # strip leading stop words / time words, and trailing time words
+            while toks and (toks[0][2].lower().rstrip(".") in _STOP or toks[0][2].lower() in _TIME_WORDS):
+                toks.pop(0)
+                initial = False
+            while toks and (toks[-1][2].lower() in _TIME_WORDS or toks[-1][2].lower() in _STOP
+                            or toks[-1][2] in ("&",)):
+                toks.pop()
+            if not toks:
+                continue
+            s, e = toks[0][0], toks[-1][1]
+            surface = text[s:e]
+            if len(toks) == 1 and initial and surface.lower() in _STOP:
+                continue
+            if toks[0][2].lower().rstrip(".") in _TITLES:
+                if len(toks) == 1:
+                    continue  # a bare title ("Dr", "Professor")
+                s = toks[1][0]  # "Dr Smith" → span "Smith", titled
+                pending.append((s, e, "TITLE", False))
+                continue
+            if _TITLE_BEFORE.search(text, max(0, s - 16), s):  # "Dr. Smith": the title ends a "sentence"
+                pending.append((s, e, "TITLE", False))
+                continue
+            pending.append((s, e, "", initial and len(toks) == 1))
+        for s, e, cue, weak in pending:
+            surface = text[s:e]
+            label, conf, why = self._classify(text, s, e, surface, cue, gaz)
+            if label == "MISC" and weak:
+                conf, why = 0.3, "sentence_initial_single"
+            found.append(NerSpan(s, e, label, surface, conf, {"rule": why}))
+            if label != "MISC":
+                labelled.setdefault(surface, (label, why))
+        # propagate a confident label to the same surface elsewhere in this text
+        out = []
+        for sp in found:
+            if sp.label == "MISC" and sp.text in labelled:
+                lab, why = labelled[sp.text]
+                sp = NerSpan(sp.start, sp.end, lab, sp.text, 0.55, {"rule": f"propagated:{why}"})
+            out.append(sp)
+        for m in _QUOTED.finditer(text):
+            inner = m.group(1).strip()
+            words = inner.split()
+            if 1 <= len(words) <= 5 and inner == m.group(1):
+                out.append(NerSpan(m.start(1), m.end(1), "WORK_OF_ART", inner, 0.5, {"rule": "quoted_term"}))
+        out.sort(key=lambda x: (x.start, -(x.end or 0), x.label))
+        return out
+
+    @staticmethod
+    def _classify(text: str, s: int, e: int, surface: str, cue: str, gaz: frozenset[str]) -> tuple[str, float, str]:
+        low = surface.lower()
+        words = low.split()
+        before = text[max(0, s - 40):s]
+        after = text[e:e + 30]
+        if cue == "TITLE":
+            return "PERSON", 0.85, "title"
+        if words[-1] in _ORG_SUFFIXES or words[0] in _ORG_PREFIXES and len(words) > 1:
+            return "ORG", 0.8, "org_suffix"
+        if _RELATION.search(before):
+            return "PERSON", 0.8, "relation_cue"
+        if low in gaz:
+            return "LOCATION", 0.8, "gazetteer"
+        if _ORG_CUE.search(before):
+            return "ORG", 0.65, "work_cue"
+        if _LOC_CUE.search(before):
+            return "LOCATION", 0.65, "place_cue"
+        if _PERSON_VERB.match(after) and len(words) <= 3:
+            return "PERSON", 0.6, "speech_verb"
+        return "MISC", 0.5 if len(words) > 1 else 0.4, "capitalized"
+
+
+class SpacyNerBackend:
+    """Any spaCy pipeline with an ``ents``-producing component (a model, or a blank one with an EntityRuler)."""
+
+    def __init__(self, nlp: Any, confidence: float, model_name: str | None = None):
+        import spacy
+
+        self.nlp = nlp
+        self.confidence = confidence
+        meta = getattr(nlp, "meta", {}) or {}
+        self.name = "spacy-" + (model_name or f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}")
+        self.version = f"{meta.get('version', '0')}+spacy{spacy.__version__}"
+
+    def config(self) -> dict[str, Any]:
+        return {"backend": "spacy", "name": self.name, "version": self.version, "pipes": list(self.nlp.pipe_names),
+                "confidence": self.confidence}
+
+    def detect(self, text: str) -> list[NerSpan]:
+        doc = self.nlp(text)
+        return [NerSpan(ent.start_char, ent.end_char, ent.label_, ent.text, self.confidence) for ent in doc.ents]
+
+
+class ReplayNerBackend:
+    """Answers from stored raw outputs keyed by the chunk's sha256: replays a logged run with no model."""
+
+    def __init__(self, name: str, version: str, outputs: dict[str, list[list]]):
+        self.name, self.version, self.outputs = name, version, outputs
+        self.misses = 0
+
+    def config(self) -> dict[str, Any]:
+        return {"backend": "replay", "name": self.name, "version": self.version}
+
+    def detect(self, text: str) -> list[NerSpan]:
+        raw = self.outputs.get(sha256_text(text))
+        if raw is None:
+            self.misses += 1
+            return []
+        return [NerSpan(s, e, label, surface, conf) for s, e, label, conf, surface in raw]
+
+
+def make_backend(ner_cfg: Any) -> NerBackend | None:
+    """The backend ``entities.ner`` asks for, or None when NER is off."""
+    if ner_cfg.backend == "none":
+        return None
+    if ner_cfg.backend == "rules":
+        return RulesNerBackend()
+    if ner_cfg.backend == "spacy":
+        if not ner_cfg.spacy_model:
+            raise NerUnavailable("entities.ner.backend is 'spacy' but entities.ner.spacy_model is not set")
+        try:
+            import spacy
+
+            nlp = spacy.load(ner_cfg.spacy_model)
+        except ImportError as e:
+            raise NerUnavailable("entities.ner.backend is 'spacy' but spaCy is not installed (pip install spacy)") from e
+        except OSError as e:
+            raise NerUnavailable(f"cannot load the spaCy model {ner_cfg.spacy_model!r}: {e}") from e
+        return SpacyNerBackend(nlp, ner_cfg.spacy_confidence, ner_cfg.spacy_model)
+    raise NerUnavailable("entities.ner.backend 'llm' needs the model layer, which this build does not have yet; "
+                         "use 'rules' or 'spacy'")

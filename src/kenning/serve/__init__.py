@@ -1,0 +1,1 @@
+"""Surfaces that serve a vault to other programs: the MCP server (read-only)."""

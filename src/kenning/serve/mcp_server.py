@@ -1,0 +1,117 @@
+"""Kenning's MCP server (official `mcp` SDK): read-only belief tools over stdio or streamable HTTP.
+
+Tools: ``why`` (seed 002 "The why MCP tool"), ``beliefs_list``, ``belief_history``. Every call opens the vault
+read-only (``PRAGMA query_only``), so the server can never change it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from kenning import __version__
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+
+INSTRUCTIONS = (
+    "Kenning is the user's personal belief ledger. Use `why` to answer 'what do I believe about X, why, what did "
+    "I believe before and what changed my mind': it returns current beliefs, superseded history, the supersession "
+    "chain, contradicting beliefs, and every supporting verbatim quote re-verified against its source now. "
+    "`beliefs_list` lists beliefs (by topic, current only); `belief_history` follows one belief's chain."
+)
+
+
+class LoopbackOnly(ValueError):
+    pass
+
+
+def parse_http(spec: str) -> tuple[str, int]:
+    """``HOST:PORT`` for --http; only loopback hosts (a personal vault is not served to the network)."""
+    host, sep, port = spec.rpartition(":")
+    if not sep or not port.isdigit():
+        raise LoopbackOnly(f"--http wants HOST:PORT such as 127.0.0.1:8765, not {spec!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    loopback = host == "localhost"
+    try:
+        loopback = loopback or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    if not loopback:
+        raise LoopbackOnly(f"--http {spec}: Kenning serves only on a loopback address (127.0.0.1, ::1, localhost)")
+    return host, int(port)
+
+
+def build_server(db: Path, config_path: Path | None = None, default_workspace: str | None = None) -> MCPServer:
+    from kenning.api import Vault
+
+    app: MCPServer = MCPServer("kenning", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    def open_ro() -> Vault:
+        return Vault.open(db, config_path=config_path, readonly=True)
+
+    def anticipated(fn: Any) -> Any:
+        """Failures a caller can act on reach it as a tool error with the message (not a bare crash)."""
+        import functools
+
+        from kenning.beliefs.timeutil import TimeValueError
+        from kenning.beliefs.why import WhyError
+        from kenning.config.loader import ConfigError
+        from kenning.store.connection import StoreError
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except (WhyError, TimeValueError, StoreError, ConfigError, LookupError) as e:
+                raise ToolError(str(e)) from e
+
+        return wrapper
+
+    def why(query: str, workspace: str | None = None, since: str | None = None, until: str | None = None,
+            include_history: bool | None = None, predicate: str | None = None) -> dict[str, Any]:
+        """Why do I believe this? Resolves `query` as a belief id, then an exact subject (optionally with
+        `predicate`), then a topic, then full-text over statements; ties return every match with `match_type`.
+        `since`/`until` (ISO dates) keep beliefs current at or after / at or before those dates;
+        `include_history` (default true) adds superseded beliefs. Returns current_beliefs, history,
+        contradicting_beliefs, supersession_chain and, per belief, supporting_sources with the verbatim quote,
+        its hash and verified_against_source recomputed now."""
+        with open_ro() as v:
+            return v.why(query, workspace=workspace or default_workspace, since=since, until=until,
+                         include_history=include_history, predicate=predicate)
+
+    def beliefs_list(workspace: str | None = None, topic: str | None = None, current_only: bool = False,
+                     limit: int | None = None) -> dict[str, Any]:
+        """Beliefs of a workspace, newest first; `topic` filters, `current_only` drops superseded ones."""
+        with open_ro() as v:
+            ws = workspace or default_workspace or v.config.beliefs.default_workspace
+            items, total = v.beliefs(workspace=ws, topic=topic, current_only=current_only,
+                                     limit=limit or v.config.beliefs.why.max_results)
+        return {"workspace": ws, "total": total, "beliefs": items}
+
+    def belief_history(belief_id: str) -> dict[str, Any]:
+        """One belief and its whole supersession chain (oldest first), each link with its reason and run."""
+        with open_ro() as v:
+            hist = v.belief_history(belief_id)
+        if hist is None:
+            raise LookupError(f"no belief {belief_id}")
+        return hist
+
+    for fn in (why, beliefs_list, belief_history):
+        app.add_tool(anticipated(fn), name=fn.__name__, annotations=READ_ONLY)
+    return app
+
+
+def serve_stdio(db: Path, config_path: Path | None = None, workspace: str | None = None) -> None:
+    build_server(db, config_path, workspace).run("stdio")
+
+
+def serve_http(db: Path, host: str, port: int, config_path: Path | None = None, workspace: str | None = None) -> None:
+    import anyio
+
+    app = build_server(db, config_path, workspace)
+    anyio.run(lambda: app.run_streamable_http_async(host=host, port=port))
