@@ -322,10 +322,12 @@ def test_mode_resolution(llm_server, llm_config, hash_config):
 
 def test_ingest_accepts_llm_option_and_stores_it(kenning_cli, chat_export, tmp_path, llm_server):
     db = tmp_path / "cli.db"
-    r = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "none", "--json", "--as-of", "2024-01-01T00:00:00Z")
+    r = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "none", "--json", "--as-of",
+                    "2024-01-01T00:00:00Z", "--stages", "0,1")
     assert r.returncode == 0, r.stderr
     env = {"KENNING_LLM_MODEL": "some-model"}
-    r = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "replay", "--json", env=env)
+    r = kenning_cli("ingest", str(chat_export), "--db", str(db), "--llm", "replay", "--json", "--stages", "0,1",
+                    env=env)
     assert r.returncode == 0, r.stderr
     import apsw
 
