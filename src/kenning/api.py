@@ -55,11 +55,16 @@ class Vault:
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
-               judge: Any = None, self_name: str | None = None) -> list[RunResult]:
+               judge: Any = None, self_name: str | None = None, llm: str | None = None) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
-        workspaces through the `wiki` stage (one verified run per workspace)."""
+        workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
+        (none | live | replay; None = from config), stored in the run args and handed to the stages as
+        ``ctx.llm_mode``."""
+        from kenning.llm.client import resolve_mode
+
         clock = Clock.from_option(as_of)
+        llm_mode = resolve_mode(self.config, llm)
         names = parse_stage_list(stages, self.config.ingest.default_stages)
         wcfg = self.config.beliefs.wiki
         kinds = {str(p): classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) for p in paths}
@@ -67,7 +72,7 @@ class Vault:
         wikis = [p for p, k in kinds.items() if k == WIKI_WORKSPACE]
         results = []
         if exports or not wikis:
-            args: dict[str, Any] = {"paths": exports, "stages": names, "as_of": as_of}
+            args: dict[str, Any] = {"paths": exports, "stages": names, "as_of": as_of, "llm": llm_mode}
             if self_name:
                 args["self"] = self_name
             for name in names:
@@ -75,7 +80,7 @@ class Vault:
                     self.conn, STAGES[name], self.config, clock,
                     inputs={"paths": exports, "self_name": self_name},
                     args=args,
-                    progress=progress,
+                    progress=progress, llm_mode=llm_mode,
                 ))
         for root in wikis:
             results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock))

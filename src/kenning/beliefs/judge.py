@@ -110,9 +110,10 @@ class JudgeUnavailable(ValueError):
 
 
 def judge_for(llm: str | None, default: str) -> Judge:
-    """The judge a command-line ``--llm`` value names. The model layer (issue 3) adds live/replay here."""
+    """The judge a command-line ``--llm`` value names. The model layer (issue 3, ``kenning.llm``) exists; wiring
+    a live/replay judge through it (an ``open_llm_run`` inside the wiki stage) is still to do."""
     choice = llm or default
     if choice == "none":
         return NoJudge()
-    raise JudgeUnavailable(f"--llm {choice}: the model layer is not part of this build yet; use --llm none "
-                           "(model-judged checks are then recorded as not_checked)")
+    raise JudgeUnavailable(f"--llm {choice}: the wiki verifier's model-judged checks are not connected to the model "
+                           "layer yet; use --llm none (they are then recorded as not_checked)")
