@@ -25,6 +25,8 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/ingest.py
+	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/models.py
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py search --sizes 100000,1000000
 
 clean:

@@ -143,18 +143,18 @@ def test_hit_shape_and_evidence_chain(indexed):
     assert h["score"] == 1.0
 
 
-def test_cli_search_json(tmp_path, transcript_file, hash_config):
+def test_cli_search_json(tmp_path, transcript_file, hash_config_file):
     db = tmp_path / "c.db"
-    assert run_kenning("ingest", str(transcript_file), "--db", str(db), "--config", str(hash_config)).returncode == 0
+    assert run_kenning("ingest", str(transcript_file), "--db", str(db), "--config", str(hash_config_file)).returncode == 0
     r = run_kenning("search", "Who adopted a turtle?", "--k", "3", "--now", NOW, "--json", "--db", str(db),
-                "--config", str(hash_config))
+                "--config", str(hash_config_file))
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert len(out["hits"]) == 3 and out["hits"][0]["text"].startswith("Nice! I adopted a turtle")
     assert {l["lane"] for l in out["lanes"]} >= {"fts", "vector"}
-    table = run_kenning("search", "turtle", "--db", str(db), "--config", str(hash_config))
+    table = run_kenning("search", "turtle", "--db", str(db), "--config", str(hash_config_file))
     assert table.returncode == 0 and "turtle" in table.stdout
-    bad = run_kenning("search", "turtle", "--as-of", "someday", "--db", str(db), "--config", str(hash_config))
+    bad = run_kenning("search", "turtle", "--as-of", "someday", "--db", str(db), "--config", str(hash_config_file))
     assert bad.returncode == 1 and "--as-of" in bad.stderr
 
 

@@ -145,9 +145,9 @@ def test_locomo_loader_keeps_dia_ids(vault):
     assert cap == with_caption["blip_caption"]
 
 
-def test_cli_ingest_transcript_with_self(tmp_path, transcript_file, hash_config):
+def test_cli_ingest_transcript_with_self(tmp_path, transcript_file, hash_config_file):
     db = tmp_path / "cli.db"
-    r = run_kenning("ingest", str(transcript_file), "--self", "Ben", "--db", str(db), "--config", str(hash_config),
+    r = run_kenning("ingest", str(transcript_file), "--self", "Ben", "--db", str(db), "--config", str(hash_config_file),
                 "--json", "--as-of", "2024-01-01T00:00:00Z")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -157,9 +157,9 @@ def test_cli_ingest_transcript_with_self(tmp_path, transcript_file, hash_config)
     assert index["counts"]["docs_new"] == 7 and index["counts"]["vectors_hash_384"] == 7
 
 
-def test_cli_reports_bad_transcript(tmp_path, hash_config):
+def test_cli_reports_bad_transcript(tmp_path, hash_config_file):
     p = tmp_path / "only-bad.jsonl"
     p.write_text('{"type": "turn", "text": "no speaker"}\n{"type": "turn", "speaker": "", "text": "x"}\n')
-    r = run_kenning("ingest", str(p), "--db", str(tmp_path / "x.db"), "--config", str(hash_config))
+    r = run_kenning("ingest", str(p), "--db", str(tmp_path / "x.db"), "--config", str(hash_config_file))
     assert r.returncode == 2
     assert "MISSING_SPEAKER" in r.stderr and "line 1" in r.stderr and str(p) in r.stderr

@@ -55,11 +55,16 @@ class Vault:
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
-               judge: Any = None, self_name: str | None = None) -> list[RunResult]:
+               judge: Any = None, self_name: str | None = None, llm: str | None = None) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
-        workspaces through the `wiki` stage (one verified run per workspace)."""
+        workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
+        (none | live | replay; None = from config), stored in the run args and handed to the stages as
+        ``ctx.llm_mode``."""
+        from kenning.llm.client import resolve_mode
+
         clock = Clock.from_option(as_of)
+        llm_mode = resolve_mode(self.config, llm)
         names = parse_stage_list(stages, self.config.ingest.default_stages)
         wcfg = self.config.beliefs.wiki
         kinds = {str(p): classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) for p in paths}
@@ -67,7 +72,7 @@ class Vault:
         wikis = [p for p, k in kinds.items() if k == WIKI_WORKSPACE]
         results = []
         if exports or not wikis:
-            args: dict[str, Any] = {"paths": exports, "stages": names, "as_of": as_of}
+            args: dict[str, Any] = {"paths": exports, "stages": names, "as_of": as_of, "llm": llm_mode}
             if self_name:
                 args["self"] = self_name
             for name in names:
@@ -75,7 +80,7 @@ class Vault:
                     self.conn, STAGES[name], self.config, clock,
                     inputs={"paths": exports, "self_name": self_name},
                     args=args,
-                    progress=progress,
+                    progress=progress, llm_mode=llm_mode,
                 ))
         for root in wikis:
             results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock))
@@ -93,7 +98,8 @@ class Vault:
         stage = SIDE_STAGES["beliefs-rebuild" if rebuild else "wiki"]
         return run_stage(self.conn, stage, self.config, clock or Clock.from_option(as_of),
                          inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge},
-                         args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of})
+                         args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of},
+                         llm_mode=getattr(judge, "mode", "none"))
 
     # ---- the belief ledger (seed 002) ----------------------------------------------------------------
     def why(self, query: str, *, workspace: str | None = None, since: str | None = None, until: str | None = None,
@@ -155,9 +161,15 @@ class Vault:
 
     def m1(self, judge: Any = None, *, workspace: str | None = None, sample: int | None = None,
            seed: int | None = None) -> dict[str, Any]:
-        from kenning.beliefs.judge import NoJudge
+        from kenning.beliefs.judge import ModelJudgeRequest, NoJudge
         from kenning.beliefs.verify import m1
 
+        if isinstance(judge, ModelJudgeRequest):  # model calls are logged, so M1 runs as a (side) stage
+            inputs: dict[str, Any] = {"workspace": workspace, "sample": sample, "seed": seed}
+            run_stage(self.conn, SIDE_STAGES["beliefs-m1"], self.config, Clock.from_option(None), inputs=inputs,
+                      args={"workspace": workspace, "sample": sample, "seed": seed, "llm": judge.mode},
+                      llm_mode=judge.mode)
+            return inputs["report"]
         return m1(self.conn, self.config, judge or NoJudge(), workspace, sample, seed)
 
     def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None) -> RunResult:

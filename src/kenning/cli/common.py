@@ -16,6 +16,7 @@ from rich.text import Text
 
 from kenning.api import Vault
 from kenning.config.loader import ConfigError
+from kenning.llm.errors import ModelLayerError
 from kenning.pipeline.clock import ClockError
 from kenning.pipeline.runner import StageFailed
 from kenning.pipeline.stages import UnknownStage
@@ -35,6 +36,23 @@ ConfigOpt = Annotated[
                  show_default=False),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+# Every command that can call a model takes --llm (resolve it with `llm_mode(config, value)`).
+LlmOpt = Annotated[
+    Optional[str],
+    typer.Option("--llm", metavar="none|live|replay", envvar="KENNING_LLM_MODE",
+                 help="Model use: none (rules only), live (call the configured endpoint, log every call), replay "
+                      "(answer only from logged calls, no network). Default: live when KENNING_LLM_BASE_URL and "
+                      "KENNING_LLM_MODEL are set, else none. For wiki workspaces it also names the verifier's "
+                      "judge (only none so far).", show_default=False),
+]
+
+
+def llm_mode(config: Any, value: str | None) -> str:
+    """--llm → none | live | replay (``auto`` resolved against the config); a bad value is a user error."""
+    from kenning.llm.client import resolve_mode
+
+    with user_errors():
+        return resolve_mode(config, value)
 
 
 def print_json(data: Any) -> None:
@@ -47,7 +65,7 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-USER_ERRORS = (StoreError, ConfigError, ClockError, UnknownStage, FileNotFoundError)
+USER_ERRORS = (StoreError, ConfigError, ClockError, UnknownStage, FileNotFoundError, ModelLayerError)
 
 
 @contextlib.contextmanager

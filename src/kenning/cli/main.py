@@ -9,8 +9,8 @@ import orjson
 import typer
 from rich.table import Table
 
-from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, console, fail, ingest_progress, open_vault, out,
-                                print_json, user_errors)
+from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, ingest_progress, llm_mode,
+                                open_vault, out, print_json, user_errors)
 
 app = typer.Typer(
     name="kenning",
@@ -51,6 +51,18 @@ def _register_fact_commands() -> None:
 _register_fact_commands()
 
 
+def _register_model_commands() -> None:
+    from kenning.cli import models
+
+    app.add_typer(models.llm_app, name="llm")
+    app.add_typer(models.embeddings_app, name="embeddings")
+    app.command("embed")(models.embed)
+    app.command("calibrate")(models.calibrate)
+
+
+_register_model_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""
@@ -74,8 +86,7 @@ def ingest(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     workspace: Annotated[Optional[str], typer.Option("--workspace", "-w", help="Belief workspace for wiki folders "
                                                      "(default: personal).", show_default=False)] = None,
-    llm: Annotated[Optional[str], typer.Option("--llm", help="Judge for the verifier's model-judged checks: none "
-                                               "(recorded as not_checked).", show_default=False)] = None,
+    llm: LlmOpt = None,
     self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
                                                      "role 'user' (others 'unknown').")] = None,
 ) -> None:
@@ -86,14 +97,20 @@ def ingest(
     support); if any check fails the import is rejected with its reasons and nothing is committed."""
     from kenning.beliefs.judge import JudgeUnavailable, judge_for
     from kenning.cli.beliefs import _rejections
+    from kenning.sources.inputs import WIKI_WORKSPACE, classify_input
 
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
+        mode = llm_mode(vault.config, llm)
+        wcfg = vault.config.beliefs.wiki
+        has_wiki = any(classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) == WIKI_WORKSPACE for p in paths)
         try:
-            judge = judge_for(llm, vault.config.beliefs.verifier.judge)
+            # The wiki verifier's judge follows an explicit --llm; otherwise beliefs.verifier.judge decides.
+            judge = judge_for(mode if (has_wiki and llm is not None) else None, vault.config.beliefs.verifier.judge)
         except JudgeUnavailable as e:
             fail(str(e))
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
-                                                   workspace=workspace, judge=judge, self_name=self_name))
+                                                   workspace=workspace, judge=judge, self_name=self_name,
+                                                   llm=mode))
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)

@@ -15,6 +15,15 @@ from kenning.sources.jcs import jcs_hash
 
 DEFAULTS_FILE = "defaults.yaml"
 
+# Environment variables that override config keys (after config files, before programmatic overrides).
+ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "KENNING_LLM_BASE_URL": ("llm", "base_url"),
+    "KENNING_LLM_MODEL": ("llm", "model"),
+    "KENNING_LLM_API_KEY": ("llm", "api_key"),
+    "KENNING_EMBEDDINGS_BASE_URL": ("embeddings", "openai", "base_url"),
+    "KENNING_EMBEDDINGS_API_KEY": ("embeddings", "openai", "api_key"),
+}
+
 
 class ConfigError(ValueError):
     pass
@@ -64,6 +73,20 @@ def config_files(config_path: str | Path | None, db_path: str | Path | None) -> 
     return files
 
 
+def env_overrides(environ: dict[str, str] | None = None) -> dict:
+    """The config keys set through ``KENNING_LLM_*`` / ``KENNING_EMBEDDINGS_*`` (empty values are ignored)."""
+    env = os.environ if environ is None else environ
+    out: dict = {}
+    for var, path in ENV_KEYS.items():
+        value = env.get(var)
+        if value:
+            node = out
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = value
+    return out
+
+
 def load_config(
     config_path: str | Path | None = None,
     db_path: str | Path | None = None,
@@ -72,6 +95,7 @@ def load_config(
     data = defaults_dict()
     for f in config_files(config_path, db_path):
         data = deep_merge(data, _read_yaml(f))
+    data = deep_merge(data, env_overrides())
     if overrides:
         data = deep_merge(data, overrides)
     try:

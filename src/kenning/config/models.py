@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from kenning.sources.jsonpointer import is_valid_pointer
 
@@ -152,6 +152,95 @@ class PipelineConfig(Strict):
     temporal_reasoning: TemporalReasoningConfig
 
 
+class LlmBudget(Strict):
+    max_calls_per_run: int = Field(ge=0)
+    max_tokens_per_run: int = Field(ge=0)
+
+
+class LlmConfig(Strict):
+    """The OpenAI-compatible chat endpoint (``kenning.llm.client``)."""
+
+    mode: Literal["auto", "none", "live", "replay"]
+    base_url: str | None
+    model: str | None
+    api_key: SecretStr | None  # dumps as "**********": never in config_hash, `config show` or run rows
+    temperature: float
+    top_p: float
+    seed: int | None
+    max_output_tokens: int = Field(gt=0)
+    response_format: Literal["json_schema", "json_object", "none"]
+    timeout_s: float = Field(gt=0)
+    max_retries: int = Field(ge=0)
+    backoff_initial_s: float = Field(ge=0)
+    backoff_factor: float = Field(ge=1)
+    backoff_max_s: float = Field(ge=0)
+    max_json_repair_attempts: int = Field(ge=0)
+    max_consecutive_failures: int = Field(ge=1)
+    budget: LlmBudget
+    prompt_versions: dict[str, int]
+
+
+class MiniLMConfig(Strict):
+    model_name: str
+    device: str
+    max_seq_length: int = Field(gt=0)
+
+
+class OpenAIEmbeddingsConfig(Strict):
+    base_url: str | None
+    model: str
+    api_key: SecretStr | None
+    send_dimensions: bool
+    timeout_s: float = Field(gt=0)
+    max_retries: int = Field(ge=0)
+
+
+class HashEmbeddingsConfig(Strict):
+    version: Literal[1]
+    char_ngram: int = Field(ge=2, le=8)
+    stopword_weight: float = Field(ge=0, le=1)
+
+
+class Thresholds(Strict):
+    """seed 000 §5.3: resolution match / no_match and the conflict engine's tension threshold."""
+
+    match: float = Field(ge=-1, le=1)
+    no_match: float = Field(ge=-1, le=1)
+    tension: float = Field(ge=-1, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Thresholds":
+        if self.no_match > self.match:
+            raise ValueError(f"no_match ({self.no_match}) must not exceed match ({self.match})")
+        return self
+
+
+class VectorIndexConfig(Strict):
+    engine: Literal["auto", "sqlite", "numpy"]
+    mirror_max_vectors: int = Field(ge=0)
+    migration_batch_size: int = Field(gt=0)
+    migration_batch_pause_s: float = Field(ge=0)
+
+
+class EmbeddingsConfig(Strict):
+    backend: Literal["minilm", "openai", "hash"]
+    dimension: int = Field(gt=0, le=8192)
+    batch_size: int = Field(gt=0)
+    cache: bool
+    minilm: MiniLMConfig
+    openai: OpenAIEmbeddingsConfig
+    hash: HashEmbeddingsConfig
+    thresholds: dict[str, Thresholds]
+    default_thresholds: Thresholds
+    vector_index: VectorIndexConfig
+
+
+class CalibrationConfig(Strict):
+    pairs_file: str | None
+    fit_split: str
+    match_min_precision: float = Field(gt=0, le=1)
+    no_match_min_recall: float = Field(gt=0, le=1)
+    tension_min_precision: float = Field(gt=0, le=1)
 class DetectorsConfig(Strict):
     optional_enabled: list[Literal["ARXIV", "CVE", "ORCID", "GIT_SHA", "HANDLE", "HASHTAG"]]
     phone_default_region: str | None
@@ -331,6 +420,9 @@ class Config(Strict):
     text_structure: TextStructureConfig
     ingest: IngestConfig
     pipeline: PipelineConfig
+    llm: LlmConfig
+    embeddings: EmbeddingsConfig
+    calibration: CalibrationConfig
     entities: EntitiesConfig
     assertions: AssertionsConfig
 

@@ -34,6 +34,9 @@ class StageContext:
     started_at_utc: str
     inputs: dict[str, Any] = field(default_factory=dict)
     progress: ProgressFn = _no_progress
+    # none | live | replay, already resolved (kenning.llm.client.resolve_mode); open a model with
+    # kenning.llm.open_llm_run(ctx, name), which logs every call in this stage's transaction.
+    llm_mode: str = "none"
     _events: list[tuple] = field(default_factory=list)
 
     def event(self, level: str, code: str, message: str, **context: Any) -> None:
@@ -78,6 +81,7 @@ def run_stage(
     inputs: dict[str, Any] | None = None,
     args: dict[str, Any] | None = None,
     progress: ProgressFn | None = None,
+    llm_mode: str = "none",
 ) -> RunResult:
     cfg_hash = config_hash(config)
     ids = IdFactory(config.ids.id_namespace)
@@ -89,7 +93,8 @@ def run_stage(
         "status": "running", "counts_json": None, "config_hash": cfg_hash, "clock_mode": clock.mode,
         "args_json": canonicalize(args or {}), "error": None, "kenning_version": __version__,
     }
-    ctx = StageContext(conn, config, clock, ids, run_id, stage.name, started, inputs or {}, progress or _no_progress)
+    ctx = StageContext(conn, config, clock, ids, run_id, stage.name, started, inputs or {}, progress or _no_progress,
+                       llm_mode)
     try:
         with transaction(conn):
             runs_sql.insert_run(conn, run_row)

@@ -94,6 +94,35 @@ def transaction(conn: apsw.Connection, immediate: bool = True) -> Iterator[apsw.
         conn.execute("COMMIT")
 
 
+@contextlib.contextmanager
+def write_scope(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """Join the caller's open transaction (as a savepoint), or run a transaction of its own (BEGIN IMMEDIATE)."""
+    if conn.in_transaction:
+        with conn:
+            yield conn
+    else:
+        with transaction(conn):
+            yield conn
+
+
+@contextlib.contextmanager
+def read_snapshot(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """Several reads from one consistent snapshot (inside an open transaction: that transaction's view)."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+def is_writable(conn: apsw.Connection) -> bool:
+    """False for a vault opened read-only (``PRAGMA query_only`` or a read-only file handle)."""
+    return not scalar(conn, "PRAGMA query_only") and not conn.readonly("main")
+
+
 def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, Any]]:
     cur = conn.execute(sql, params)
     try:

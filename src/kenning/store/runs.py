@@ -69,8 +69,11 @@ def get_meta(conn: apsw.Connection, key: str) -> str | None:
 
 
 def table_counts(conn: apsw.Connection) -> dict[str, int]:
+    virtual = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' "
+                                          "AND sql LIKE 'CREATE VIRTUAL%'")]
     names = [r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-        "AND name NOT LIKE '%_fts_%' AND name NOT LIKE 'search_vec_%' AND sql NOT LIKE 'CREATE VIRTUAL%' "
-        "ORDER BY name")]
+        "AND name NOT LIKE '%_fts_%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")]
+    # a virtual table's shadow tables (vec0's <name>_chunks, _rowids, …) are its internals, not tables to count
+    names = [n for n in names if not any(n.startswith(v + "_") for v in virtual)]
     return {n: int(scalar(conn, f'SELECT COUNT(*) FROM "{n}"')) for n in names}

@@ -1,0 +1,539 @@
+"""The vector index: sqlite-vec tables holding one embedding model's vectors, exact top-k search with filters,
+and model migration per DOC72 §3.7.
+
+    from kenning.llm.index import VectorIndex
+    idx = VectorIndex(conn, config)                   # conn: the stage's connection (writes join its transaction)
+    idx.upsert("belief_nodes", [("node-1", "i am patient"), ("node-2", "i love mornings", "TRAIT")])
+    hits = idx.search("i am a patient person", k=10, space="belief_nodes", kinds=["TRAIT"])
+    hits[0].item_id, hits[0].score                    # cosine similarity, highest first
+    idx.thresholds()                                  # match / no_match / tension for the active model
+    idx.delete("belief_nodes", ["node-2"])
+
+What is indexed lives in ``vector_items`` (space, item_id, kind, text): the text is kept so that a new model can
+re-embed everything. Vectors live in one vec0 table per model generation (``vector_tables``); exactly one is
+active and every query uses it. ``migrate(spec)`` builds the next table in batches (each its own short
+transaction) while queries keep using the active one, catches up with items changed meanwhile, then swaps in one
+write transaction (retire + drop the old table, activate the new). Interrupted, it resumes where it stopped.
+
+Search is exact either way: sqlite-vec's KNN (``engine: sqlite``), or an in-memory float32 mirror of the active
+table (``engine: numpy``; ``auto`` uses it up to ``mirror_max_vectors``), ~1.2× a bare numpy matmul where
+sqlite-vec 0.1.9 takes ~5–8× (benchmarks/RESULTS.md). The mirror is keyed by the table's ``version`` token,
+which every write changes (a hash chain), so a mirror never serves vectors another connection has changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from kenning.config import Config
+from kenning.config.models import Thresholds
+from kenning.llm.embed import Embedder, get_embedder, model_id_for
+from kenning.llm.errors import VectorIndexError
+from kenning.llm.thresholds import thresholds_for
+from kenning.sources.jcs import sha256_hex
+from kenning.sources.timestamps import now_utc
+from kenning.store import embeddings as cache_sql
+from kenning.store import vectors as vsql
+from kenning.store.connection import read_snapshot, transaction, write_scope
+
+GENESIS = "genesis"
+
+
+@dataclass(frozen=True)
+class Hit:
+    space: str
+    item_id: str
+    kind: str | None
+    score: float          # cosine similarity (vectors are L2-normalized)
+    vid: int
+
+
+def _chain(old: str, op: str, digest: str) -> str:
+    return hashlib.sha256(f"{old}|{op}|{digest}".encode()).hexdigest()[:32]
+
+
+def _digest_rows(rows: Sequence[tuple[int, str, str, str | None, np.ndarray]]) -> str:
+    h = hashlib.sha256()
+    for vid, space, item_id, kind, vec in rows:
+        h.update(f"{vid}\x1f{space}\x1f{item_id}\x1f{kind or ''}\x1e".encode())
+        h.update(np.ascontiguousarray(vec, dtype="<f4").tobytes())
+    return h.hexdigest()
+
+
+def _blob(vec: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vec, dtype="<f4").tobytes()
+
+
+_write = write_scope
+_read = read_snapshot
+
+
+# -- the in-memory mirror -----------------------------------------------------------------------------------
+class _Mirror:
+    """A float32 copy of one vec0 table (plus item ids and filter codes), valid for one ``version``."""
+
+    def __init__(self, dimension: int, version: str):
+        self.dim, self.version = dimension, version
+        self.lock = threading.RLock()
+        cap = 1024
+        self.matrix = np.zeros((cap, dimension), dtype=np.float32)
+        self.vids = np.zeros(cap, dtype=np.int64)
+        self.valid = np.zeros(cap, dtype=bool)
+        self.space_codes = np.zeros(cap, dtype=np.int32)
+        self.kind_codes = np.zeros(cap, dtype=np.int32)
+        self.item_ids: list[str | None] = [None] * cap
+        self.spaces: dict[str, int] = {}
+        self.kinds: dict[str, int] = {}
+        self.space_names: list[str] = []
+        self.kind_names: list[str | None] = []
+        self.pos_of: dict[int, int] = {}
+        self.n = 0
+        self.deleted = 0
+
+    def _code(self, table: dict, names: list, value: Any) -> int:
+        code = table.get(value)
+        if code is None:
+            code = table[value] = len(names)
+            names.append(value)
+        return code
+
+    def _grow(self, need: int) -> None:
+        cap = len(self.vids)
+        if need <= cap:
+            return
+        new = max(need, cap * 2)
+        for name in ("matrix", "vids", "valid", "space_codes", "kind_codes"):
+            old = getattr(self, name)
+            arr = np.zeros((new, *old.shape[1:]), dtype=old.dtype)
+            arr[:cap] = old
+            setattr(self, name, arr)
+        self.item_ids.extend([None] * (new - cap))
+
+    def upsert(self, rows: Sequence[tuple[int, str, str, str | None, np.ndarray]]) -> None:
+        with self.lock:
+            self._grow(self.n + len(rows))
+            for vid, space, item_id, kind, vec in rows:
+                pos = self.pos_of.get(vid)
+                if pos is None:
+                    pos = self.n
+                    self.n += 1
+                    self.pos_of[vid] = pos
+                self.matrix[pos] = vec
+                self.vids[pos] = vid
+                self.valid[pos] = True
+                self.space_codes[pos] = self._code(self.spaces, self.space_names, space)
+                self.kind_codes[pos] = self._code(self.kinds, self.kind_names, kind or None)
+                self.item_ids[pos] = item_id
+
+    def delete(self, vids: Sequence[int]) -> None:
+        with self.lock:
+            for vid in vids:
+                pos = self.pos_of.pop(int(vid), None)
+                if pos is not None:
+                    self.valid[pos] = False
+                    self.deleted += 1
+            if self.deleted > 1024 and self.deleted * 4 > self.n:
+                self._compact()
+
+    def _compact(self) -> None:
+        keep = np.nonzero(self.valid[:self.n])[0]
+        self.matrix[:len(keep)] = self.matrix[keep]
+        for name in ("vids", "space_codes", "kind_codes"):
+            arr = getattr(self, name)
+            arr[:len(keep)] = arr[keep]
+        self.item_ids[:len(keep)] = [self.item_ids[i] for i in keep]
+        self.valid[:] = False
+        self.valid[:len(keep)] = True
+        self.n, self.deleted = len(keep), 0
+        self.pos_of = {int(v): i for i, v in enumerate(self.vids[:self.n])}
+
+    def search(self, q: np.ndarray, k: int, space: str | None, kinds: Sequence[str] | None,
+               vids: Sequence[int] | None) -> list[Hit]:
+        with self.lock:
+            n = self.n
+            if n == 0 or k <= 0:
+                return []
+            scores = self.matrix[:n] @ q
+            mask = None
+            if self.deleted:
+                mask = self.valid[:n].copy()
+            if space is not None:
+                code = self.spaces.get(space)
+                if code is None:
+                    return []
+                m = self.space_codes[:n] == code
+                mask = m if mask is None else mask & m
+            if kinds is not None:
+                codes = [self.kinds[x] for x in kinds if x in self.kinds]
+                m = np.isin(self.kind_codes[:n], codes)
+                mask = m if mask is None else mask & m
+            if vids is not None:
+                m = np.zeros(n, dtype=bool)
+                pos = [self.pos_of[v] for v in vids if v in self.pos_of]
+                m[pos] = True
+                mask = m if mask is None else mask & m
+            if mask is not None:
+                candidates = np.nonzero(mask)[0]
+                if len(candidates) == 0:
+                    return []
+                sub = scores[candidates]
+                kk = min(k, len(candidates))
+                top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
+                order = candidates[top[np.lexsort((self.vids[candidates[top]], -sub[top]))]]
+            else:
+                kk = min(k, n)
+                top = np.argpartition(-scores, kk - 1)[:kk] if kk < n else np.arange(n)
+                order = top[np.lexsort((self.vids[top], -scores[top]))]
+            return [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
+                        self.kind_names[self.kind_codes[p]], float(scores[p]), int(self.vids[p])) for p in order]
+
+
+_MIRRORS: dict[tuple[str, str], _Mirror] = {}
+_MIRRORS_LOCK = threading.Lock()
+
+
+def _mirror_key(conn, table: str) -> tuple[str, str]:
+    return (conn.filename or f"memory:{id(conn)}", table)
+
+
+def drop_mirrors() -> None:
+    """Forget every in-memory mirror (tests, benchmarks)."""
+    with _MIRRORS_LOCK:
+        _MIRRORS.clear()
+
+
+# -- the index ----------------------------------------------------------------------------------------------
+class VectorIndex:
+    """See the module docstring."""
+
+    def __init__(self, conn, config: Config, *, engine: str | None = None, clock=None,
+                 embedder: Embedder | None = None):
+        self.conn, self.config, self.clock = conn, config, clock
+        self.engine = engine or config.embeddings.vector_index.engine
+        if self.engine not in ("auto", "sqlite", "numpy"):
+            raise VectorIndexError(f"unknown vector engine {self.engine!r} (auto, sqlite, numpy)")
+        self._embedders: dict[tuple[str, int], Embedder] = {}
+        if embedder is not None:
+            self._embedders[(embedder.model_id, embedder.dimension)] = embedder
+
+    def _now(self) -> str:
+        return self.clock.now() if self.clock is not None else now_utc()
+
+    # -- tables --------------------------------------------------------------------------------------------
+    def active(self) -> dict | None:
+        return vsql.active_table(self.conn)
+
+    def ensure_active(self) -> dict:
+        """The active table; on a vault without one, create it for the configured model and dimension."""
+        t = vsql.active_table(self.conn)
+        if t is not None:
+            return t
+        with _write(self.conn):
+            t = vsql.active_table(self.conn)
+            if t is None:
+                vsql.create_table(self.conn, generation=vsql.next_generation(self.conn),
+                                  model_id=model_id_for(self.config), dimension=self.config.embeddings.dimension,
+                                  status="active", created_at_utc=self._now(), version=GENESIS)
+                t = vsql.active_table(self.conn)
+        assert t is not None
+        return t
+
+    def embedder_for(self, model_id: str, dimension: int) -> Embedder:
+        key = (model_id, int(dimension))
+        if key not in self._embedders:
+            self._embedders[key] = get_embedder(self.config, model_id, dimension=dimension, conn=self.conn,
+                                                clock=self.clock)
+        return self._embedders[key]
+
+    def thresholds(self) -> Thresholds:
+        t = self.active()
+        return thresholds_for(self.config, t["model_id"] if t else model_id_for(self.config))
+
+    # -- writes --------------------------------------------------------------------------------------------
+    def upsert(self, space: str, items: Sequence[tuple[str, str] | tuple[str, str, str | None]]) -> int:
+        """Index (or re-index) items ``(item_id, text[, kind])`` in ``space``: embedded with the active model
+        (through the cache), written in the caller's transaction. Unchanged items are skipped. Returns how many
+        were written."""
+        norm = []
+        for it in items:
+            item_id, text = str(it[0]), it[1]
+            kind = it[2] if len(it) > 2 else None  # type: ignore[misc]
+            if not isinstance(text, str) or not text.strip():
+                raise VectorIndexError(f"item {item_id!r} in space {space!r} has no text to embed")
+            norm.append((item_id, text, kind))
+        if not norm:
+            return 0
+        table = self.ensure_active()
+        existing = vsql.items_by_ids(self.conn, space, [i for i, _, _ in norm])
+        changed = []
+        for item_id, text, kind in dict((i, (i, t, k)) for i, t, k in norm).values():
+            old = existing.get(item_id)
+            if old is None or old["text_sha256"] != sha256_hex(text) or (old["kind"] or None) != (kind or None):
+                changed.append((item_id, text, kind))
+        if not changed:
+            return 0
+        vecs = self.embedder_for(table["model_id"], table["dimension"]).embed([t for _, t, _ in changed])
+        with _write(self.conn):
+            now_table = vsql.active_table(self.conn)
+            if (now_table["model_id"], now_table["dimension"]) != (table["model_id"], table["dimension"]):
+                vecs = self.embedder_for(now_table["model_id"], now_table["dimension"]).embed(
+                    [t for _, t, _ in changed])  # a migration swapped models meanwhile
+            table = now_table
+            first = vsql.reserve_revs(self.conn, len(changed))
+            now = self._now()
+            vids = vsql.upsert_items(self.conn, [
+                {"space": space, "item_id": i, "kind": k, "text": t, "text_sha256": sha256_hex(t), "rev": first + n,
+                 "updated_at_utc": now} for n, (i, t, k) in enumerate(changed)])
+            rows = [(vid, space, i, k, v) for vid, (i, _, k), v in zip(vids, changed, vecs)]
+            self._write_rows(table, rows)
+        return len(changed)
+
+    def _write_rows(self, table: dict, rows: list[tuple[int, str, str, str | None, np.ndarray]]) -> None:
+        vsql.write_vectors(self.conn, table["table_name"], [(vid, s, k, _blob(v)) for vid, s, _, k, v in rows])
+        old = table["version"]
+        new = _chain(old, "upsert", _digest_rows(rows))
+        vsql.set_version(self.conn, table["table_name"], new)
+        self._advance_mirror(table["table_name"], old, new, lambda m: m.upsert(rows))
+
+    def delete(self, space: str, item_ids: Sequence[str]) -> int:
+        found = vsql.items_by_ids(self.conn, space, list(item_ids))
+        if not found:
+            return 0
+        vids = sorted(int(r["vid"]) for r in found.values())
+        with _write(self.conn):
+            table = vsql.active_table(self.conn)
+            vsql.delete_items(self.conn, vids)
+            if table is not None:
+                vsql.delete_vectors(self.conn, table["table_name"], vids)
+                old = table["version"]
+                new = _chain(old, "delete", ",".join(map(str, vids)))
+                vsql.set_version(self.conn, table["table_name"], new)
+                self._advance_mirror(table["table_name"], old, new, lambda m: m.delete(vids))
+        return len(vids)
+
+    def _advance_mirror(self, table: str, old: str, new: str, apply: Callable[[_Mirror], None]) -> None:
+        key = _mirror_key(self.conn, table)
+        with _MIRRORS_LOCK:
+            m = _MIRRORS.get(key)
+            if m is None:
+                return
+            if m.version == old:
+                apply(m)
+                m.version = new
+            else:
+                del _MIRRORS[key]
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    def _use_mirror(self, table: dict) -> bool:
+        if self.engine == "numpy":
+            return True
+        if self.engine == "sqlite":
+            return False
+        with _MIRRORS_LOCK:
+            m = _MIRRORS.get(_mirror_key(self.conn, table["table_name"]))
+        if m is not None and m.version == table["version"]:
+            return True  # already loaded and current: no need to count
+        return vsql.count_items(self.conn) <= self.config.embeddings.vector_index.mirror_max_vectors
+
+    def _mirror(self, table: dict) -> _Mirror:
+        key = _mirror_key(self.conn, table["table_name"])
+        with _MIRRORS_LOCK:
+            m = _MIRRORS.get(key)
+            if m is not None and m.version == table["version"] and m.dim == table["dimension"]:
+                return m
+        m = _Mirror(int(table["dimension"]), table["version"])
+        batch: list[tuple[int, str, str, str | None, np.ndarray]] = []
+        for vid, space, item_id, kind, blob in vsql.all_vectors(self.conn, table["table_name"]):
+            batch.append((int(vid), space, item_id, kind, np.frombuffer(blob, dtype="<f4")))
+            if len(batch) >= 8192:
+                m.upsert(batch)
+                batch = []
+        if batch:
+            m.upsert(batch)
+        with _MIRRORS_LOCK:
+            for other in [k for k in _MIRRORS if k[0] == key[0] and k != key]:
+                del _MIRRORS[other]  # a retired table's mirror: never used again
+            _MIRRORS[key] = m
+        return m
+
+    def search(self, query: str | np.ndarray, k: int = 10, *, space: str | None = None,
+               kinds: Sequence[str] | None = None, item_ids: Sequence[str] | None = None,
+               min_score: float | None = None, model_id: str | None = None) -> list[Hit]:
+        """Exact top-``k`` by cosine similarity in the active table. ``query`` is a text (embedded with the
+        active model) or a vector of the active dimension (pass ``model_id`` to have it checked). Filters:
+        ``space``, ``kinds`` (any of), ``item_ids`` (an allow-list, needs ``space``), ``min_score``."""
+        if item_ids is not None and space is None:
+            raise VectorIndexError("search(item_ids=…) needs space=…: item ids are unique per space")
+        if not isinstance(query, str):
+            q = np.asarray(query, dtype=np.float32).reshape(-1)
+        for _ in range(3):
+            table = vsql.active_table(self.conn)
+            if table is None:
+                return []
+            if isinstance(query, str):  # embed before the read snapshot (the cache may write)
+                q = self.embedder_for(table["model_id"], table["dimension"]).embed([query])[0]
+            with _read(self.conn):
+                current = vsql.active_table(self.conn)
+                if current is None:
+                    return []
+                if (current["model_id"], current["dimension"]) != (table["model_id"], table["dimension"]):
+                    continue  # a migration swapped models between the two reads: embed again
+                hits = self._search_table(current, q, k, space, kinds, item_ids, model_id)
+            break
+        else:  # pragma: no cover - three swaps in a row
+            raise VectorIndexError("the active embedding model kept changing during the search; try again")
+        if min_score is not None:
+            hits = [h for h in hits if h.score >= min_score]
+        return hits
+
+    def _search_table(self, table: dict, q: np.ndarray, k: int, space: str | None, kinds: Sequence[str] | None,
+                      item_ids: Sequence[str] | None, model_id: str | None) -> list[Hit]:
+        if model_id is not None and model_id != table["model_id"]:
+            raise VectorIndexError(f"the query vector was made by {model_id} but the index holds "
+                                   f"{table['model_id']} vectors (a migration swapped models?)")
+        if q.shape[0] != table["dimension"]:
+            raise VectorIndexError(f"query has {q.shape[0]} dimensions; the index has {table['dimension']}")
+        vids = None
+        if item_ids is not None:
+            vids = [int(r["vid"]) for r in vsql.items_by_ids(self.conn, space, list(item_ids)).values()]  # type: ignore[arg-type]
+            if not vids:
+                return []
+        if self._use_mirror(table):
+            return self._mirror(table).search(q, k, space, list(kinds) if kinds is not None else None, vids)
+        kinds_l = [x or "" for x in kinds] if kinds is not None else None
+        found = vsql.knn(self.conn, table["table_name"], _blob(q), k, space=space, kinds=kinds_l, vids=vids)
+        meta = vsql.items_by_vids(self.conn, [v for v, _ in found])
+        return [Hit(meta[v]["space"], meta[v]["item_id"], meta[v]["kind"] or None, 1.0 - d, v)
+                for v, d in found if v in meta]
+
+    # -- status and migration ------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        with _read(self.conn):
+            active = vsql.active_table(self.conn)
+            building = vsql.building_table(self.conn)
+            total = vsql.count_items(self.conn)
+            out: dict[str, Any] = {
+                "items": total, "spaces": vsql.spaces(self.conn),
+                "configured": {"model_id": model_id_for(self.config), "dimension": self.config.embeddings.dimension},
+                "active": None, "building": None, "cache": cache_sql.stats(self.conn),
+                "history": [{k: t[k] for k in ("table_name", "model_id", "dimension", "status", "created_at_utc",
+                                                "activated_at_utc", "retired_at_utc")}
+                            for t in vsql.all_tables(self.conn)],
+            }
+            if active is not None:
+                out["active"] = {"table": active["table_name"], "model_id": active["model_id"],
+                                 "dimension": active["dimension"], "activated_at_utc": active["activated_at_utc"],
+                                 "vectors": vsql.count_vectors(self.conn, active["table_name"])}
+            if building is not None:
+                left = vsql.count_items_after_rev(self.conn, building["built_through_rev"])
+                out["building"] = {"table": building["table_name"], "model_id": building["model_id"],
+                                   "dimension": building["dimension"], "started_at_utc": building["created_at_utc"],
+                                   "items_done": total - left, "items_total": total,
+                                   "progress_pct": round(100.0 * (total - left) / total, 1) if total else 100.0}
+        target = (out["configured"]["model_id"], out["configured"]["dimension"])
+        out["matches_config"] = active is None or (active["model_id"], active["dimension"]) == target
+        return out
+
+    def cancel_migration(self) -> bool:
+        with _write(self.conn):
+            b = vsql.building_table(self.conn)
+            if b is None:
+                return False
+            vsql.forget_table(self.conn, b["table_name"])
+        return True
+
+    def migrate(self, spec: str | None = None, *, dimension: int | None = None, batch_size: int | None = None,
+                pause_s: float | None = None, progress: Callable[[int, int], None] | None = None,
+                stop_after_batches: int | None = None) -> dict[str, Any]:
+        """Re-embed every item with ``spec`` (default: the configured backend) into a new table, then swap.
+        DOC72 §3.7: batches of ``migration_batch_size`` in their own transactions while queries use the active
+        table; at full parity one write transaction retires and drops the old table and activates the new.
+        ``stop_after_batches`` stops early (the build resumes on the next call) — for tests and Ctrl-C."""
+        vcfg = self.config.embeddings.vector_index
+        batch_size = batch_size or vcfg.migration_batch_size
+        pause_s = vcfg.migration_batch_pause_s if pause_s is None else pause_s
+        target = model_id_for(self.config, spec)
+        dim = int(dimension or self.config.embeddings.dimension)
+        if self.conn.in_transaction:
+            raise VectorIndexError("migrate() runs its own transactions; call it outside a stage transaction")
+        active = vsql.active_table(self.conn)
+        if active is None:  # nothing indexed yet: the target simply becomes the first table
+            self.ensure_active()
+            active = vsql.active_table(self.conn)
+            if (active["model_id"], active["dimension"]) != (target, dim) and vsql.count_items(self.conn) == 0:
+                with _write(self.conn):
+                    vsql.forget_table(self.conn, active["table_name"])
+                    vsql.create_table(self.conn, generation=vsql.next_generation(self.conn), model_id=target,
+                                      dimension=dim, status="active", created_at_utc=self._now(), version=GENESIS)
+                return {"status": "created", "model_id": target, "dimension": dim, "items": 0}
+        if (active["model_id"], active["dimension"]) == (target, dim):
+            return {"status": "already_active", "model_id": target, "dimension": dim,
+                    "items": vsql.count_items(self.conn)}
+        embedder = self.embedder_for(target, dim)  # fails now (clearly) if the target model cannot load
+        with _write(self.conn):
+            building = vsql.building_table(self.conn)
+            if building is not None and (building["model_id"], building["dimension"]) != (target, dim):
+                raise VectorIndexError(
+                    f"a migration to {building['model_id']} ({building['dimension']}-d) is in progress; finish it "
+                    f"with `kenning embeddings migrate {building['model_id']}` or drop it with --cancel")
+            if building is None:
+                vsql.create_table(self.conn, generation=vsql.next_generation(self.conn), model_id=target,
+                                  dimension=dim, status="building", created_at_utc=self._now(), version=GENESIS)
+                building = vsql.building_table(self.conn)
+        name = building["table_name"]
+        watermark = int(building["built_through_rev"])
+        batches = 0
+        total = vsql.count_items(self.conn)
+        while True:
+            items = vsql.items_after_rev(self.conn, watermark, batch_size)
+            if not items:
+                break
+            vecs = embedder.embed([it["text"] for it in items])
+            with _write(self.conn):
+                current = {int(r["vid"]): r for r in vsql.items_by_vids(self.conn, [it["vid"] for it in items]).values()}
+                rows = [(int(it["vid"]), it["space"], it["item_id"], it["kind"], v) for it, v in zip(items, vecs)
+                        if int(it["vid"]) in current]
+                if rows:
+                    vsql.write_vectors(self.conn, name, [(vid, s, k, _blob(v)) for vid, s, _, k, v in rows])
+                watermark = max(int(it["rev"]) for it in items)
+                vsql.set_built_through(self.conn, name, watermark)
+            batches += 1
+            if progress is not None:
+                total = vsql.count_items(self.conn)
+                progress(total - vsql.count_items_after_rev(self.conn, watermark), total)
+            if stop_after_batches is not None and batches >= stop_after_batches:
+                return {"status": "paused", "model_id": target, "dimension": dim, "batches": batches,
+                        "items_done": total - vsql.count_items_after_rev(self.conn, watermark), "items_total": total}
+            if pause_s:
+                time.sleep(pause_s)
+        # The swap: catch up with anything written since the last batch, drop vectors of deleted items, check
+        # parity, retire + drop the old table and activate the new — all in one write transaction.
+        with transaction(self.conn):
+            late = vsql.items_after_rev(self.conn, watermark, 1 << 62)
+            if late:
+                lv = embedder.embed([it["text"] for it in late])
+                vsql.write_vectors(self.conn, name, [(int(it["vid"]), it["space"], it["kind"], _blob(v))
+                                                     for it, v in zip(late, lv)])
+                watermark = max(int(it["rev"]) for it in late)
+                vsql.set_built_through(self.conn, name, watermark)
+            stale = sorted(vsql.vids_in_table(self.conn, name) - vsql.vids_of_items(self.conn))
+            vsql.delete_vectors(self.conn, name, stale)
+            n_items, n_vecs = vsql.count_items(self.conn), vsql.count_vectors(self.conn, name)
+            if n_items != n_vecs:
+                raise VectorIndexError(f"migration parity check failed: {n_vecs} vectors for {n_items} items; "
+                                       "nothing was swapped (run the migration again)")
+            old = vsql.active_table(self.conn)
+            vsql.set_version(self.conn, name, _chain(GENESIS, "migrated", f"{target}/{dim}/{watermark}/{n_vecs}"))
+            vsql.swap_active(self.conn, old["table_name"] if old else None, name, self._now())
+        with _MIRRORS_LOCK:
+            if old is not None:
+                _MIRRORS.pop(_mirror_key(self.conn, old["table_name"]), None)
+        return {"status": "swapped", "model_id": target, "dimension": dim, "items": n_items, "batches": batches,
+                "late_items": len(late), "stale_removed": len(stale),
+                "previous": {"model_id": old["model_id"], "dimension": old["dimension"]} if old else None}

@@ -1,0 +1,42 @@
+"""SQL of the embedding cache: vectors keyed by (model, dimension, sha256 of the text)."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import apsw
+
+from kenning.store.connection import rows, scalar
+
+_CHUNK = 500  # bound the number of SQL variables per statement
+
+
+def get_many(conn: apsw.Connection, model_id: str, dimension: int, hashes: Sequence[str]) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    unique = list(dict.fromkeys(hashes))
+    for i in range(0, len(unique), _CHUNK):
+        chunk = unique[i:i + _CHUNK]
+        q = ",".join("?" * len(chunk))
+        for h, blob in conn.execute(
+                f"SELECT text_sha256, vector FROM embedding_cache WHERE model_id=? AND dimension=? "
+                f"AND text_sha256 IN ({q})", (model_id, dimension, *chunk)):
+            found[h] = blob
+    return found
+
+
+def put_many(conn: apsw.Connection, model_id: str, dimension: int, items: Iterable[tuple[str, bytes]],
+             created_at_utc: str) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO embedding_cache(model_id, dimension, text_sha256, vector, created_at_utc) "
+        "VALUES (?,?,?,?,?)",
+        [(model_id, dimension, h, blob, created_at_utc) for h, blob in items],
+    )
+
+
+def stats(conn: apsw.Connection) -> list[dict]:
+    return rows(conn, "SELECT model_id, dimension, COUNT(*) AS vectors FROM embedding_cache "
+                      "GROUP BY model_id, dimension ORDER BY model_id, dimension")
+
+
+def count(conn: apsw.Connection) -> int:
+    return int(scalar(conn, "SELECT COUNT(*) FROM embedding_cache"))

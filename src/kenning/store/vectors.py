@@ -1,0 +1,248 @@
+"""SQL of the vector index: ``vector_items`` (what is indexed), ``vector_tables`` (which sqlite-vec table holds
+which model's vectors) and the vec0 tables themselves (DOC72 §3.3, §3.7).
+
+A vec0 table is ``vec0(space TEXT PARTITION KEY, kind TEXT, embedding float[D] distance_metric=cosine)``
+whose rowid is ``vector_items.vid``. ``kind`` NULL is stored as '' (vec0 metadata columns refuse NULL).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Sequence
+
+import apsw
+
+from kenning.store.connection import row, rows, scalar
+
+TABLE_PREFIX = "vec_items_g"
+_TABLE_NAME = re.compile(r"^vec_items_g[0-9]+$")
+_CHUNK = 500
+
+
+class VectorStoreError(RuntimeError):
+    pass
+
+
+def table_name(generation: int) -> str:
+    return f"{TABLE_PREFIX}{int(generation)}"
+
+
+def _checked(name: str) -> str:
+    if not _TABLE_NAME.match(name):
+        raise VectorStoreError(f"not a vector table name: {name!r}")
+    return name
+
+
+def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]
+
+
+# -- the registry ---------------------------------------------------------------------------------------------
+def table_with_status(conn: apsw.Connection, status: str) -> dict | None:
+    return row(conn, "SELECT * FROM vector_tables WHERE status=?", (status,))
+
+
+def active_table(conn: apsw.Connection) -> dict | None:
+    return table_with_status(conn, "active")
+
+
+def building_table(conn: apsw.Connection) -> dict | None:
+    return table_with_status(conn, "building")
+
+
+def all_tables(conn: apsw.Connection) -> list[dict]:
+    return rows(conn, "SELECT * FROM vector_tables ORDER BY generation")
+
+
+def next_generation(conn: apsw.Connection) -> int:
+    return int(scalar(conn, "SELECT COALESCE(MAX(generation), 0) + 1 FROM vector_tables"))
+
+
+def create_table(conn: apsw.Connection, *, generation: int, model_id: str, dimension: int, status: str,
+                 created_at_utc: str, version: str) -> str:
+    """Create the vec0 table of one model generation and register it."""
+    name = _checked(table_name(generation))
+    conn.execute(f"CREATE VIRTUAL TABLE {name} USING vec0(space TEXT PARTITION KEY, kind TEXT, "
+                 f"embedding float[{int(dimension)}] distance_metric=cosine)")
+    conn.execute(
+        "INSERT INTO vector_tables(table_name, generation, model_id, dimension, status, created_at_utc, "
+        "activated_at_utc, built_through_rev, version) VALUES (?,?,?,?,?,?,?,0,?)",
+        (name, generation, model_id, dimension, status, created_at_utc,
+         created_at_utc if status == "active" else None, version),
+    )
+    return name
+
+
+def drop_table(conn: apsw.Connection, name: str) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS {_checked(name)}")
+
+
+def forget_table(conn: apsw.Connection, name: str) -> None:
+    """Drop a (building) table and its registry row."""
+    drop_table(conn, name)
+    conn.execute("DELETE FROM vector_tables WHERE table_name=?", (name,))
+
+
+def set_version(conn: apsw.Connection, name: str, version: str) -> None:
+    conn.execute("UPDATE vector_tables SET version=? WHERE table_name=?", (version, name))
+
+
+def table_version(conn: apsw.Connection, name: str) -> str | None:
+    return scalar(conn, "SELECT version FROM vector_tables WHERE table_name=?", (name,))
+
+
+def set_built_through(conn: apsw.Connection, name: str, rev: int) -> None:
+    conn.execute("UPDATE vector_tables SET built_through_rev=? WHERE table_name=?", (rev, name))
+
+
+def swap_active(conn: apsw.Connection, old: str | None, new: str, now_utc: str) -> None:
+    """Retire and drop ``old``, activate ``new``. The caller holds the write transaction (DOC72 §3.7 step 2)."""
+    if old is not None:
+        conn.execute("UPDATE vector_tables SET status='retired', retired_at_utc=? WHERE table_name=?", (now_utc, old))
+        drop_table(conn, old)
+    conn.execute("UPDATE vector_tables SET status='active', activated_at_utc=? WHERE table_name=?", (now_utc, new))
+
+
+# -- items ------------------------------------------------------------------------------------------------
+def reserve_revs(conn: apsw.Connection, n: int) -> int:
+    """Reserve ``n`` change numbers; returns the first."""
+    (last,) = conn.execute("UPDATE vector_state SET last_rev = last_rev + ? WHERE id = 1 RETURNING last_rev",
+                           (n,)).fetchone()
+    return int(last) - n + 1
+
+
+def last_rev(conn: apsw.Connection) -> int:
+    return int(scalar(conn, "SELECT last_rev FROM vector_state WHERE id = 1"))
+
+
+def upsert_items(conn: apsw.Connection, items: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert or update items (space, item_id, kind, text, text_sha256, rev, updated_at_utc); returns their vids."""
+    vids = []
+    for it in items:
+        (vid,) = conn.execute(
+            "INSERT INTO vector_items(space, item_id, kind, text, text_sha256, rev, updated_at_utc) "
+            "VALUES (:space, :item_id, :kind, :text, :text_sha256, :rev, :updated_at_utc) "
+            "ON CONFLICT(space, item_id) DO UPDATE SET kind=excluded.kind, text=excluded.text, "
+            "text_sha256=excluded.text_sha256, rev=excluded.rev, updated_at_utc=excluded.updated_at_utc "
+            "RETURNING vid", it).fetchone()
+        vids.append(int(vid))
+    return vids
+
+
+def items_by_ids(conn: apsw.Connection, space: str, item_ids: Sequence[str]) -> dict[str, dict]:
+    found: dict[str, dict] = {}
+    for chunk in _chunks(list(item_ids)):
+        q = ",".join("?" * len(chunk))
+        for r in rows(conn, f"SELECT vid, space, item_id, kind, text_sha256, rev FROM vector_items "
+                            f"WHERE space=? AND item_id IN ({q})", (space, *chunk)):
+            found[r["item_id"]] = r
+    return found
+
+
+def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]:
+    found: dict[int, dict] = {}
+    for chunk in _chunks(list(vids)):
+        q = ",".join("?" * len(chunk))
+        for r in rows(conn, f"SELECT vid, space, item_id, kind FROM vector_items WHERE vid IN ({q})", tuple(chunk)):
+            found[int(r["vid"])] = r
+    return found
+
+
+def delete_items(conn: apsw.Connection, vids: Sequence[int]) -> None:
+    for chunk in _chunks(list(vids)):
+        conn.execute(f"DELETE FROM vector_items WHERE vid IN ({','.join('?' * len(chunk))})", tuple(chunk))
+
+
+def items_after_rev(conn: apsw.Connection, rev: int, limit: int) -> list[dict]:
+    return rows(conn, "SELECT vid, space, item_id, kind, text, text_sha256, rev FROM vector_items WHERE rev > ? "
+                      "ORDER BY rev LIMIT ?", (rev, limit))
+
+
+def count_items(conn: apsw.Connection, space: str | None = None) -> int:
+    if space is None:
+        return int(scalar(conn, "SELECT COUNT(*) FROM vector_items"))
+    return int(scalar(conn, "SELECT COUNT(*) FROM vector_items WHERE space=?", (space,)))
+
+
+def count_items_after_rev(conn: apsw.Connection, rev: int) -> int:
+    return int(scalar(conn, "SELECT COUNT(*) FROM vector_items WHERE rev > ?", (rev,)))
+
+
+def spaces(conn: apsw.Connection) -> list[dict]:
+    return rows(conn, "SELECT space, COUNT(*) AS items FROM vector_items GROUP BY space ORDER BY space")
+
+
+# -- vectors in one vec0 table ------------------------------------------------------------------------------
+def write_vectors(conn: apsw.Connection, name: str, vectors: Sequence[tuple[int, str, str | None, bytes]]) -> None:
+    """Upsert (vid, space, kind, float32 blob) rows. vec0 has no INSERT OR REPLACE: delete, then insert."""
+    name = _checked(name)
+    vids = [v[0] for v in vectors]
+    delete_vectors(conn, name, vids)
+    conn.executemany(f"INSERT INTO {name}(rowid, space, kind, embedding) VALUES (?,?,?,?)",
+                     [(vid, space, kind or "", blob) for vid, space, kind, blob in vectors])
+
+
+def delete_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> None:
+    name = _checked(name)
+    for chunk in _chunks(list(vids)):
+        conn.execute(f"DELETE FROM {name} WHERE rowid IN ({','.join('?' * len(chunk))})", tuple(chunk))
+
+
+def count_vectors(conn: apsw.Connection, name: str) -> int:
+    return int(scalar(conn, f"SELECT COUNT(*) FROM {_checked(name)}"))
+
+
+def vids_in_table(conn: apsw.Connection, name: str) -> set[int]:
+    return {int(r[0]) for r in conn.execute(f"SELECT rowid FROM {_checked(name)}")}
+
+
+def vids_of_items(conn: apsw.Connection) -> set[int]:
+    return {int(r[0]) for r in conn.execute("SELECT vid FROM vector_items")}
+
+
+def all_vectors(conn: apsw.Connection, name: str) -> Iterable[tuple[int, str, str, str, bytes]]:
+    """(vid, space, item_id, kind, blob) of every vector: what an in-memory mirror loads."""
+    return conn.execute(f"SELECT v.rowid, i.space, i.item_id, i.kind, v.embedding FROM {_checked(name)} v "
+                        f"JOIN vector_items i ON i.vid = v.rowid")
+
+
+def get_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> dict[int, bytes]:
+    found: dict[int, bytes] = {}
+    for chunk in _chunks(list(vids)):
+        q = ",".join("?" * len(chunk))
+        for vid, blob in conn.execute(f"SELECT rowid, embedding FROM {_checked(name)} WHERE rowid IN ({q})",
+                                      tuple(chunk)):
+            found[int(vid)] = blob
+    return found
+
+
+def knn(conn: apsw.Connection, name: str, query: bytes, k: int, *, space: str | None = None,
+        kinds: Sequence[str] | None = None, vids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+    """Exact top-k by cosine distance with sqlite-vec; returns (vid, distance) nearest first."""
+    name = _checked(name)
+    if vids is not None:
+        # An allow-list: score exactly those rows (a small set, typically) instead of a KNN scan.
+        out: list[tuple[int, float]] = []
+        for chunk in _chunks(list(vids)):
+            sql = (f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {name} "
+                   f"WHERE rowid IN ({','.join('?' * len(chunk))})")
+            params: list[Any] = [query, *chunk]
+            if space is not None:
+                sql += " AND space = ?"
+                params.append(space)
+            if kinds is not None:
+                sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+                params.extend(kinds)
+            out.extend((int(v), float(d)) for v, d in conn.execute(sql, params))
+        out.sort(key=lambda t: (t[1], t[0]))
+        return out[:k]
+    sql = f"SELECT rowid, distance FROM {name} WHERE embedding MATCH ? AND k = ?"
+    params = [query, int(k)]
+    if space is not None:
+        sql += " AND space = ?"
+        params.append(space)
+    if kinds is not None:
+        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+        params.extend(kinds)
+    return [(int(v), float(d)) for v, d in conn.execute(sql, params)]

@@ -1,0 +1,179 @@
+"""The sqlite-vec vector index: upsert, delete, exact top-k with filters, both engines, mirror consistency."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.config import load_config
+from kenning.llm.errors import VectorIndexError
+from kenning.llm.index import VectorIndex, drop_mirrors
+from kenning.store import open_store, transaction
+from kenning.store import vectors as vsql
+from kenning.store.connection import rows, scalar
+
+BELIEFS = [
+    ("b1", "i am patient", "TRAIT"), ("b2", "i hate mornings", "PREFERENCE"), ("b3", "i love hiking", "PREFERENCE"),
+    ("b4", "i value honesty", "VALUE"), ("b5", "i am a night owl", "TRAIT"), ("b6", "i am afraid of flying", None),
+]
+
+
+@pytest.fixture
+def cfg():
+    return load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64}})
+
+
+@pytest.fixture
+def idx(tmp_path, cfg):
+    drop_mirrors()
+    conn = open_store(tmp_path / "v.db")
+    yield VectorIndex(conn, cfg)
+    conn.close()
+
+
+def test_table_created_from_the_config_dimension(idx):
+    assert idx.active() is None
+    t = idx.ensure_active()
+    assert t["model_id"] == "hash:kenning-hash-v1" and t["dimension"] == 64 and t["status"] == "active"
+    ddl = scalar(idx.conn, "SELECT sql FROM sqlite_master WHERE name=?", (t["table_name"],))
+    assert "float[64]" in ddl and "distance_metric=cosine" in ddl
+
+
+@pytest.mark.parametrize("engine", ["numpy", "sqlite"])
+def test_upsert_search_filters_delete(idx, engine):
+    idx.engine = engine
+    assert idx.upsert("beliefs", BELIEFS) == 6
+    idx.upsert("notes", [("n1", "i am patient with my kids")])
+    hits = idx.search("I'm patient", k=3, space="beliefs")
+    assert hits[0].item_id == "b1" and hits[0].space == "beliefs" and hits[0].kind == "TRAIT"
+    assert hits[0].score == pytest.approx(float(idx.embedder_for("hash:kenning-hash-v1", 64).embed(
+        ["I'm patient"])[0] @ idx.embedder_for("hash:kenning-hash-v1", 64).embed(["i am patient"])[0]), abs=1e-5)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True) and len(hits) == 3
+    everywhere = idx.search("i am patient", k=10)
+    assert {h.space for h in everywhere} == {"beliefs", "notes"} and len(everywhere) == 7
+    traits = idx.search("i am patient", k=10, space="beliefs", kinds=["TRAIT"])
+    assert {h.item_id for h in traits} == {"b1", "b5"}
+    none_kind = idx.search("i am patient", k=10, space="beliefs", kinds=[None])
+    assert [h.item_id for h in none_kind] == ["b6"] and none_kind[0].kind is None
+    allowed = idx.search("i am patient", k=10, space="beliefs", item_ids=["b2", "b3", "nope"])
+    assert {h.item_id for h in allowed} == {"b2", "b3"}
+    assert idx.search("i am patient", k=10, space="beliefs", min_score=0.99)[0].item_id == "b1"
+    assert idx.search("i am patient", k=10, space="elsewhere") == []
+    assert idx.delete("beliefs", ["b1", "missing"]) == 1
+    assert "b1" not in {h.item_id for h in idx.search("i am patient", k=10, space="beliefs")}
+    assert vsql.count_items(idx.conn) == 6 and vsql.count_vectors(idx.conn, idx.active()["table_name"]) == 6
+
+
+def test_upsert_skips_unchanged_and_reembeds_changed(idx):
+    idx.upsert("beliefs", BELIEFS)
+    assert idx.upsert("beliefs", BELIEFS) == 0
+    assert idx.upsert("beliefs", [("b2", "i love mornings", "PREFERENCE")]) == 1
+    assert idx.search("i love mornings", k=1, space="beliefs")[0].item_id == "b2"
+    assert idx.upsert("beliefs", [("b2", "i love mornings", "TRAIT")]) == 1     # a kind change counts too
+    assert idx.search("mornings", k=1, kinds=["TRAIT"])[0].item_id == "b2"
+    with pytest.raises(VectorIndexError, match="no text"):
+        idx.upsert("beliefs", [("b9", "  ")])
+
+
+def test_query_vector_checks(idx):
+    idx.upsert("beliefs", BELIEFS)
+    v = idx.embedder_for("hash:kenning-hash-v1", 64).embed(["i value honesty"])[0]
+    assert idx.search(v, k=1)[0].item_id == "b4"
+    assert idx.search(v, k=1, model_id="hash:kenning-hash-v1")[0].item_id == "b4"
+    with pytest.raises(VectorIndexError, match="made by minilm"):
+        idx.search(v, k=1, model_id="minilm:all-MiniLM-L6-v2")
+    with pytest.raises(VectorIndexError, match="32 dimensions; the index has 64"):
+        idx.search(np.zeros(32, dtype=np.float32), k=1)
+    with pytest.raises(VectorIndexError, match="needs space"):
+        idx.search("x", item_ids=["b1"])
+
+
+def test_thresholds_follow_the_active_model(idx, cfg):
+    idx.ensure_active()
+    assert idx.thresholds() == cfg.embeddings.thresholds["kenning-hash-v1"]
+
+
+def test_writes_join_the_callers_transaction(idx):
+    idx.upsert("beliefs", BELIEFS[:2])
+    with pytest.raises(RuntimeError):
+        with transaction(idx.conn):
+            idx.upsert("beliefs", BELIEFS[2:])
+            assert len(idx.search("i love hiking", k=10)) == 6     # visible inside the transaction
+            raise RuntimeError("roll back")
+    assert vsql.count_items(idx.conn) == 2
+    hits = idx.search("i love hiking", k=10)                         # the mirror noticed the rollback
+    assert {h.item_id for h in hits} == {"b1", "b2"}
+
+
+def test_mirror_sees_writes_from_another_connection(tmp_path, cfg):
+    drop_mirrors()
+    a = VectorIndex(open_store(tmp_path / "v.db"), cfg, engine="numpy")
+    b = VectorIndex(open_store(tmp_path / "v.db"), cfg, engine="numpy")
+    a.upsert("beliefs", BELIEFS[:3])
+    assert len(b.search("i am patient", k=10)) == 3
+    b.upsert("beliefs", BELIEFS[3:])
+    a.delete("beliefs", ["b2"])
+    for idx in (a, b):
+        got = {h.item_id for h in idx.search("i am patient", k=10)}
+        assert got == {"b1", "b3", "b4", "b5", "b6"}
+
+
+def test_reader_in_another_process_view(tmp_path, cfg):
+    """A read-only vault can search (numpy mirror and sqlite-vec) but never writes."""
+    drop_mirrors()
+    w = VectorIndex(open_store(tmp_path / "v.db"), cfg)
+    w.upsert("beliefs", BELIEFS)
+    ro = open_store(tmp_path / "v.db", readonly=True)
+    for engine in ("numpy", "sqlite"):
+        r = VectorIndex(ro, cfg, engine=engine)
+        assert r.search("i value honesty", k=1)[0].item_id == "b4"
+    with pytest.raises(Exception):
+        VectorIndex(ro, cfg).upsert("beliefs", [("x", "new text")])
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 120), k=st.integers(1, 15), n_kinds=st.integers(1, 3), seed=st.integers(0, 10_000))
+def test_numpy_and_sqlite_engines_agree_with_brute_force(tmp_path_factory, n, k, n_kinds, seed):
+    drop_mirrors()
+    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 16}})
+    conn = open_store(tmp_path_factory.mktemp("agree") / "v.db")
+    rng = np.random.default_rng(seed)
+    words = ["calm", "honest", "tired", "curious", "brave", "quiet", "loud", "kind", "late", "early"]
+    items = [(f"i{j}", " ".join(rng.choice(words, size=3)) + f" {j}", f"k{j % n_kinds}") for j in range(n)]
+    idx = VectorIndex(conn, cfg)
+    idx.upsert("s", items)
+    query = " ".join(rng.choice(words, size=2))
+    emb = idx.embedder_for("hash:kenning-hash-v1", 16)
+    m = emb.embed([t for _, t, _ in items])
+    q = emb.embed([query])[0]
+    scores = m @ q
+    for kinds in (None, ["k0"]):
+        sel = [j for j in range(n) if kinds is None or items[j][2] in kinds]
+        expect = sorted(sel, key=lambda j: -scores[j])[:k]
+        for engine in ("numpy", "sqlite"):
+            idx.engine = engine
+            got = idx.search(query, k=k, space="s", kinds=kinds)
+            assert len(got) == len(expect)
+            # exact: the same scores in the same order (ids may swap only on exact ties)
+            assert np.allclose([h.score for h in got], [scores[j] for j in expect], atol=1e-5)
+    conn.close()
+
+
+def test_vids_are_never_reused(idx):
+    idx.upsert("s", [("a", "alpha"), ("b", "beta")])
+    (vb,) = [r["vid"] for r in rows(idx.conn, "SELECT vid FROM vector_items WHERE item_id='b'")]
+    idx.delete("s", ["b"])
+    idx.upsert("s", [("c", "gamma")])
+    (vc,) = [r["vid"] for r in rows(idx.conn, "SELECT vid FROM vector_items WHERE item_id='c'")]
+    assert vc > vb
+
+
+def test_status_counts_skip_vec0_shadow_tables(idx):
+    from kenning.store import runs as runs_sql
+
+    idx.upsert("beliefs", BELIEFS)
+    counts = runs_sql.table_counts(idx.conn)
+    assert counts["vector_items"] == 6 and counts["embedding_cache"] == 6
+    assert not [k for k in counts if k.startswith("vec_items_g")]
