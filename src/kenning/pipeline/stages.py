@@ -8,6 +8,7 @@ from kenning.pipeline.stage1 import RawImport
 from kenning.pipeline.stage2a import EntityTimeDetection
 from kenning.pipeline.stage2b import LexiconAndEntities
 from kenning.pipeline.stage3 import EntityCanonicalization
+from kenning.pipeline.stage4 import AssertionExtraction
 from kenning.pipeline.stage_index import SearchIndex
 
 STAGES: dict[str, Stage] = {
@@ -16,6 +17,7 @@ STAGES: dict[str, Stage] = {
     "2A": EntityTimeDetection(),
     "2B": LexiconAndEntities(),
     "3": EntityCanonicalization(),
+    "4": AssertionExtraction(),
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
