@@ -295,3 +295,16 @@ def test_choose_name_lexicon_bonus_changes_outcome():
     assert with_bonus["winner"] == "phoenix project" and with_bonus["audit"]["lexicon"]["bonus_applied"]
     total = 0.9 + 0.37 + 0.74 + 0.2
     assert with_bonus["confidence"] == pytest.approx(min(1, (0.37 + 0.74 + 0.2) / total + 0.05), abs=1e-6)
+
+
+@pytest.mark.parametrize("text, surface, pattern_id", [
+    ("see you previous week", "previous week", "REL_UNIT"),           # no other relative cue word in the text
+    ("due in\t3 days", "in\t3 days", "REL_IN"),                       # any whitespace, not just a space
+    ("due in\n2 weeks", "in\n2 weeks", "REL_IN"),
+])
+def test_time_prefilters_do_not_hide_matches(text, surface, pattern_id):
+    assert resolve(text)[surface][0] == pattern_id
+
+
+def test_arxiv_prefix_in_any_case():
+    assert hits("see ARxiv:2101.00001 now").get("ARXIV") == ["ARxiv:2101.00001"]

@@ -367,7 +367,7 @@ def build_detectors(*, optional_enabled: list[str], phone_default_region: str | 
                  lambda t: _HAS_DIGIT_PRE(t) is not None),
         Detector("FILEPATH", "1", "FILEPATH", _find_filepath, _has("/", ":\\")),
         Detector("BARE_DOMAIN", "1", "BARE_DOMAIN", make_domain_finder(domain_tld_allowlist_enabled), _has(".")),
-        Detector("ARXIV", "1", "ARXIV", _simple(_ARXIV, 0.97), lambda t: "rxiv:" in t or "RXIV:" in t or "rXiv:" in t),
+        Detector("ARXIV", "2", "ARXIV", _simple(_ARXIV, 0.97), lambda t: "rxiv:" in t.lower()),  # 2: any case
         Detector("CVE", "1", "CVE", _simple(_CVE, 0.99), _has("CVE-")),
         Detector("ORCID", "1", "ORCID", _find_orcid, _has("-")),
         Detector("GIT_SHA", "1", "GIT_SHA", _find_git_sha, lambda t: _HAS_DIGIT_PRE(t) is not None),

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from kenning.detect.spans import Exclusions, surface_hash
 from kenning.sources.timestamps import format_utc, parse_utc
 
-PATTERNS_VERSION = "1"
+PATTERNS_VERSION = "2"  # 2: REL_IN and REL_UNIT no longer skipped by a too-narrow prefilter
 
 _MON = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
         r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
@@ -72,6 +72,11 @@ def _pre_named(t: str) -> bool:
     return True
 
 
+def _no_prefilter(t: str) -> bool:
+    """For patterns whose earlier prefilter could hide a real match ("in\t3 days", "previous week")."""
+    return True
+
+
 def build_patterns(bare_year_confidence: float) -> list[Pattern]:
     P = Pattern
     pats = [
@@ -104,13 +109,13 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
             r"a\s+few|few|several)\s+(minute|hour|day|week|month|year)s?\s+ago\b"), True, lambda t: "ago" in t.lower()),
         P("REL_IN", 46, 0.75, re.compile(
             r"(?i)\bin\s+(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+couple\s+of)"
-            r"\s+(day|week|month|year)s?(?:'s?\s+time)?\b"), True, lambda t: "in " in t.lower()),
+            r"\s+(day|week|month|year)s?(?:'s?\s+time)?\b"), True, _no_prefilter),
         P("REL_DAY", 50, 0.9, re.compile(
             r"(?i)\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tomorrow|tonight|"
             r"this\s+morning|this\s+afternoon|this\s+evening|last\s+night)\b"), True,
           lambda t: _REL_WORDS.search(t) is not None),
         P("REL_UNIT", 50, 0.85, re.compile(r"(?i)\b(last|next|this|previous|coming)\s+(week|month|year|weekend)\b"),
-          True, lambda t: _REL_WORDS.search(t) is not None),
+          True, _no_prefilter),
         P("REL_WEEKDAY", 52, 0.8, re.compile(rf"\b(?:(?i:(last|next|this|coming|on))\s+)?({_WD_CI})(s?)\b"), True,
           lambda t: "day" in t.lower()),
         P("REL_MONTH", 54, 0.8, re.compile(rf"\b(?i:(last|next|this))\s+({_MON_FULL}|May)\b"), True,
