@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from kenning.detect.spans import Exclusions, surface_hash
 from kenning.sources.timestamps import format_utc, parse_utc
 
-PATTERNS_VERSION = "2"  # 2: REL_IN and REL_UNIT no longer skipped by a too-narrow prefilter
+PATTERNS_VERSION = "2"  # 2: REL_IN/REL_UNIT no longer hidden by a too-narrow prefilter; matched words folded
 
 _MON = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
         r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
@@ -42,8 +42,19 @@ MONTHS["sept"] = 9
 WEEKDAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
 
 
+# Under IGNORECASE, Python's re also matches "İ" and "ı" to "i" and "ſ" to "s", which str.lower() leaves alone
+# (the Kelvin sign already lowers to "k"). Words a case-insensitive pattern matched are folded with this before
+# any lookup, so "laſt week" resolves like "last week" instead of failing the stage.
+_RE_CASE_EXTRAS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+def fold(s: str) -> str:
+    return s.translate(_RE_CASE_EXTRAS).lower()
+
+
 def _month(s: str) -> int:
-    return MONTHS[s.lower()[:3] if s.lower() not in MONTHS else s.lower()]
+    f = fold(s)
+    return MONTHS[f if f in MONTHS else f[:3]]
 
 
 @dataclass(frozen=True)
@@ -188,7 +199,7 @@ def _unresolved(reason: str, **extra: Any) -> dict:
 
 
 def _num(s: str) -> int | None:
-    s = re.sub(r"\s+", " ", s.lower())
+    s = re.sub(r"\s+", " ", fold(s))
     if s.isdigit():
         return int(s)
     return _NUMWORD.get(s)
@@ -276,25 +287,25 @@ class TimeResolver:
             res = month_interval(int(g[1]), _month(g[0]), tz)
             return self._crosscheck(res, surface, f"{int(g[1]):04d}-{_month(g[0]):02d}-01", conf)
         if pid == "SEASON_YEAR":
-            season, year = g[0].lower(), int(g[1])
+            season, year = fold(g[0]), int(g[1])
             start_month = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}[season]
             res = month_interval(year, start_month, tz, months=3)
             return {**res, "season": season, "hemisphere": "northern"}, conf * (0.8 if season == "winter" else 1.0)
         if pid == "PART_YEAR":
-            part, year = g[0].lower(), int(g[1])
+            part, year = fold(g[0]), int(g[1])
             start = {"early": 1, "mid": 5, "late": 9}[part]
             return {**month_interval(year, start, tz, months=4), "part": part}, conf
         if pid in ("YEAR_CUED", "YEAR_BARE"):
             year = int(g[-1])
             res = year_interval(year, tz)
             if pid == "YEAR_CUED":
-                res["cue"] = re.sub(r"\s+", " ", g[0].lower())
+                res["cue"] = re.sub(r"\s+", " ", fold(g[0]))
             return res, conf
         # ---- relative: anchor is the message time in the anchor timezone
         assert anchor is not None
         today = anchor.date()
         if pid == "REL_DAY":
-            w = re.sub(r"\s+", " ", g[0].lower())
+            w = re.sub(r"\s+", " ", fold(g[0]))
             offset = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "this morning": 0,
                       "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2,
                       "last night": -1}[w]
@@ -302,7 +313,7 @@ class TimeResolver:
                 conf * (0.8 if w == "last night" else 1.0)
         if pid in ("REL_AGO", "REL_IN"):
             n = _num(g[0])
-            unit = g[1].lower()
+            unit = fold(g[1])
             if n is None:
                 return _unresolved("VAGUE_QUANTITY", quantity=g[0]), 0.5
             sign = -1 if pid == "REL_AGO" else 1
@@ -319,7 +330,7 @@ class TimeResolver:
                 return month_interval(y, m, tz), conf * 0.8
             return year_interval(today.year + sign * n, tz), conf * 0.8
         if pid == "REL_UNIT":
-            mod, unit = g[0].lower(), g[1].lower()
+            mod, unit = fold(g[0]), fold(g[1])
             step = {"last": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[mod]
             if unit == "week":
                 return week_interval(today + dt.timedelta(days=7 * step), tz), conf
@@ -333,7 +344,7 @@ class TimeResolver:
                 return month_interval(y, m, tz), conf
             return year_interval(today.year + step, tz), conf
         if pid == "REL_WEEKDAY":
-            mod, wd, plural = (g[0] or "").lower(), WEEKDAYS[g[1].lower()], g[2]
+            mod, wd, plural = fold(g[0] or ""), WEEKDAYS[fold(g[1])], g[2]
             if plural:
                 return _unresolved("HABITUAL_WEEKDAY", weekday=g[1]), 0.4
             if mod in ("", "on"):
@@ -348,7 +359,7 @@ class TimeResolver:
                 day = today - dt.timedelta(days=today.weekday()) + dt.timedelta(days=wd)
             return day_interval(day, tz), conf
         if pid == "REL_MONTH":
-            mod, mon = g[0].lower(), _month(g[1])
+            mod, mon = fold(g[0]), _month(g[1])
             if mod == "this":
                 return month_interval(today.year, mon, tz), conf
             if mod == "last":
@@ -370,8 +381,8 @@ class TimeResolver:
             day_n, mon = (d1, m1) if d1 else (d2, m2)
             y = int(year) if year else today.year
             ref = dt.date(y, _month(mon), int(day_n))
-            wd = WEEKDAYS[wd_name.lower()]
-            if rel.lower() == "before":
+            wd = WEEKDAYS[fold(wd_name)]
+            if fold(rel) == "before":
                 back = (ref.weekday() - wd) % 7 or 7
                 day = ref - dt.timedelta(days=back)
             else:
