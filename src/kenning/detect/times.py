@@ -16,10 +16,11 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from kenning.detect.spans import Exclusions, surface_hash
+from kenning.detect.textfold import fold  # words a case-insensitive pattern matched are folded before lookups
 from kenning.sources.timestamps import format_utc, parse_utc
 
 PATTERNS_VERSION = "2"  # 2: REL_IN/REL_UNIT no longer hidden by a too-narrow prefilter; matched words folded
@@ -42,19 +43,66 @@ MONTHS["sept"] = 9
 WEEKDAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
 
 
-# Under IGNORECASE, Python's re also matches "İ" and "ı" to "i" and "ſ" to "s", which str.lower() leaves alone
-# (the Kelvin sign already lowers to "k"). Words a case-insensitive pattern matched are folded with this before
-# any lookup, so "laſt week" resolves like "last week" instead of failing the stage.
-_RE_CASE_EXTRAS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
-
-
-def fold(s: str) -> str:
-    return s.translate(_RE_CASE_EXTRAS).lower()
-
-
 def _month(s: str) -> int:
     f = fold(s)
     return MONTHS[f if f in MONTHS else f[:3]]
+
+
+# Shapes of digits a pattern may need, each searched at most once per text (see Cues). The ISO one starts with a
+# literal "-", which lets re skip ahead quickly; it is the tail of \d{4}-\d{2}-\d{2}.
+_SHAPES = {"digit": re.compile(r"\d"), "four_digits": re.compile(r"\d\d\d\d"), "iso_date": re.compile(r"-\d\d-\d\d")}
+
+
+@dataclass(frozen=True)
+class Cues:
+    """A cheap necessary condition for a pattern to match: what every one of its matches contains.
+
+    Running 19 regexes over every text dominated stage 2A, yet most texts hold none of a pattern's cue words.
+    A text without the cues cannot match, so skipping it changes no output. ``shape`` names an entry of
+    ``_SHAPES`` the text must contain; ``text`` groups are tested case-sensitively against the text and
+    ``folded`` groups against its :func:`fold` (for the case-insensitive parts of a pattern), each group
+    needing one member present; ``folded_rx`` is a cheaper regex (no leading ``\\b`` or lookbehind, so re
+    can jump to its first literal) that every match, folded, also matches.
+    """
+
+    shape: str | None = None
+    text: tuple[tuple[str, ...], ...] = ()
+    folded: tuple[tuple[str, ...], ...] = ()
+    folded_rx: re.Pattern | None = None
+
+
+class _TextFacts:
+    """One text's folded copy and the answers to cue tests, computed on first use and shared by all patterns
+    (several patterns ask for the same month names, weekdays or digit shapes)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.folded = fold(text)
+        self._memo: dict[Any, bool] = {}
+
+    def _shape(self, name: str) -> bool:
+        found = self._memo.get(name)
+        if found is None:
+            found = self._memo[name] = _SHAPES[name].search(self.text) is not None
+        return found
+
+    def _any(self, words: tuple[str, ...], folded: bool) -> bool:
+        found = self._memo.get((words, folded))
+        if found is None:
+            haystack = self.folded if folded else self.text
+            found = self._memo[(words, folded)] = any(w in haystack for w in words)
+        return found
+
+    def admit(self, cues: Cues) -> bool:
+        if cues.shape is not None and not self._shape(cues.shape):
+            return False
+        for words in cues.text:
+            if not self._any(words, False):
+                return False
+        for words in cues.folded:
+            if not self._any(words, True):
+                return False
+        return cues.folded_rx is None or cues.folded_rx.search(self.folded) is not None
 
 
 @dataclass(frozen=True)
@@ -64,79 +112,73 @@ class Pattern:
     confidence: float
     regex: re.Pattern
     relative: bool
-    prefilter: Callable[[str], bool]
+    cues: Cues
     group: int = 0          # which group is the span (0 = whole match)
 
 
-_DIGIT = re.compile(r"\d")
-
-
-def _pre_digit(t: str) -> bool:
-    return _DIGIT.search(t) is not None
-
-
-_REL_WORDS = re.compile(r"(?i)yesterday|today|tomorrow|tonight|ago\b|last|next|this|coming|morning|evening|"
-                        r"afternoon|night|in\s+\w+\s+(?:day|week|month|year)")
-
-
-def _pre_named(t: str) -> bool:
-    return True
-
-
-def _no_prefilter(t: str) -> bool:
-    """For patterns whose earlier prefilter could hide a real match ("in\t3 days", "previous week")."""
-    return True
+# Every alternative of _MON starts with one of these (case-sensitive), every one of _MON_FULL|May is one of these.
+_MON3 = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MON_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December")
+_WD_FOLDED = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_YEAR_PREFIX = ("19", "20")                      # (?:19|20)\d{2}: ASCII digits, literally
 
 
 def build_patterns(bare_year_confidence: float) -> list[Pattern]:
-    P = Pattern
+    P, C = Pattern, Cues
     pats = [
         P("ISO_DATETIME", 10, 0.95, re.compile(
             r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?"
-            r"(?![\d:])"), False, _pre_digit),
+            r"(?![\d:])"), False, C("iso_date", text=((":",),))),
         P("WEEKDAY_REL_DATE", 12, 0.8, re.compile(
             rf"\b(?:(?i:the)\s+)?({_WD_CI})\s+(?i:(before|after))\s+(?:(?i:the)\s+)?"
             rf"(?:(\d{{1,2}}){_ORD}\s+(?:(?i:of)\s+)?({_MON_CI})|({_MON_CI})\s+(\d{{1,2}}){_ORD})(?:,?\s+(\d{{4}}))?\b"),
-          True, _pre_digit),
-        P("ISO_DATE", 20, 0.95, re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-]|:\d)"), False, _pre_digit),
+          True, C("digit", folded=(("before", "after"), _WD_FOLDED))),
+        P("ISO_DATE", 20, 0.95, re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-]|:\d)"), False, C("iso_date")),
         P("NAMED_DATE_MDY", 20, 0.9, re.compile(
-            rf"\b({_MON})\.?\s+(\d{{1,2}}){_ORD},?\s+(\d{{4}})(?!\d)"), False, _pre_digit),
+            rf"\b({_MON})\.?\s+(\d{{1,2}}){_ORD},?\s+(\d{{4}})(?!\d)"), False, C("four_digits", text=(_MON3,))),
         P("NAMED_DATE_DMY", 20, 0.9, re.compile(
-            rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON})\.?,?\s+(\d{{4}})(?!\d)"), False, _pre_digit),
+            rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON})\.?,?\s+(\d{{4}})(?!\d)"), False, C("four_digits", text=(_MON3,))),
         P("NUMERIC_DATE", 25, 0.7, re.compile(r"(?<![\d/.-])(\d{1,2})([/.])(\d{1,2})\2(\d{4})(?![\d/-]|\.\d)"),
-          False, _pre_digit),
+          False, C("four_digits", text=(("/", "."),))),
         P("DAY_MONTH", 26, 0.7, re.compile(
             rf"\b(?:({_MON_FULL}|(?<=\s)May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?\s+(\d{{1,2}}){_ORD}"
-            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True, _pre_digit),
-        P("MONTH_YEAR", 30, 0.9, re.compile(rf"\b({_MON})\.?(?:\s+of)?,?\s+(\d{{4}})(?!\d)"), False, _pre_digit),
+            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True, C("digit", text=(_MON3,))),
+        P("MONTH_YEAR", 30, 0.9, re.compile(rf"\b({_MON})\.?(?:\s+of)?,?\s+(\d{{4}})(?!\d)"), False,
+          C("four_digits", text=(_MON3,))),
         P("SEASON_YEAR", 32, 0.75, re.compile(r"\b(?i:(spring|summer|autumn|fall|winter))(?:\s+of)?\s+(\d{4})(?!\d)"),
-          False, _pre_digit),
-        P("PART_YEAR", 34, 0.6, re.compile(r"\b(?i:(early|mid|late))[\s-]+(\d{4})(?!\d)"), False, _pre_digit),
+          False, C("four_digits", folded=(("spring", "summer", "autumn", "fall", "winter"),))),
+        P("PART_YEAR", 34, 0.6, re.compile(r"\b(?i:(early|mid|late))[\s-]+(\d{4})(?!\d)"), False,
+          C("four_digits", folded=(("early", "mid", "late"),))),
         P("YEAR_CUED", 40, 0.8, re.compile(
             r"\b(?i:(back\s+in|in|since|during|by|until|till|from|before|after|around|circa|through|throughout))\s+"
-            r"((?:19|20)\d{2})(?![\w%]|[.,:/-]\d)" + _UNITS_AFTER), False, _pre_digit, group=2),
+            r"((?:19|20)\d{2})(?![\w%]|[.,:/-]\d)" + _UNITS_AFTER), False, C("four_digits", text=(_YEAR_PREFIX,)),
+          group=2),
         P("REL_AGO", 45, 0.8, re.compile(
             r"(?i)\b(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+couple\s+of|"
-            r"a\s+few|few|several)\s+(minute|hour|day|week|month|year)s?\s+ago\b"), True, lambda t: "ago" in t.lower()),
+            r"a\s+few|few|several)\s+(minute|hour|day|week|month|year)s?\s+ago\b"), True, C(folded=(("ago",),))),
         P("REL_IN", 46, 0.75, re.compile(
             r"(?i)\bin\s+(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+couple\s+of)"
-            r"\s+(day|week|month|year)s?(?:'s?\s+time)?\b"), True, _no_prefilter),
+            r"\s+(day|week|month|year)s?(?:'s?\s+time)?\b"), True, C(folded_rx=re.compile(
+            r"in\s+(?:\d|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\S*\s+(?:day|week|month|year)"
+            r"|in\s+a\s+couple\s+of\s+(?:day|week|month|year)"))),
         P("REL_DAY", 50, 0.9, re.compile(
             r"(?i)\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tomorrow|tonight|"
             r"this\s+morning|this\s+afternoon|this\s+evening|last\s+night)\b"), True,
-          lambda t: _REL_WORDS.search(t) is not None),
+          C(folded=(("yesterday", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night"),))),
         P("REL_UNIT", 50, 0.85, re.compile(r"(?i)\b(last|next|this|previous|coming)\s+(week|month|year|weekend)\b"),
-          True, _no_prefilter),
+          True, C(folded_rx=re.compile(r"(?:last|next|this|previous|coming)\s+(?:week|month|year)"))),
         P("REL_WEEKDAY", 52, 0.8, re.compile(rf"\b(?:(?i:(last|next|this|coming|on))\s+)?({_WD_CI})(s?)\b"), True,
-          lambda t: "day" in t.lower()),
+          C(folded=(_WD_FOLDED,))),
         P("REL_MONTH", 54, 0.8, re.compile(rf"\b(?i:(last|next|this))\s+({_MON_FULL}|May)\b"), True,
-          lambda t: _REL_WORDS.search(t) is not None),
+          C(text=(_MON_NAMES,), folded=(("last", "next", "this"),))),
         P("MONTH_BARE", 80, 0.4, re.compile(rf"\b({_MON_FULL}|(?:(?<=\bin )|(?<=\bof )|(?<=since )|(?<=until )|(?<=\bby ))May)\b(?!\s*\d)"),
-          True, _pre_named),
+          True, C(text=(_MON_NAMES,))),
     ]
     if bare_year_confidence > 0:
         pats.append(P("YEAR_BARE", 90, bare_year_confidence, re.compile(
-            r"(?<![\w$#£€.,:/+-])((?:19|20)\d{2})(?![\w%]|[.,/-]\d|:\w|s\b)" + _UNITS_AFTER), False, _pre_digit))
+            r"(?<![\w$#£€.,:/+-])((?:19|20)\d{2})(?![\w%]|[.,/-]\d|:\w|s\b)" + _UNITS_AFTER), False,
+            C("four_digits", text=(_YEAR_PREFIX,))))
     return pats
 
 
@@ -427,8 +469,9 @@ class TimeDetector:
 
     def candidates(self, text: str) -> list[TimeCandidate]:
         out = []
+        facts = _TextFacts(text)
         for p in self.patterns:
-            if not p.prefilter(text):
+            if not facts.admit(p.cues):
                 continue
             for m in p.regex.finditer(text):
                 s, e = m.span(p.group)

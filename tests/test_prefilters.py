@@ -1,0 +1,51 @@
+"""Every prefilter is a necessary condition: a text it rejects is one its regex cannot match.
+
+The prefilters exist only for speed; if one rejected a text its pattern matches, output would silently
+change. Hypothesis generates texts from each pattern's own regex (with random text around the match:
+Unicode digits and whitespace, mixed case, the letters re's IGNORECASE folds), plus texts stitched from
+the patterns' vocabulary, and the prefilter must admit every one that matches.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.config import load_config
+from kenning.detect.times import TimeDetector, _TextFacts
+
+TD = TimeDetector(load_config())
+TIME_PATTERNS = {p.pattern_id: p for p in TD.patterns}
+
+WORDS = ["in", "In", "IN", "last", "LAST", "laſt", "next", "this", "thıs", "THİS", "previous", "coming", "week",
+         "weekend", "month", "year", "day", "days", "ago", "AGO", "a", "an", "a couple of", "a few", "three", "twelve",
+         "yesterday", "today", "Tonight", "tomorrow", "morning", "the", "night", "before", "after", "of", "on",
+         "Monday", "friday", "SUNDAY", "Mondays", "January", "May", "may", "Sept", "Sep", "Dec", "March", "mar",
+         "spring", "Summer", "fall", "early", "mid", "late", "since", "back in", "around", "2024", "1999", "2048",
+         "19", "20", "15", "3", "03", "12", "٣", "T", "Z", "st", "th", "-", "/", ".", ":", ",", " ", "  ", "\t", "\n",
+         "MB", "%", "$", "#", "@", "'s time", "e\u0301", "🎉"]
+VOCABULARY = st.lists(st.sampled_from(WORDS), max_size=12).flatmap(
+    lambda ws: st.sampled_from(["", " "]).map(lambda sep: sep.join(ws)))
+
+
+def _time_cues_admit(pid: str, text: str) -> None:
+    p = TIME_PATTERNS[pid]
+    if p.regex.search(text) is not None:
+        assert _TextFacts(text).admit(p.cues), (pid, text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid", sorted(TIME_PATTERNS))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_time_pattern_cues_admit_every_match(pid, data):
+    _time_cues_admit(pid, data.draw(st.from_regex(TIME_PATTERNS[pid].regex)))
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None)
+@given(VOCABULARY)
+def test_time_pattern_cues_admit_vocabulary_texts(text):
+    for pid in TIME_PATTERNS:
+        _time_cues_admit(pid, text)
