@@ -8,6 +8,8 @@ the patterns' vocabulary, and the prefilter must admit every one that matches.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,3 +51,61 @@ def test_time_pattern_cues_admit_every_match(pid, data):
 def test_time_pattern_cues_admit_vocabulary_texts(text):
     for pid in TIME_PATTERNS:
         _time_cues_admit(pid, text)
+
+
+# ---- rules NER cue regexes --------------------------------------------------------------------------------------
+
+from kenning.detect import ner  # noqa: E402
+
+NER_CONTEXT = st.text(alphabet=st.sampled_from("aAsSıİſ ,\t\n.-'’éÉ"), max_size=6)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._RELATION), NER_CONTEXT)
+def test_relation_gate_admits_every_match(before, junk):
+    for b in (before, junk + before, before + junk):
+        if ner._RELATION.search(b):
+            assert b[-1:].isspace() and ner._ends_with(b, ner._RELATION_ENDS, plural_comma=True), b
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._ORG_CUE), NER_CONTEXT)
+def test_org_cue_gate_admits_every_match(before, junk):
+    for b in (before, junk + before, before + junk):
+        if ner._ORG_CUE.search(b):
+            assert b[-1:].isspace() and ner._ends_with(b, ner._ORG_CUE_ENDS), b
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._LOC_CUE), NER_CONTEXT)
+def test_loc_cue_gate_admits_every_match(before, junk):
+    for b in (before, junk + before, before + junk):
+        if ner._LOC_CUE.search(b):
+            assert ner._ends_with(b, ner._LOC_CUE_ENDS), b
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._TITLE_BEFORE), NER_CONTEXT, st.integers(0, 20))
+def test_title_gate_admits_every_match(text, junk, cut):
+    for t in (text, junk + text, text + junk, text[:len(text) - cut]):
+        start = len(t)
+        if ner._TITLE_BEFORE.search(t, max(0, start - 16), start):
+            assert ner._may_follow_title(t, start), t
+        t2 = t + "Smith"
+        if ner._TITLE_BEFORE.search(t2, max(0, start - 16), start):
+            assert ner._may_follow_title(t2, start), t2
+
+
+def test_relation_gate_admits_every_listed_word():
+    words = re.search(r"\(\?:(sister\|[^)]*)\)s\?", ner._RELATION.pattern).group(1).split("|")
+    forms = [w for w in words if "?" not in w] + [w.replace("e?", "") for w in words if "?" in w] + \
+        [w.replace("?", "") for w in words if "?" in w]
+    assert "fiancé" in forms and len(forms) > 40
+    for w in forms:
+        for before in (f"my {w} ", f"Our {w.upper()}s,\t", f"{w}\n"):
+            assert ner._RELATION.search(before), before
+            assert before[-1:].isspace() and ner._ends_with(before, ner._RELATION_ENDS, plural_comma=True), before
