@@ -109,3 +109,42 @@ def test_relation_gate_admits_every_listed_word():
         for before in (f"my {w} ", f"Our {w.upper()}s,\t", f"{w}\n"):
             assert ner._RELATION.search(before), before
             assert before[-1:].isspace() and ner._ends_with(before, ner._RELATION_ENDS, plural_comma=True), before
+
+
+# ---- deterministic detectors: each shape is in every match of its detector's regex -----------------------------
+
+from kenning.detect import detectors as D  # noqa: E402
+from kenning.detect.textfold import fold  # noqa: E402
+
+SHAPES = {
+    "UUID": (D._UUID, lambda t: D._UUID_SHAPE.search(t)),
+    # a hash hit also holds a digit (_find_hash); only those must pass the shape
+    "HASH_HEX": (D._HASH, lambda t: D._HASH_SHAPE.search(t), lambda m: D._HAS_DIGIT.search(m.group())),
+    "IPV4": (D._IPV4, lambda t: D._IPV4_SHAPE.search(t)),
+    "PHONE": (D._PHONE, lambda t: D._PHONE_SHAPE.search(t)),
+    "UNIX_ABS": (D._UNIX_ABS, lambda t: D._UNIX_ABS_SHAPE.search(t)),
+    "UNIX_REL": (D._UNIX_REL, lambda t: D._UNIX_REL_SHAPE.search(t)),
+    "BARE_DOMAIN": (D._DOMAIN, lambda t: D._DOMAIN_SHAPE.search(t)),
+    "ORCID": (D._ORCID, lambda t: D._ORCID_SHAPE.search(t)),
+    "GIT_SHA": (D._GIT_SHA, lambda t: D._GIT_SHA_SHAPE.search(fold(t))),
+    "HASHTAG": (D._HASHTAG, lambda t: D._HASHTAG_SHAPE.search(t)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SHAPES))
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_detector_shapes_admit_every_match(name, data):
+    rx, shape, *relevant = SHAPES[name]
+    text = data.draw(st.from_regex(rx))
+    for m in rx.finditer(text):
+        if not relevant or relevant[0](m):
+            assert shape(text), (name, text)
+
+
+def test_hash_shape_on_runs_with_one_digit_anywhere():
+    for n in (32, 40, 64):
+        for i in range(n):
+            run = "a" * i + "7" + "b" * (n - i - 1)
+            assert D._HASH_SHAPE.search(f"x {run} y"), (n, i)
