@@ -148,3 +148,19 @@ def test_hash_shape_on_runs_with_one_digit_anywhere():
         for i in range(n):
             run = "a" * i + "7" + "b" * (n - i - 1)
             assert D._HASH_SHAPE.search(f"x {run} y"), (n, i)
+
+
+# ---- lexicon generators ---------------------------------------------------------------------------------------------
+
+from kenning.detect import lexicon as LX  # noqa: E402
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gen", [g for g, _rx, _group in LX._GEN])
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_lexicon_generator_shapes_admit_every_match(gen, data):
+    rx = next(r for g, r, _group in LX._GEN if g == gen)
+    text = data.draw(st.from_regex(rx))
+    if rx.search(text):
+        assert LX._GEN_SHAPES[gen].search(text), (gen, text)

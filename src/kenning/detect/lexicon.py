@@ -28,6 +28,17 @@ _GEN = (
     ("HANDLE", re.compile(r"(?<![\w@./+-])@([a-zA-Z][a-zA-Z0-9_]{2,})\b"), 0),
     ("QUOTED", re.compile(r"\"([A-Z][^\"]{3,50})\""), 1),
 )
+# A shape every match of the generator contains, led by a capital or a sigil that re can jump to (the generators
+# begin with \b or a lookbehind and are otherwise tried at every position); a text without it is skipped.
+# tests/test_prefilters.py checks each shape against its generator.
+_GEN_SHAPES = {
+    "TITLE_CASE": re.compile(r"[A-Z][a-z]+[ \t]+[A-Z][a-z]"),
+    "ALLCAPS": re.compile(r"[A-Z][A-Z]"),
+    "CAMEL_CASE": re.compile(r"[A-Z](?<=[a-z][A-Z])"),    # a capital right after a small letter
+    "HASHTAG": re.compile(r"#[a-zA-Z][a-zA-Z0-9_]{2}"),
+    "HANDLE": re.compile(r"@[a-zA-Z][a-zA-Z0-9_]{2}"),
+    "QUOTED": re.compile(r"\"[A-Z]"),
+}
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # E19: a TITLE_CASE run loses a leading function word ("The Acme Corp" → "Acme Corp"); one word left → dropped.
 _TITLE_LEADING = frozenset("The A An My Our Your His Her Their Its This That These Those In On At For And But Or So "
@@ -89,6 +100,8 @@ class Inducer:
         fence_ranges = excl.kind_ranges(FENCE)
         inline = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)] if "`" in text else []
         for gen, rx, group in _GEN:
+            if not _GEN_SHAPES[gen].search(text):
+                continue
             for m in rx.finditer(text):
                 s, e = m.span(group)
                 surface = text[s:e]
