@@ -139,12 +139,15 @@ class MessageDetector:
     def _ner(self, m: MessageInput, cands: list[Candidate], out: MessageOutput, stats: Counter) -> None:
         assert self.ner is not None and self.ner_detector is not None
         result = run_chunked(self.ner, m.text, self.ner_max, self.ner_stride)
-        out.ner_io = (sha256_text(m.text), canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
+        # one chunk is the whole text, whose hash run_chunked has just computed
+        whole = result.chunks[0]["input_sha256"] if len(result.chunks) == 1 else sha256_text(m.text)
+        out.ner_io = (whole, canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
                       canonicalize(result.chunks))
         best: dict[tuple, Candidate] = {}
+        if result.spans:  # (a key only once there is a span: the run's counts list the keys they hold)
+            stats["ner_spans_raw"] += len(result.spans)
         for sp in result.spans:
             hint = self.label_map.get(sp.label, sp.label)
-            stats["ner_spans_raw"] += 1
             if hint not in self.label_allow:
                 stats["ner_spans_label_filtered"] += 1
                 continue

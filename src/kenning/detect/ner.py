@@ -169,9 +169,14 @@ _TITLE_ENDS = ("Mr", "Mrs", "Ms", "Miss", "Dr", "Prof", "Professor", "Sir", "Mad
                "Grandpa", "Coach")
 
 
-def _ends_with(before: str, words: tuple[str, ...], *, plural_comma: bool = False) -> bool:
-    r"""Could a case-insensitive cue regex ending in ``word s? ,? \s*$`` match ``before``? False means it cannot."""
-    tail = fold(before).rstrip()
+def _tail(before: str) -> str:
+    """``before`` folded as re's IGNORECASE compares letters, without trailing whitespace (what \\s matches)."""
+    return fold(before).rstrip()
+
+
+def _ends_with(tail: str, words: tuple[str, ...], *, plural_comma: bool = False) -> bool:
+    r"""Could a case-insensitive cue regex ending in ``word s? ,? \s*$`` match the text whose :func:`_tail` this
+    is? False means it cannot."""
     if plural_comma:
         if tail.endswith(","):
             tail = tail[:-1]
@@ -309,14 +314,15 @@ class RulesNerBackend:
             return "PERSON", 0.85, "title"
         if words[-1] in _ORG_SUFFIXES or words[0] in _ORG_PREFIXES and len(words) > 1:
             return "ORG", 0.8, "org_suffix"
-        if before[-1:].isspace() and _ends_with(before, _RELATION_ENDS, plural_comma=True) \
-                and _RELATION.search(before):
+        tail = _tail(before)
+        spaced = before[-1:].isspace()  # the relation and work cues end in \s+
+        if spaced and _ends_with(tail, _RELATION_ENDS, plural_comma=True) and _RELATION.search(before):
             return "PERSON", 0.8, "relation_cue"
         if low in gaz:
             return "LOCATION", 0.8, "gazetteer"
-        if before[-1:].isspace() and _ends_with(before, _ORG_CUE_ENDS) and _ORG_CUE.search(before):
+        if spaced and _ends_with(tail, _ORG_CUE_ENDS) and _ORG_CUE.search(before):
             return "ORG", 0.65, "work_cue"
-        if _ends_with(before, _LOC_CUE_ENDS) and _LOC_CUE.search(before):
+        if _ends_with(tail, _LOC_CUE_ENDS) and _LOC_CUE.search(before):
             return "LOCATION", 0.65, "place_cue"
         if _PERSON_VERB.match(after) and len(words) <= 3:
             return "PERSON", 0.6, "speech_verb"

@@ -48,9 +48,25 @@ def _month(s: str) -> int:
     return MONTHS[f if f in MONTHS else f[:3]]
 
 
-# Shapes of digits a pattern may need, each searched at most once per text (see Cues). The ISO one starts with a
-# literal "-", which lets re skip ahead quickly; it is the tail of \d{4}-\d{2}-\d{2}.
-_SHAPES = {"digit": re.compile(r"\d"), "four_digits": re.compile(r"\d\d\d\d"), "iso_date": re.compile(r"-\d\d-\d\d")}
+# Every alternative of _MON starts with one of these (case-sensitive), every one of _MON_FULL|May is one of these.
+_MON3 = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MON_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December")
+_WD_FOLDED = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SEASONS = ("spring", "summer", "autumn", "fall", "winter")
+
+# Shapes the patterns need in the text itself, each searched at most once per text (see Cues). Each is led by a
+# literal or a digit or a capital, which re jumps to; the ISO one is the tail of \d{4}-\d{2}-\d{2}.
+_SHAPES = {
+    "digit": re.compile(r"\d"),
+    "four_digits": re.compile(r"\d\d\d\d"),
+    "iso_date": re.compile(r"-\d\d-\d\d"),
+    "year": re.compile(r"(?:19|20)\d\d"),                 # (?:19|20)\d{2}: ASCII digits, literally
+    "colon": re.compile(":"),
+    "slash_or_dot": re.compile(r"[/.]"),
+    "month_abbr": re.compile("|".join(_MON3)),
+    "month_name": re.compile("|".join(_MON_NAMES)),
+}
 
 
 @dataclass(frozen=True)
@@ -58,15 +74,14 @@ class Cues:
     """A cheap necessary condition for a pattern to match: what every one of its matches contains.
 
     Running 19 regexes over every text dominated stage 2A, yet most texts hold none of a pattern's cue words.
-    A text without the cues cannot match, so skipping it changes no output. ``shape`` names an entry of
-    ``_SHAPES`` the text must contain; ``text`` groups are tested case-sensitively against the text and
-    ``folded`` groups against its :func:`fold` (for the case-insensitive parts of a pattern), each group
-    needing one member present; ``folded_rx`` is a cheaper regex (no leading ``\\b`` or lookbehind, so re
-    can jump to its first literal) that every match, folded, also matches.
+    A text without the cues cannot match, so skipping it changes no output. ``shapes`` name entries of
+    ``_SHAPES`` the text must contain (tested in order, cheapest and most common first); ``folded`` groups
+    of words are tested against the text's :func:`fold` (for the case-insensitive parts of a pattern), each
+    group needing one member present; ``folded_rx`` is a cheaper regex (no leading ``\\b`` or lookbehind,
+    so re can jump to its first literal) that every match, folded, also matches.
     """
 
-    shape: str | None = None
-    text: tuple[tuple[str, ...], ...] = ()
+    shapes: tuple[str, ...] = ()
     folded: tuple[tuple[str, ...], ...] = ()
     folded_rx: re.Pattern | None = None
 
@@ -80,27 +95,19 @@ class _TextFacts:
         self.folded = fold(text)
         self._memo: dict[Any, bool] = {}
 
-    def _shape(self, name: str) -> bool:
-        found = self._memo.get(name)
-        if found is None:
-            found = self._memo[name] = _SHAPES[name].search(self.text) is not None
-        return found
-
-    def _any(self, words: tuple[str, ...], folded: bool) -> bool:
-        found = self._memo.get((words, folded))
-        if found is None:
-            haystack = self.folded if folded else self.text
-            found = self._memo[(words, folded)] = any(w in haystack for w in words)
-        return found
-
     def admit(self, cues: Cues) -> bool:
-        if cues.shape is not None and not self._shape(cues.shape):
-            return False
-        for words in cues.text:
-            if not self._any(words, False):
+        memo = self._memo
+        for name in cues.shapes:
+            found = memo.get(name)
+            if found is None:
+                found = memo[name] = _SHAPES[name].search(self.text) is not None
+            if not found:
                 return False
         for words in cues.folded:
-            if not self._any(words, True):
+            found = memo.get(words)
+            if found is None:
+                found = memo[words] = any(w in self.folded for w in words)
+            if not found:
                 return False
         return cues.folded_rx is None or cues.folded_rx.search(self.folded) is not None
 
@@ -116,43 +123,38 @@ class Pattern:
     group: int = 0          # which group is the span (0 = whole match)
 
 
-# Every alternative of _MON starts with one of these (case-sensitive), every one of _MON_FULL|May is one of these.
-_MON3 = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_MON_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-              "November", "December")
-_WD_FOLDED = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_YEAR_PREFIX = ("19", "20")                      # (?:19|20)\d{2}: ASCII digits, literally
-
-
 def build_patterns(bare_year_confidence: float) -> list[Pattern]:
     P, C = Pattern, Cues
     pats = [
         P("ISO_DATETIME", 10, 0.95, re.compile(
             r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?"
-            r"(?![\d:])"), False, C("iso_date", text=((":",),))),
+            r"(?![\d:])"), False, C(("digit", "iso_date", "colon"))),
         P("WEEKDAY_REL_DATE", 12, 0.8, re.compile(
             rf"\b(?:(?i:the)\s+)?({_WD_CI})\s+(?i:(before|after))\s+(?:(?i:the)\s+)?"
             rf"(?:(\d{{1,2}}){_ORD}\s+(?:(?i:of)\s+)?({_MON_CI})|({_MON_CI})\s+(\d{{1,2}}){_ORD})(?:,?\s+(\d{{4}}))?\b"),
-          True, C("digit", folded=(("before", "after"), _WD_FOLDED))),
-        P("ISO_DATE", 20, 0.95, re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-]|:\d)"), False, C("iso_date")),
+          True, C(("digit",), folded=(("before", "after"), _WD_FOLDED))),
+        P("ISO_DATE", 20, 0.95, re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-]|:\d)"), False,
+          C(("digit", "iso_date"))),
         P("NAMED_DATE_MDY", 20, 0.9, re.compile(
-            rf"\b({_MON})\.?\s+(\d{{1,2}}){_ORD},?\s+(\d{{4}})(?!\d)"), False, C("four_digits", text=(_MON3,))),
+            rf"\b({_MON})\.?\s+(\d{{1,2}}){_ORD},?\s+(\d{{4}})(?!\d)"), False,
+          C(("digit", "four_digits", "month_abbr"))),
         P("NAMED_DATE_DMY", 20, 0.9, re.compile(
-            rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON})\.?,?\s+(\d{{4}})(?!\d)"), False, C("four_digits", text=(_MON3,))),
+            rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON})\.?,?\s+(\d{{4}})(?!\d)"), False,
+          C(("digit", "four_digits", "month_abbr"))),
         P("NUMERIC_DATE", 25, 0.7, re.compile(r"(?<![\d/.-])(\d{1,2})([/.])(\d{1,2})\2(\d{4})(?![\d/-]|\.\d)"),
-          False, C("four_digits", text=(("/", "."),))),
+          False, C(("digit", "four_digits", "slash_or_dot"))),
         P("DAY_MONTH", 26, 0.7, re.compile(
             rf"\b(?:({_MON_FULL}|(?<=\s)May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?\s+(\d{{1,2}}){_ORD}"
-            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True, C("digit", text=(_MON3,))),
+            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True, C(("digit", "month_abbr"))),
         P("MONTH_YEAR", 30, 0.9, re.compile(rf"\b({_MON})\.?(?:\s+of)?,?\s+(\d{{4}})(?!\d)"), False,
-          C("four_digits", text=(_MON3,))),
+          C(("digit", "four_digits", "month_abbr"))),
         P("SEASON_YEAR", 32, 0.75, re.compile(r"\b(?i:(spring|summer|autumn|fall|winter))(?:\s+of)?\s+(\d{4})(?!\d)"),
-          False, C("four_digits", folded=(("spring", "summer", "autumn", "fall", "winter"),))),
+          False, C(("digit", "four_digits"), folded=(_SEASONS,))),
         P("PART_YEAR", 34, 0.6, re.compile(r"\b(?i:(early|mid|late))[\s-]+(\d{4})(?!\d)"), False,
-          C("four_digits", folded=(("early", "mid", "late"),))),
+          C(("digit", "four_digits"), folded=(("early", "mid", "late"),))),
         P("YEAR_CUED", 40, 0.8, re.compile(
             r"\b(?i:(back\s+in|in|since|during|by|until|till|from|before|after|around|circa|through|throughout))\s+"
-            r"((?:19|20)\d{2})(?![\w%]|[.,:/-]\d)" + _UNITS_AFTER), False, C("four_digits", text=(_YEAR_PREFIX,)),
+            r"((?:19|20)\d{2})(?![\w%]|[.,:/-]\d)" + _UNITS_AFTER), False, C(("digit", "year")),
           group=2),
         P("REL_AGO", 45, 0.8, re.compile(
             r"(?i)\b(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+couple\s+of|"
@@ -167,18 +169,19 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
             r"this\s+morning|this\s+afternoon|this\s+evening|last\s+night)\b"), True,
           C(folded=(("yesterday", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night"),))),
         P("REL_UNIT", 50, 0.85, re.compile(r"(?i)\b(last|next|this|previous|coming)\s+(week|month|year|weekend)\b"),
-          True, C(folded_rx=re.compile(r"(?:last|next|this|previous|coming)\s+(?:week|month|year)"))),
+          True, C(folded=(("week", "month", "year"),),
+                  folded_rx=re.compile(r"(?:last|next|this|previous|coming)\s+(?:week|month|year)"))),
         P("REL_WEEKDAY", 52, 0.8, re.compile(rf"\b(?:(?i:(last|next|this|coming|on))\s+)?({_WD_CI})(s?)\b"), True,
           C(folded=(_WD_FOLDED,))),
         P("REL_MONTH", 54, 0.8, re.compile(rf"\b(?i:(last|next|this))\s+({_MON_FULL}|May)\b"), True,
-          C(text=(_MON_NAMES,), folded=(("last", "next", "this"),))),
+          C(("month_abbr", "month_name"), folded=(("last", "next", "this"),))),
         P("MONTH_BARE", 80, 0.4, re.compile(rf"\b({_MON_FULL}|(?:(?<=\bin )|(?<=\bof )|(?<=since )|(?<=until )|(?<=\bby ))May)\b(?!\s*\d)"),
-          True, C(text=(_MON_NAMES,))),
+          True, C(("month_abbr", "month_name"))),
     ]
     if bare_year_confidence > 0:
         pats.append(P("YEAR_BARE", 90, bare_year_confidence, re.compile(
             r"(?<![\w$#£€.,:/+-])((?:19|20)\d{2})(?![\w%]|[.,/-]\d|:\w|s\b)" + _UNITS_AFTER), False,
-            C("four_digits", text=(_YEAR_PREFIX,))))
+            C(("digit", "year"))))
     return pats
 
 
