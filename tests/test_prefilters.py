@@ -165,3 +165,33 @@ def test_lexicon_generator_shapes_admit_every_match(gen, data):
     text = data.draw(st.from_regex(rx))
     if rx.search(text):
         assert LX._GEN_SHAPES[gen].search(text), (gen, text)
+
+
+# ---- scan.finditer_at: the same matches as finditer, for every (pattern, starts) pair the code uses -----------------
+
+from kenning.detect.scan import finditer_at  # noqa: E402
+
+STARTS = {f"time:{p.pattern_id}": (p.regex, p.starts, True) for p in TD.patterns if p.starts is not None}
+STARTS["ner:caps"] = (ner._CAPS_SPAN, ner._CAPS_START, False)
+NER_WORDS = ["Anna", "Mc", "McDonald", "O'Neil", "Jean-Luc", "ACME", "Corp", "Inc", ".", "of", "de", " ", "\t", "\n",
+             "the", "The", "Dr", "@", "#", "-", "É", "é", "Ölaf", "IBM", "x", "2024", "🎉", "Bank", "Co", "Jr"]
+
+
+def _same_matches(rx, starts, on_folded, text):
+    hay = fold(text) if on_folded else None
+    want = [(m.span(), m.groups()) for m in rx.finditer(text)]
+    got = [(m.span(), m.groups()) for m in finditer_at(rx, text, starts, hay)]
+    assert got == want, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(STARTS))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_finditer_at_matches_finditer(name, data):
+    rx, starts, on_folded = STARTS[name]
+    assert rx.match("") is None
+    vocabulary = st.lists(st.sampled_from(WORDS + NER_WORDS), max_size=12).map("".join)
+    parts = data.draw(st.lists(st.one_of(st.from_regex(rx), vocabulary), min_size=1, max_size=4))
+    for sep in ("", " "):
+        _same_matches(rx, starts, on_folded, sep.join(parts))

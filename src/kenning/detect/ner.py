@@ -28,6 +28,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
+from kenning.detect.scan import finditer_at
 from kenning.detect.textfold import fold
 
 
@@ -110,6 +111,8 @@ _WORD = (rf"(?:[{_UP}][{_LO}]+(?:[-'’][{_UP}]?[{_LO}]+)*|Mc[{_UP}][{_LO}]+|[{_
 _CONNECT = r"(?:[ \t]+(?:of|de|da|do|dos|van|von|der|den|del|la|le|du|di|&)[ \t]+|[ \t]+)"
 _CAPS_SPAN = re.compile(rf"(?<![\w@#./\\-]){_WORD}(?:{_CONNECT}{_WORD})*(?:(?<=Inc|Ltd)\.|(?<=Jr|Sr|Co)\.|(?<=Corp)\.)?"
                         rf"(?![\w@-])")
+# Every _CAPS_SPAN match begins with a capital ("Mc…" too): the only places finditer_at tries it.
+_CAPS_START = re.compile(rf"[{_UP}]")
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Sir|Madam|Aunt|Uncle|Grandma|Grandpa|Coach)"
                            r"\.?[ \t]+$")
 _QUOTED = re.compile(r"[\"“]([A-Z][^\"”\n]{2,50})[\"”]")
@@ -245,7 +248,7 @@ class RulesNerBackend:
         found: list[NerSpan] = []
         labelled: dict[str, tuple[str, str]] = {}
         pending: list[tuple[int, int, str, bool]] = []
-        for m in _CAPS_SPAN.finditer(text):
+        for m in finditer_at(_CAPS_SPAN, text, _CAPS_START):
             s, e = m.start(), m.end()
             span = m.group()
             if " " in span or "\t" in span:  # words join only with spaces or tabs (_CONNECT)

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from kenning.detect.scan import finditer_at
 from kenning.detect.spans import Exclusions, surface_hash
 from kenning.detect.textfold import fold  # words a case-insensitive pattern matched are folded before lookups
 from kenning.sources.timestamps import format_utc, parse_utc
@@ -77,13 +78,11 @@ class Cues:
     A text without the cues cannot match, so skipping it changes no output. ``shapes`` name entries of
     ``_SHAPES`` the text must contain (tested in order, cheapest and most common first); ``folded`` groups
     of words are tested against the text's :func:`fold` (for the case-insensitive parts of a pattern), each
-    group needing one member present; ``folded_rx`` is a cheaper regex (no leading ``\\b`` or lookbehind,
-    so re can jump to its first literal) that every match, folded, also matches.
+    group needing one member present.
     """
 
     shapes: tuple[str, ...] = ()
     folded: tuple[tuple[str, ...], ...] = ()
-    folded_rx: re.Pattern | None = None
 
 
 class _TextFacts:
@@ -109,7 +108,7 @@ class _TextFacts:
                 found = memo[words] = any(w in self.folded for w in words)
             if not found:
                 return False
-        return cues.folded_rx is None or cues.folded_rx.search(self.folded) is not None
+        return True
 
 
 @dataclass(frozen=True)
@@ -121,6 +120,19 @@ class Pattern:
     relative: bool
     cues: Cues
     group: int = 0          # which group is the span (0 = whole match)
+    # A literal-led regex matching the folded text wherever a match can begin: the pattern is then tried only
+    # there (scan.finditer_at), not at every position of a text that passed the cues.
+    starts: re.Pattern | None = None
+
+
+def _words(words: tuple[str, ...]) -> str:
+    return "(?:" + "|".join(words) + ")"
+
+
+_WD_RX = _words(_WD_FOLDED)
+_MON3_RX = _words(tuple(m.lower() for m in _MON3))
+_MON_NAMES_RX = _words(tuple(m.lower() for m in _MON_NAMES))
+_REL_UNITS_RX = r"(?:day|week|month|year)"
 
 
 def build_patterns(bare_year_confidence: float) -> list[Pattern]:
@@ -132,7 +144,8 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
         P("WEEKDAY_REL_DATE", 12, 0.8, re.compile(
             rf"\b(?:(?i:the)\s+)?({_WD_CI})\s+(?i:(before|after))\s+(?:(?i:the)\s+)?"
             rf"(?:(\d{{1,2}}){_ORD}\s+(?:(?i:of)\s+)?({_MON_CI})|({_MON_CI})\s+(\d{{1,2}}){_ORD})(?:,?\s+(\d{{4}}))?\b"),
-          True, C(("digit",), folded=(("before", "after"), _WD_FOLDED))),
+          True, C(("digit",), folded=(("before", "after"), _WD_FOLDED)),
+          starts=re.compile(rf"(?:the\s+)?{_WD_RX}\s+(?:before|after)")),
         P("ISO_DATE", 20, 0.95, re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-]|:\d)"), False,
           C(("digit", "iso_date"))),
         P("NAMED_DATE_MDY", 20, 0.9, re.compile(
@@ -145,7 +158,8 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
           False, C(("digit", "four_digits", "slash_or_dot"))),
         P("DAY_MONTH", 26, 0.7, re.compile(
             rf"\b(?:({_MON_FULL}|(?<=\s)May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?\s+(\d{{1,2}}){_ORD}"
-            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True, C(("digit", "month_abbr"))),
+            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True, C(("digit", "month_abbr")),
+          starts=re.compile(rf"{_MON3_RX}[a-z]*\.?\s+\d|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON3_RX}")),
         P("MONTH_YEAR", 30, 0.9, re.compile(rf"\b({_MON})\.?(?:\s+of)?,?\s+(\d{{4}})(?!\d)"), False,
           C(("digit", "four_digits", "month_abbr"))),
         P("SEASON_YEAR", 32, 0.75, re.compile(r"\b(?i:(spring|summer|autumn|fall|winter))(?:\s+of)?\s+(\d{4})(?!\d)"),
@@ -155,28 +169,32 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
         P("YEAR_CUED", 40, 0.8, re.compile(
             r"\b(?i:(back\s+in|in|since|during|by|until|till|from|before|after|around|circa|through|throughout))\s+"
             r"((?:19|20)\d{2})(?![\w%]|[.,:/-]\d)" + _UNITS_AFTER), False, C(("digit", "year")),
-          group=2),
+          group=2, starts=re.compile(r"(?:back\s+in|in|since|during|by|until|till|from|before|after|around|circa"
+                                     r"|through|throughout)\s+(?:19|20)\d\d")),
         P("REL_AGO", 45, 0.8, re.compile(
             r"(?i)\b(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+couple\s+of|"
             r"a\s+few|few|several)\s+(minute|hour|day|week|month|year)s?\s+ago\b"), True, C(folded=(("ago",),))),
         P("REL_IN", 46, 0.75, re.compile(
             r"(?i)\bin\s+(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+couple\s+of)"
-            r"\s+(day|week|month|year)s?(?:'s?\s+time)?\b"), True, C(folded_rx=re.compile(
-            r"in\s+(?:\d|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\S*\s+(?:day|week|month|year)"
-            r"|in\s+a\s+couple\s+of\s+(?:day|week|month|year)"))),
+            r"\s+(day|week|month|year)s?(?:'s?\s+time)?\b"), True, C(),
+          starts=re.compile(rf"in\s+(?:\d|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\S*\s+"
+                            rf"{_REL_UNITS_RX}|in\s+a\s+couple\s+of\s+{_REL_UNITS_RX}")),
         P("REL_DAY", 50, 0.9, re.compile(
             r"(?i)\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tomorrow|tonight|"
             r"this\s+morning|this\s+afternoon|this\s+evening|last\s+night)\b"), True,
-          C(folded=(("yesterday", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night"),))),
+          C(folded=(("yesterday", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night"),)),
+          starts=re.compile(r"the\s+day|yesterday|today|tomorrow|tonight|this\s+(?:morning|afternoon|evening)"
+                            r"|last\s+night")),
         P("REL_UNIT", 50, 0.85, re.compile(r"(?i)\b(last|next|this|previous|coming)\s+(week|month|year|weekend)\b"),
-          True, C(folded=(("week", "month", "year"),),
-                  folded_rx=re.compile(r"(?:last|next|this|previous|coming)\s+(?:week|month|year)"))),
+          True, C(folded=(("week", "month", "year"),)),
+          starts=re.compile(r"(?:last|next|this|previous|coming)\s+(?:week|month|year)")),
         P("REL_WEEKDAY", 52, 0.8, re.compile(rf"\b(?:(?i:(last|next|this|coming|on))\s+)?({_WD_CI})(s?)\b"), True,
-          C(folded=(_WD_FOLDED,))),
+          C(folded=(_WD_FOLDED,)), starts=re.compile(rf"(?:last|next|this|coming|on)\s+{_WD_RX}|{_WD_RX}")),
         P("REL_MONTH", 54, 0.8, re.compile(rf"\b(?i:(last|next|this))\s+({_MON_FULL}|May)\b"), True,
-          C(("month_abbr", "month_name"), folded=(("last", "next", "this"),))),
+          C(("month_abbr", "month_name"), folded=(("last", "next", "this"),)),
+          starts=re.compile(rf"(?:last|next|this)\s+{_MON_NAMES_RX}")),
         P("MONTH_BARE", 80, 0.4, re.compile(rf"\b({_MON_FULL}|(?:(?<=\bin )|(?<=\bof )|(?<=since )|(?<=until )|(?<=\bby ))May)\b(?!\s*\d)"),
-          True, C(("month_abbr", "month_name"))),
+          True, C(("month_abbr", "month_name")), starts=re.compile(_MON_NAMES_RX)),
     ]
     if bare_year_confidence > 0:
         pats.append(P("YEAR_BARE", 90, bare_year_confidence, re.compile(
@@ -476,7 +494,8 @@ class TimeDetector:
         for p in self.patterns:
             if not facts.admit(p.cues):
                 continue
-            for m in p.regex.finditer(text):
+            found = p.regex.finditer(text) if p.starts is None else finditer_at(p.regex, text, p.starts, facts.folded)
+            for m in found:
                 s, e = m.span(p.group)
                 if e > s:
                     out.append(TimeCandidate(s, e, p, m, text[s:e]))
