@@ -127,7 +127,7 @@ SHAPES = {
     "UNIX_REL": (D._UNIX_REL, lambda t: D._UNIX_REL_SHAPE.search(t)),
     "BARE_DOMAIN": (D._DOMAIN, lambda t: D._DOMAIN_SHAPE.search(t)),
     "ORCID": (D._ORCID, lambda t: D._ORCID_SHAPE.search(t)),
-    "GIT_SHA": (D._GIT_SHA, lambda t: D._GIT_SHA_SHAPE.search(fold(t))),
+    "GIT_SHA": (D._GIT_SHA, D._may_hold_git_sha, lambda m: D._HAS_DIGIT.search(m.group(1))),
     "HASHTAG": (D._HASHTAG, lambda t: D._HASHTAG_SHAPE.search(t)),
 }
 
