@@ -289,6 +289,8 @@ class TimeResolver:
         self.tz = ZoneInfo(anchor_timezone) if anchor_timezone.upper() != "UTC" else dt.timezone.utc
         self.crosscheck = dateparser_crosscheck
         self.factor = disagreement_factor
+        # a message's relative mentions share its anchor, and strptime is slow
+        self._anchor_local = lru_cache(maxsize=64)(self._to_local)
 
     def resolve(self, c: TimeCandidate, anchor_utc: str | None, quality: str) -> tuple[dict, float]:
         """(resolution, confidence) for one selected candidate; the resolution dict goes to raw_parse_json."""
@@ -300,12 +302,15 @@ class TimeResolver:
                 return _unresolved("ANCHOR_MISSING"), conf
             if quality != "original":
                 return _unresolved("ANCHOR_NOT_ORIGINAL", timestamp_quality=quality), conf
-            anchor_local = parse_utc(anchor_utc).astimezone(self.tz)
+            anchor_local = self._anchor_local(anchor_utc)
         try:
             res, conf = self._resolve(p.pattern_id, g, anchor_local, conf, c.surface)
         except (ValueError, OverflowError) as e:
             return _unresolved("INVALID_DATE", error=str(e)), conf
         return res, conf
+
+    def _to_local(self, anchor_utc: str) -> dt.datetime:
+        return parse_utc(anchor_utc).astimezone(self.tz)
 
     def _resolve(self, pid: str, g: tuple, anchor: dt.datetime | None, conf: float, surface: str) -> tuple[dict, float]:
         tz = self.tz
