@@ -128,6 +128,11 @@ SHAPES = {
     "BARE_DOMAIN": (D._DOMAIN, lambda t: D._DOMAIN_SHAPE.search(t)),
     "ORCID": (D._ORCID, lambda t: D._ORCID_SHAPE.search(t)),
     "GIT_SHA": (D._GIT_SHA, D._may_hold_git_sha, lambda m: D._HAS_DIGIT.search(m.group(1))),
+    "IP": (D._IPV4, D._may_hold_ip),
+    "IPV6": (D._IPV6, D._may_hold_ip, lambda m: "::" in m.group() or m.group().count(":") == 7),
+    "FILEPATH_ABS": (D._UNIX_ABS, D._may_hold_filepath),
+    "FILEPATH_REL": (D._UNIX_REL, D._may_hold_filepath),
+    "FILEPATH_WIN": (D._WIN, D._may_hold_filepath),
     "HASHTAG": (D._HASHTAG, lambda t: D._HASHTAG_SHAPE.search(t)),
 }
 
@@ -196,3 +201,23 @@ def test_finditer_at_matches_finditer(name, data):
     parts = data.draw(st.lists(st.one_of(st.from_regex(rx), vocabulary), min_size=1, max_size=4))
     for sep in ("", " "):
         _same_matches(rx, starts, on_folded, sep.join(parts))
+
+
+ALL_DETECTORS = D.build_detectors(optional_enabled=list(D.OPTIONAL), phone_default_region="US",
+                                  domain_tld_allowlist_enabled=False)
+DIGIT_REGEXES = {"HASH_HEX": D._HASH, "PHONE": D._PHONE, "ARXIV": D._ARXIV, "ORCID": D._ORCID, "GIT_SHA": D._GIT_SHA}
+
+
+def test_needs_digit_is_declared_where_expected():
+    assert {d.name for d in ALL_DETECTORS if d.needs_digit} == set(DIGIT_REGEXES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DIGIT_REGEXES))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_detectors_that_need_a_digit_only_report_hits_with_one(name, data):
+    det = next(d for d in ALL_DETECTORS if d.name == name)
+    text = data.draw(st.from_regex(DIGIT_REGEXES[name]))
+    for h in det.find(text):
+        assert D._HAS_DIGIT.search(text[h.start:h.end]), (name, text)

@@ -72,6 +72,7 @@ class Detector:
     hint: str                                   # entity_type_hint == entity type (E13)
     find: Callable[[str], Iterator[Hit]]
     prefilter: Callable[[str], bool]
+    needs_digit: bool = False                   # every hit holds a digit: skip texts without one (checked once)
 
     @property
     def order(self) -> int:
@@ -376,10 +377,17 @@ _HASHTAG_SHAPE = re.compile(r"#[A-Za-z][A-Za-z0-9_]{2}")
 
 
 def _may_hold_git_sha(text: str) -> bool:
-    if _HAS_DIGIT.search(text) is None:  # a reported sha holds a digit
-        return False
     folded = fold(text)
     return any(w in folded for w in _GIT_SHA_CUES) and _GIT_SHA_SHAPE.search(folded) is not None
+
+
+def _may_hold_ip(text: str) -> bool:
+    return _IPV4_SHAPE.search(text) is not None or "::" in text or text.count(":") >= 7  # as _find_ip decides
+
+
+def _may_hold_filepath(text: str) -> bool:
+    return ("/" in text and (_UNIX_ABS_SHAPE.search(text) is not None or _UNIX_REL_SHAPE.search(text) is not None)
+            or ":\\" in text)  # as _find_filepath decides
 
 
 def _shape(rx: re.Pattern) -> Callable[[str], bool]:
@@ -402,16 +410,18 @@ def build_detectors(*, optional_enabled: list[str], phone_default_region: str | 
         Detector("URL", "1", "URL", _find_url, lambda t: "://" in t),
         Detector("DOI", "1", "DOI", _find_doi, _has("10.")),
         Detector("UUID", "1", "UUID", _find_uuid, _shape(_UUID_SHAPE)),
-        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, _shape(_HASH_SHAPE)),
-        Detector("IP_ADDRESS", "1", "IP_ADDRESS", _find_ip, _has(".", ":")),
-        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region), _shape(_PHONE_SHAPE)),
-        Detector("FILEPATH", "1", "FILEPATH", _find_filepath, _has("/", ":\\")),
+        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, _shape(_HASH_SHAPE), needs_digit=True),
+        Detector("IP_ADDRESS", "1", "IP_ADDRESS", _find_ip, _may_hold_ip),
+        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region), _shape(_PHONE_SHAPE),
+                 needs_digit=True),
+        Detector("FILEPATH", "1", "FILEPATH", _find_filepath, _may_hold_filepath),
         Detector("BARE_DOMAIN", "1", "BARE_DOMAIN", make_domain_finder(domain_tld_allowlist_enabled),
                  _shape(_DOMAIN_SHAPE)),
-        Detector("ARXIV", "2", "ARXIV", _simple(_ARXIV, 0.97), lambda t: "rxiv:" in t.lower()),  # 2: any case
+        Detector("ARXIV", "2", "ARXIV", _simple(_ARXIV, 0.97), lambda t: "rxiv:" in t.lower(),  # 2: any case
+                 needs_digit=True),
         Detector("CVE", "1", "CVE", _simple(_CVE, 0.99), _has("CVE-")),
-        Detector("ORCID", "1", "ORCID", _find_orcid, _shape(_ORCID_SHAPE)),
-        Detector("GIT_SHA", "1", "GIT_SHA", _find_git_sha, _may_hold_git_sha),
+        Detector("ORCID", "1", "ORCID", _find_orcid, _shape(_ORCID_SHAPE), needs_digit=True),
+        Detector("GIT_SHA", "1", "GIT_SHA", _find_git_sha, _may_hold_git_sha, needs_digit=True),
         Detector("HANDLE", "1", "HANDLE", _simple(_HANDLE, 0.9), _has("@")),
         Detector("HASHTAG", "1", "HASHTAG", _simple(_HASHTAG, 0.9), _shape(_HASHTAG_SHAPE)),
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,9 @@ from kenning.detect.noise import NOISE_RULES_VERSION, NoiseRules
 from kenning.detect.spans import Exclusions
 from kenning.detect.times import TimeDetector
 from kenning.sources.jcs import canonicalize, jcs_hash
+
+
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -94,8 +98,9 @@ class MessageDetector:
     def run(self, m: MessageInput, ids, stats: Counter) -> MessageOutput:
         text = m.text
         cands: list[Candidate] = []
+        has_digit = _DIGIT.search(text) is not None  # most texts have none; several detectors need one
         for det in self.detectors:
-            if not det.prefilter(text):
+            if det.needs_digit and not has_digit or not det.prefilter(text):
                 continue
             for hit in det.find(text):
                 raw = {"details": hit.details} if hit.details else {}
