@@ -93,11 +93,11 @@ def run_chunked(backend: NerBackend, text: str, max_chars: int, stride: int) -> 
         chunks.append({"offset": off, "length": size, "input_sha256": sha256_text(piece),
                        "spans": [s.as_raw() for s in found]})
         for s in found:
-            if s.start is None or s.end is None:
+            if s.start is None or s.end is None or not off:  # spans are frozen: the first chunk's are reused
                 spans.append(s)
             else:
                 spans.append(NerSpan(s.start + off, s.end + off, s.label, s.text, s.confidence,
-                                     {**s.extra, "chunk_offset": off} if off else s.extra))
+                                     {**s.extra, "chunk_offset": off}))
     return NerResult(chunks, spans)
 
 
