@@ -56,6 +56,10 @@ _MON_NAMES = ("January", "February", "March", "April", "May", "June", "July", "A
 _WD_FOLDED = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SEASONS = ("spring", "summer", "autumn", "fall", "winter")
 
+def _words(words: tuple[str, ...]) -> str:
+    return "(?:" + "|".join(words) + ")"
+
+
 # Shapes the patterns need in the text itself, each searched at most once per text (see Cues). Each is led by a
 # literal or a digit or a capital, which re jumps to; the ISO one is the tail of \d{4}-\d{2}-\d{2}.
 _DIGIT = re.compile(r"\d")
@@ -67,6 +71,8 @@ _SHAPES = {
     "slash_or_dot": re.compile(r"[/.]"),
     "month_abbr": re.compile("|".join(_MON3)),
     "month_name": re.compile("|".join(_MON_NAMES)),
+    # DAY_MONTH's two forms, "March 5" and "5th of March", without the word boundaries and lookarounds
+    "day_month": re.compile(rf"{_words(_MON3)}[a-z]*\.?\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_words(_MON3)}"),
 }
 
 
@@ -130,10 +136,6 @@ class Pattern:
     starts: re.Pattern | None = None
 
 
-def _words(words: tuple[str, ...]) -> str:
-    return "(?:" + "|".join(words) + ")"
-
-
 _WD_RX = _words(_WD_FOLDED)
 _MON3_RX = _words(tuple(m.lower() for m in _MON3))
 _MON_NAMES_RX = _words(tuple(m.lower() for m in _MON_NAMES))
@@ -145,14 +147,15 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
     pats = [
         P("ISO_DATETIME", 10, 0.95, re.compile(
             r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?"
-            r"(?![\d:])"), False, C(digit=True, shapes=("iso_date", "colon"))),
+            r"(?![\d:])"), False, C(digit=True, shapes=("iso_date", "colon")),
+          starts=re.compile(r"\d{4}-\d\d-\d\d[t ]\d\d:")),
         P("WEEKDAY_REL_DATE", 12, 0.8, re.compile(
             rf"\b(?:(?i:the)\s+)?({_WD_CI})\s+(?i:(before|after))\s+(?:(?i:the)\s+)?"
             rf"(?:(\d{{1,2}}){_ORD}\s+(?:(?i:of)\s+)?({_MON_CI})|({_MON_CI})\s+(\d{{1,2}}){_ORD})(?:,?\s+(\d{{4}}))?\b"),
           True, C(digit=True, folded=(("before", "after"), _WD_FOLDED)),
           starts=re.compile(rf"(?:the\s+)?{_WD_RX}\s+(?:before|after)")),
         P("ISO_DATE", 20, 0.95, re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-]|:\d)"), False,
-          C(digit=True, shapes=("iso_date",))),
+          C(digit=True, shapes=("iso_date",)), starts=re.compile(r"\d{4}-\d\d-\d\d")),
         P("NAMED_DATE_MDY", 20, 0.9, re.compile(
             rf"\b({_MON})\.?\s+(\d{{1,2}}){_ORD},?\s+(\d{{4}})(?!\d)"), False,
           C(digit=True, shapes=("four_digits", "month_abbr"))),
@@ -160,16 +163,19 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
             rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON})\.?,?\s+(\d{{4}})(?!\d)"), False,
           C(digit=True, shapes=("four_digits", "month_abbr"))),
         P("NUMERIC_DATE", 25, 0.7, re.compile(r"(?<![\d/.-])(\d{1,2})([/.])(\d{1,2})\2(\d{4})(?![\d/-]|\.\d)"),
-          False, C(digit=True, shapes=("four_digits", "slash_or_dot"))),
+          False, C(digit=True, shapes=("four_digits", "slash_or_dot")), starts=re.compile(r"\d\d?[/.]\d\d?[/.]\d{4}")),
         P("DAY_MONTH", 26, 0.7, re.compile(
             rf"\b(?:({_MON_FULL}|(?<=\s)May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?\s+(\d{{1,2}}){_ORD}"
-            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True, C(digit=True, shapes=("month_abbr",))),
+            rf"|(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON}))\b(?!,?\s*\d)"), True,
+          C(digit=True, shapes=("month_abbr", "day_month"))),
         P("MONTH_YEAR", 30, 0.9, re.compile(rf"\b({_MON})\.?(?:\s+of)?,?\s+(\d{{4}})(?!\d)"), False,
           C(digit=True, shapes=("four_digits", "month_abbr"))),
         P("SEASON_YEAR", 32, 0.75, re.compile(r"\b(?i:(spring|summer|autumn|fall|winter))(?:\s+of)?\s+(\d{4})(?!\d)"),
-          False, C(digit=True, shapes=("four_digits",), folded=(_SEASONS,))),
+          False, C(digit=True, shapes=("four_digits",), folded=(_SEASONS,)),
+          starts=re.compile(rf"{_words(_SEASONS)}(?:\s+of)?\s+\d{{4}}")),
         P("PART_YEAR", 34, 0.6, re.compile(r"\b(?i:(early|mid|late))[\s-]+(\d{4})(?!\d)"), False,
-          C(digit=True, shapes=("four_digits",), folded=(("early", "mid", "late"),))),
+          C(digit=True, shapes=("four_digits",), folded=(("early", "mid", "late"),)),
+          starts=re.compile(r"(?:early|mid|late)[\s-]+\d{4}")),
         P("YEAR_CUED", 40, 0.8, re.compile(
             r"\b(?i:(back\s+in|in|since|during|by|until|till|from|before|after|around|circa|through|throughout))\s+"
             r"((?:19|20)\d{2})(?![\w%]|[.,:/-]\d)" + _UNITS_AFTER), False, C(digit=True, shapes=("year",)),
@@ -203,7 +209,7 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
     if bare_year_confidence > 0:
         pats.append(P("YEAR_BARE", 90, bare_year_confidence, re.compile(
             r"(?<![\w$#£€.,:/+-])((?:19|20)\d{2})(?![\w%]|[.,/-]\d|:\w|s\b)" + _UNITS_AFTER), False,
-            C(digit=True, shapes=("year",))))
+            C(digit=True, shapes=("year",)), starts=_SHAPES["year"]))
     return pats
 
 
