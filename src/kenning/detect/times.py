@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from kenning.detect.scan import finditer_at
 from kenning.detect.spans import Exclusions, surface_hash
 from kenning.detect.textfold import fold  # words a case-insensitive pattern matched are folded before lookups
-from kenning.sources.timestamps import format_utc, parse_utc
+from kenning.sources.timestamps import format_utc
 
 PATTERNS_VERSION = "2"  # 2: REL_IN/REL_UNIT no longer hidden by a too-narrow prefilter; matched words folded
 
@@ -230,6 +230,12 @@ class TimeCandidate:
 # ---------------------------------------------------------------------------------------------------------
 # calendar helpers (all in the anchor timezone; results in UTC text)
 
+def parse_stored_utc(s: str) -> dt.datetime:
+    """``timestamps.parse_utc`` for the stored form ``YYYY-MM-DDTHH:MM:SS.sssZ``, through datetime.fromisoformat
+    (Python 3.11 reads the "Z"), some forty times faster than strptime; equal results are tested."""
+    return dt.datetime.fromisoformat(s)
+
+
 def _utc(d: dt.datetime) -> str:
     return format_utc(d)
 
@@ -299,8 +305,6 @@ class TimeResolver:
         self.tz = ZoneInfo(anchor_timezone) if anchor_timezone.upper() != "UTC" else dt.timezone.utc
         self.crosscheck = dateparser_crosscheck
         self.factor = disagreement_factor
-        # a message's relative mentions share its anchor, and strptime is slow
-        self._anchor_local = lru_cache(maxsize=64)(self._to_local)
 
     def resolve(self, c: TimeCandidate, anchor_utc: str | None, quality: str) -> tuple[dict, float]:
         """(resolution, confidence) for one selected candidate; the resolution dict goes to raw_parse_json."""
@@ -312,15 +316,12 @@ class TimeResolver:
                 return _unresolved("ANCHOR_MISSING"), conf
             if quality != "original":
                 return _unresolved("ANCHOR_NOT_ORIGINAL", timestamp_quality=quality), conf
-            anchor_local = self._anchor_local(anchor_utc)
+            anchor_local = parse_stored_utc(anchor_utc).astimezone(self.tz)
         try:
             res, conf = self._resolve(p.pattern_id, g, anchor_local, conf, c.surface)
         except (ValueError, OverflowError) as e:
             return _unresolved("INVALID_DATE", error=str(e)), conf
         return res, conf
-
-    def _to_local(self, anchor_utc: str) -> dt.datetime:
-        return parse_utc(anchor_utc).astimezone(self.tz)
 
     def _resolve(self, pid: str, g: tuple, anchor: dt.datetime | None, conf: float, surface: str) -> tuple[dict, float]:
         tz = self.tz
