@@ -14,7 +14,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -213,14 +213,14 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
     return pats
 
 
-@dataclass
+@dataclass(frozen=True)
 class TimeCandidate:
     start: int
     end: int
     pattern: Pattern
     match: re.Match
     surface: str
-    shash: str = field(default="")
+    shash: str
 
     def sort_key(self) -> tuple:
         return (-(self.end - self.start), self.pattern.precedence, -self.pattern.confidence, self.start, -self.end,
@@ -514,12 +514,15 @@ class TimeDetector:
             for m in found:
                 s, e = m.span(p.group)
                 if e > s:
-                    out.append(TimeCandidate(s, e, p, m, text[s:e]))
+                    out.append(TimeCandidate(s, e, p, m, text[s:e], surface_hash(text[s:e])))
         return out
 
     def detect(self, text: str, exclusions: Exclusions, anchor_utc: str | None, quality: str,
-               stats: dict) -> list[TimeMention]:
-        cands = self.candidates(text)
+               stats: dict, cands: list[TimeCandidate] | None = None) -> list[TimeMention]:
+        """The time mentions of a text; ``cands`` may hold its ``candidates(text)``, computed before (and not
+        changed here: the stage reuses them for a repeated text)."""
+        if cands is None:
+            cands = self.candidates(text)
         if not cands:
             return []
         kept = []
@@ -527,7 +530,6 @@ class TimeDetector:
             if exclusions and exclusions.hit(c.start, c.end):
                 stats["time_candidates_excluded"] = stats.get("time_candidates_excluded", 0) + 1
                 continue
-            c.shash = surface_hash(c.surface)
             kept.append(c)
         kept.sort(key=TimeCandidate.sort_key)
         winners: list[tuple[TimeCandidate, list]] = []
