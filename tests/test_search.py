@@ -26,11 +26,13 @@ def _refs(result) -> list[tuple[str, str]]:
 
 
 def test_index_stage_is_incremental_and_idempotent(indexed, transcript_file):
-    assert search_sql.doc_count(indexed.conn) == 7
-    assert scalar(indexed.conn, "SELECT COUNT(*) FROM search_vector_state WHERE space='hash_384'") == 7
+    assert search_sql.doc_count(indexed.conn, "message") == 7
+    docs = search_sql.doc_count(indexed.conn)
+    # one vector per document, in the model layer's vector index (space "search", R15)
+    assert scalar(indexed.conn, "SELECT COUNT(*) FROM vector_items WHERE space='search'") == docs
     again = indexed.ingest([transcript_file], as_of="2024-01-01T00:00:00Z", self_name="Ana")
     idx = next(r for r in again if r.stage == "index").counts
-    assert idx.get("docs_new", 0) == 0 and idx.get("docs_changed", 0) == 0 and idx.get("vectors_hash_384", 0) == 0
+    assert idx.get("docs_new", 0) == 0 and idx.get("docs_changed", 0) == 0 and idx.get("vectors_written", 0) == 0
     # an edited turn is re-indexed alone; the old words are gone from the index
     doc = transcript_doc()
     doc["sessions"][1]["turns"][0]["text"] = "We went kayaking by the lake last weekend."
@@ -38,7 +40,7 @@ def test_index_stage_is_incremental_and_idempotent(indexed, transcript_file):
     r = indexed.ingest([transcript_file], as_of="2024-01-02T00:00:00Z", self_name="Ana")
     idx = next(x for x in r if x.stage == "index").counts
     # the edited turn, and the next one (whose context field holds the edited text)
-    assert idx["docs_changed"] == 2 and idx["vectors_hash_384"] == 2
+    assert idx["docs_changed"] == 2 and idx["vectors_written"] == 1  # the next turn's embedded text is unchanged
     s = Searcher(indexed.conn, indexed.config)
     assert s.search("kayaking", now=NOW, lanes=["fts"]).hits[0]["text"].startswith("We went kayaking")
     assert not s.search("camping", now=NOW, lanes=["fts"]).hits
@@ -114,7 +116,7 @@ def test_adjacency_lane_brings_the_answer(indexed):
     from kenning.config import load_config
 
     # context weight 0: the next turn must come from the adjacency lane, not from its context field
-    cfg = load_config(overrides={"retrieval": {**HASH["retrieval"], "lane_weights": {"adjacency": 1.0},
+    cfg = load_config(overrides={**HASH, "retrieval": {"lane_weights": {"adjacency": 1.0},
                                                "fts": {"column_weights": {"context": 0.0}}}})
     s = Searcher(indexed.conn, cfg)
     r = s.search("pottery class", now=NOW, lanes=["fts", "adjacency"])
@@ -158,18 +160,35 @@ def test_cli_search_json(tmp_path, transcript_file, hash_config_file):
     assert bad.returncode == 1 and "--as-of" in bad.stderr
 
 
-def test_restricted_vector_lane_is_cut_from_the_shared_pool(indexed):
-    from kenning.config import load_config
+def test_restricted_vector_lanes_filter_inside_the_search(indexed):
+    """R15: the speaker lane's vector half only ever returns that speaker's turns, exactly as a brute-force scan
+    of the same vectors restricted to them ranks them."""
+    import numpy as np
 
-    pooled = {"retrieval": {"vector": {"backend": "hash", "pool": 1000}}}
-    s = Searcher(indexed.conn, load_config(overrides=pooled))
+    s = Searcher(indexed.conn, indexed.config)
     r = s.search("lake", now=NOW, lanes=["speaker"])
     assert r.parsed.speakers == [] and r.hits == []  # no name in the query: the lane does not fire
-    r = s.search("Ben lake", now=NOW, lanes=["speaker"])
-    assert r.hits and {h["speaker"] for h in r.hits} == {"Ben"}
-    exact = Searcher(indexed.conn, indexed.config).search("Ben lake", now=NOW, lanes=["speaker"])
-    assert [h["message_id"] for h in exact.hits] == [h["message_id"] for h in r.hits]  # pool ≥ vault: same lane
-    small = Searcher(indexed.conn, load_config(overrides={"retrieval": {**HASH["retrieval"],
-                                                                          "vector": {"backend": "hash", "pool": 2}}}))
-    few = small.search("Ben lake", now=NOW, lanes=["vector"])
-    assert len(few.hits) == 2  # the pool bounds every vector lane
+    qvec = s.embedder().embed(["Ben lake"])[0]
+    got = s.vectors.knn(qvec, 50, speakers=["ben"])  # speaker names match case-insensitively
+    ben = [rid for (rid,) in indexed.conn.execute("SELECT doc_rowid FROM search_docs WHERE speaker='Ben'")]
+    assert got and {r for r, _ in got} == set(ben)
+    texts = {h["message_id"]: h for h in s.search("Ben lake", now=NOW, lanes=["speaker"], k=50).hits}
+    assert texts and {h["speaker"] for h in texts.values()} == {"Ben"}
+    vecs = {int(i): v for i, v in zip(*_search_vectors(indexed))}
+    brute = sorted(ben, key=lambda r: -float(vecs[r] @ qvec))
+    assert [r for r, _ in got] == brute
+    # time: said in July 2023, or telling of it
+    july = s.vectors.knn(qvec, 50, start="2023-07-01", end="2023-08-01")
+    said = {r for (r,) in indexed.conn.execute("SELECT doc_rowid FROM search_docs WHERE occurred_at_utc LIKE '2023-07%'")}
+    assert {r for r, _ in july} == said and np.all(np.diff([x for _, x in july]) <= 1e-6)
+
+
+def _search_vectors(vault):
+    import numpy as np
+
+    from kenning.store.connection import rows as _rows
+
+    table = _rows(vault.conn, "SELECT table_name FROM vector_tables WHERE status='active'")[0]["table_name"]
+    got = list(vault.conn.execute(f"SELECT i.item_id, v.embedding FROM {table} v JOIN vector_items i ON i.vid=v.rowid "
+                                  "WHERE i.space='search'"))
+    return [g[0] for g in got], [np.frombuffer(g[1], dtype=np.float32) for g in got]

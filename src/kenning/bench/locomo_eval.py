@@ -184,7 +184,8 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
              config_path: Path | None = None, overrides: dict | None = None,
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     from kenning.api import Vault
-    from kenning.retrieve.embed import make_embedder
+    from kenning.llm.embed import MINILM_DIMENSION, get_embedder
+    from kenning.llm.errors import EmbeddingError
     from kenning.retrieve.search import Searcher
 
     if split not in SPLITS:
@@ -239,10 +240,10 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                 if dense_model is None:
                     from kenning.config import load_config
 
-                    cfg = load_config(config_path).retrieval.vector
-                    dense_model = make_embedder(cfg.model_copy(update={"backend": "minilm", "fallback": "none"}))
-                    if dense_model is None:
-                        raise EvalError("the dense baseline needs all-MiniLM-L6-v2 (sentence-transformers)")
+                    try:
+                        dense_model = get_embedder(load_config(config_path), "minilm", dimension=MINILM_DIMENSION)
+                    except EmbeddingError as e:
+                        raise EvalError(f"the dense baseline needs all-MiniLM-L6-v2: {e}") from e
                 t0 = time.perf_counter()
                 emb = dense_model.embed(texts)
                 qemb = dense_model.embed([str(q.get("question")) for q in qs])
@@ -259,7 +260,7 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                 rankings: dict[str, list[str]] = {}
                 if searcher is not None:
                     t0 = time.perf_counter()
-                    res = searcher.search(question, k=10, now=now.isoformat())
+                    res = searcher.search(question, k=10, now=now.isoformat(), kinds=["message"])
                     timings["kenning_search_s"] += time.perf_counter() - t0
                     rankings["kenning"] = [h["turn_ref"] for h in res.hits]
                     gi = gold_interval(question, q.get("answer"), now) if cat == "2" else None
