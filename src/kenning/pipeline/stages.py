@@ -8,6 +8,7 @@ from kenning.pipeline.stage1 import RawImport
 from kenning.pipeline.stage2a import EntityTimeDetection
 from kenning.pipeline.stage2b import LexiconAndEntities
 from kenning.pipeline.stage3 import EntityCanonicalization
+from kenning.pipeline.stage4 import AssertionExtraction
 from kenning.pipeline.stage_index import SearchIndex
 
 STAGES: dict[str, Stage] = {
@@ -16,13 +17,14 @@ STAGES: dict[str, Stage] = {
     "2A": EntityTimeDetection(),
     "2B": LexiconAndEntities(),
     "3": EntityCanonicalization(),
+    "4": AssertionExtraction(),
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
 
 # Source and ledger stages outside the conversation pipeline's order: `kenning ingest` picks the source stage
 # by what a path is (sources/inputs.py); the belief commands run the others. Not part of --stages ranges.
-from kenning.beliefs.stages import ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
+from kenning.beliefs.stages import JudgedM1, ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
 from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
 
 SIDE_STAGES: dict[str, Stage] = {
@@ -31,6 +33,7 @@ SIDE_STAGES: dict[str, Stage] = {
     "beliefs-publish": PublishBeliefs(),
     "beliefs-supersede": ManualSupersede(),
     "beliefs-drift": MarkDrifted(),
+    "beliefs-m1": JudgedM1(),
 }
 
 
