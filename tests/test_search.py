@@ -192,3 +192,80 @@ def _search_vectors(vault):
     got = list(vault.conn.execute(f"SELECT i.item_id, v.embedding FROM {table} v JOIN vector_items i ON i.vid=v.rowid "
                                   "WHERE i.space='search'"))
     return [g[0] for g in got], [np.frombuffer(g[1], dtype=np.float32) for g in got]
+
+
+def test_entity_lane_names_aliases_and_owner(indexed):
+    """R18: a query naming an entity (canonical name, alias, the owner's kin as "my …") reaches it; the entity is
+    a hit of its own and its names are indexed for lookups."""
+    s = Searcher(indexed.conn, indexed.config)
+    names = {n for (n,) in indexed.conn.execute("SELECT name_norm FROM search_entity_names")}
+    # the vault owner (--self Ana, alias Annie) and the owner's kin
+    assert {"lisbon", "ana", "annie", "my sister", "ana's sister"} <= names
+    r = s.search("trip to Lisbon", now=NOW)
+    assert [e["name"] for e in r.parsed.as_dict()["entities"]] == ["Lisbon"]
+    lis = next(h for h in r.hits if h["kind"] == "message" and "Lisbon" in h["text"])
+    assert "entity" in lis["lanes"]
+    step = next(e for e in lis["evidence"] if e["kind"] == "mentions_entity")
+    assert step["name"] == "Lisbon" and lis["text"][step["char_start"]:step["char_end"]] == "Lisbon"
+    ent = s.search("Lisbon", now=NOW, kinds=["entity"]).hits
+    assert ent and ent[0]["kind"] == "entity" and ent[0]["text"] == "Lisbon" and ent[0]["entity_type"] == "LOCATION"
+    # a name that is only a stopword never matches an entity
+    assert s.parse("the", dt_date(), None).entities == []
+
+
+def test_assertion_lane_brings_the_source_turn(indexed):
+    """R21: an assertion about the entity the query names ("my sister" = the owner's kin) whose object matches
+    brings its source turn, with the assertion in the evidence chain."""
+    s = Searcher(indexed.conn, indexed.config)
+    r = s.search("where does my sister live?", now=NOW, kinds=["message"])
+    top = r.hits[0]
+    assert top["text"].startswith("My sister is moving to Lisbon") and "assertion" in top["lanes"]
+    a = next(e for e in top["evidence"] if e["kind"] == "assertion")
+    assert (a["subject"], a["predicate"], a["object"]) == ("SELF's sister", "lives_in", "Lisbon")
+    assert top["text"][a["char_start"]:a["char_end"]] == a["surface"]
+    # only the assertion lane: the turn about Ben's pet, not the other Ben turns
+    only = s.search("What pet does Ben have?", now=NOW, lanes=["assertion"]).hits
+    assert only and all("turtle" in h["text"] for h in only)
+    # --as-of before the turn was said: no assertion evidence from the future
+    assert not s.search("What pet does Ben have?", as_of="2023-05-01", lanes=["assertion"]).hits
+
+
+def test_turn_time_prefers_stage_2a_mentions(indexed):
+    """R17: a turn's event time is the time mention stage 2A resolved when there is one; relative words on a
+    transcript turn (2A leaves them unresolved, seed 001 §2A.7.2) are read by the retrieval rules."""
+    from kenning.retrieve.when import event_time, from_mention
+
+    m = {"valid_from_utc": "2023-08-01T00:00:00.000Z", "valid_to_utc": "2023-09-01T00:00:00.000Z",
+         "resolution_granularity": "month", "surface_text": "August 2023"}
+    iv = from_mention(m)
+    assert (iv.start.isoformat(), iv.end.isoformat(), iv.granularity) == ("2023-08-01", "2023-08-31", "month")
+    assert event_time("see you yesterday", dt_date(), [m]) == iv
+    assert event_time("yesterday", dt_date(), []).start.isoformat() == "2023-09-30"
+    # "in August" on a transcript turn: 2A leaves it unresolved (imputed timestamp), the retrieval rules read it
+    row = indexed.conn.execute("SELECT d.event_start, d.event_end FROM search_docs d JOIN messages m ON "
+                               "m.message_id=d.doc_id WHERE m.text_raw LIKE 'I started learning%'").fetchone()
+    assert row == ("2023-08-01", "2023-08-31")
+
+
+def test_kinds_filter_and_belief_lane(tmp_path):
+    """Beliefs of the ledger are hits of kind belief with their quotes as evidence (R20); --kind limits kinds."""
+    from tests.beliefs.beliefs_helpers import minimal_wiki
+
+    wiki = minimal_wiki(tmp_path / "wiki")
+    with Vault.open(tmp_path / "b.db", overrides=HASH) as v:
+        v.ingest_wiki(wiki, as_of="2026-06-01T00:00:00Z")
+        s = Searcher(v.conn, v.config)
+        r = s.search("Where does Anna live?", now="2026-06-01", kinds=["belief"])
+        assert r.hits and r.hits[0]["kind"] == "belief" and r.hits[0]["text"] == "Anna lives in Nantes."
+        assert all(h["kind"] == "belief" for h in r.hits) and "belief" in r.hits[0]["lanes"]
+        ev = r.hits[0]["evidence"]
+        assert ev[0]["kind"] == "belief" and any(e["kind"] == "quote" and "Nantes" in e["quote"] for e in ev)
+        # as of before the move: the superseded belief was the current one
+        old = s.search("Where does Anna live?", as_of="2026-03-01", kinds=["belief"]).hits
+        assert [h["text"] for h in old] == ["Anna lives in Lyon."]
+
+
+def dt_date():
+    import datetime as dt
+
+    return dt.date(2023, 10, 1)

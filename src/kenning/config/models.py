@@ -359,6 +359,7 @@ class LaneWeights(Strict):
     time: float
     entity: float
     belief: float
+    assertion: float
     temporal_cue: float
     adjacency: float
 
@@ -383,6 +384,10 @@ class EntityLaneConfig(Strict):
     max_entities: int = Field(gt=0)
     max_entities_per_name: int = Field(gt=0)
     max_mentions: int = Field(gt=0)
+
+
+class AssertionLaneConfig(Strict):
+    max_assertions: int = Field(gt=0)
 
 
 class VectorConfig(Strict):
@@ -420,6 +425,7 @@ class RetrievalConfig(Strict):
     speaker: SpeakerConfig
     time: TimeLaneConfig
     entity: EntityLaneConfig
+    assertion: AssertionLaneConfig
     adjacency: AdjacencyConfig
     index: SearchIndexConfig
 

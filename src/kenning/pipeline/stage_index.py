@@ -20,7 +20,7 @@ import orjson
 from kenning.llm.errors import EmbeddingError, LLMEndpointError
 from kenning.pipeline.runner import StageContext
 from kenning.retrieve.docs import content_hash, doc_fields, embed_text, entity_fields
-from kenning.retrieve.when import resolve_text
+from kenning.retrieve.when import event_time
 from kenning.store import raw as raw_sql
 from kenning.store import search as search_sql
 
@@ -28,6 +28,17 @@ from kenning.store import search as search_sql
 def norm_name(s: str) -> str:
     """How entity names are compared with query words: NFKC, casefolded, whitespace collapsed."""
     return " ".join(unicodedata.normalize("NFKC", s).casefold().split())
+
+
+def _owner_names(key: str | None, name: str, self_names: list[str]) -> list[str]:
+    """Names the vault owner's entities go by in a query: the owner (``__SELF__``) by the ``--self`` participant's
+    name and aliases; the owner's kin ("SELF's sister") as "my sister" and "<owner>'s sister" (R18)."""
+    if key == "__SELF__":
+        return list(self_names)
+    if name.startswith("SELF's "):
+        rest = name[len("SELF's "):]
+        return [f"my {rest}", *[f"{n}'s {rest}" for n in self_names]]
+    return []
 
 
 class SearchIndex:
@@ -79,13 +90,14 @@ class SearchIndex:
                     need.append((b["conversation_id"], b["order_index"]))
             prev.update(search_sql.previous_texts(ctx.conn, need))
             fts_new, fts_old = [], []
+            tms = search_sql.time_mentions_of(ctx.conn, [m["message_id"] for m in todo])
             for m in todo:
                 speaker = m["author_name"] or m["role"]
                 fields = doc_fields(speaker, m["text_raw"], extras.get(m["message_id"], []),
                                     prev.get((m["conversation_id"], m["order_index"])))
                 h = content_hash(fields)
-                event = (resolve_text(m["text_raw"], dt.date.fromisoformat(m["created_at_utc"][:10]))
-                         if m["text_raw"] and m["created_at_utc"] else None)
+                event = event_time(m["text_raw"], dt.date.fromisoformat(m["created_at_utc"][:10])
+                                   if m["created_at_utc"] else None, tms.get(m["message_id"]))
                 doc = {"doc_kind": "message", "doc_id": m["message_id"], "conversation_id": m["conversation_id"],
                        "speaker": speaker, "role": m["role"], "occurred_at_utc": m["created_at_utc"],
                        "position": m["order_index"], "content_sha256": h,
@@ -119,6 +131,7 @@ class SearchIndex:
         lexicon: dict[str, list[str]] = {}
         for entity_id, surface, aliases_json in search_sql.lexicon_names(ctx.conn):
             lexicon.setdefault(entity_id, []).extend([surface, *orjson.loads(aliases_json or "[]")])
+        self_names = search_sql.self_participant_names(ctx.conn)
         existing = search_sql.docs_of_kind(ctx.conn, "entity")
         seen: set[str] = set()
         names_for: dict[str, list[tuple[str, str, str]]] = {}
@@ -128,6 +141,7 @@ class SearchIndex:
             seen.add(eid)
             aliases = [a for a in orjson.loads(e["aliases_json"] or "[]") if isinstance(a, str)]
             terms = sorted(set(lexicon.get(eid, [])))
+            aliases = aliases + _owner_names(e["entity_key"], e["canonical_name"], self_names)
             fields = entity_fields(e["canonical_name"], e["entity_type"], aliases, terms)
             h = content_hash(fields)
             old = existing.get(eid)

@@ -30,7 +30,7 @@ import orjson
 from kenning.config.models import Config
 from kenning.retrieve.fusion import Candidate, Fused, RankedList, rrf
 from kenning.retrieve.vectors import SearchVectors
-from kenning.retrieve.when import Interval, is_when_question, resolve_all, resolve_text
+from kenning.retrieve.when import Interval, event_time, is_when_question, resolve_all
 from kenning.sources.jcs import sha256_hex
 from kenning.sources.timestamps import normalize_to_utc
 from kenning.store import beliefs as beliefs_sql
@@ -138,6 +138,7 @@ class Searcher:
         self._df: dict[str, int] = {}
         self._df_version: int | None = None
         self._has_beliefs: bool | None = None
+        self._mentions: dict[str, list[dict]] = {}
 
     # -- query understanding ------------------------------------------------------------------------------
     def speaker_names(self) -> list[tuple[str, list[str]]]:
@@ -338,6 +339,44 @@ class Searcher:
         rl.items += [Candidate(r, 0.0, {}, evidence(r)) for r in rowids if r not in seen]
         return rl
 
+    def assertion_lane(self, pq: ParsedQuery, weight: float, bound: str | None) -> RankedList | None:
+        """Assertion-to-evidence expansion (R21): assertions about an entity or speaker the query names whose
+        predicate / object / quote share the query's other words (or whose valid time falls in the query's
+        time) bring their source turn; the evidence chain names the assertion."""
+        names = [_norm(s) for s in pq.speakers] + [_norm(e.surface) for e in pq.entities]
+        ids = list(dict.fromkeys([e.entity_id for e in pq.entities] +
+                                 search_sql.entity_ids_named(self.conn, [n for n in names if n])))
+        if not ids:
+            return None
+        found = search_sql.assertions_about(self.conn, ids, self.cfg.assertion.max_assertions, bound)
+        if not found:
+            return RankedList("assertion", [], weight)
+        words = [t for t in pq.terms if t not in pq.entity_terms and t not in pq.speaker_terms
+                 and t not in pq.time_terms]
+        qstems = set(self._stems(words).values())
+        iv = pq.times[0] if pq.times else None
+        best: dict[int, tuple[float, dict]] = {}
+        for a in found:
+            text = " ".join(x for x in (a["predicate"].replace("_", " "), a["object_name"] or "",
+                                        _literal(a["object_value"]), a["surface_text"] or "") if x)
+            stems = set(self._stems(_TOKEN.findall(text.lower())).values())
+            score = float(len(qstems & stems))
+            if iv is not None and a["valid_from_utc"]:
+                start = a["valid_from_utc"][:10]
+                end = (a["valid_to_utc"] or a["valid_from_utc"])[:10]
+                if start <= iv.end.isoformat() and end >= iv.start.isoformat():
+                    score += 1.0
+            if score <= 0 and (qstems or iv is not None):
+                continue
+            score += float(a["confidence_final"] or 0) / 10
+            key = int(a["doc_rowid"])
+            if key not in best or score > best[key][0]:
+                best[key] = (score, a)
+        order = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: self.cfg.lane_cap]
+        items = [Candidate(k, round(sc, 6), {"assertion_id": a["assertion_id"]}, [_assertion_step(a)])
+                 for k, (sc, a) in order]
+        return RankedList("assertion", items, weight)
+
     def has_beliefs(self) -> bool:
         if self._has_beliefs is None:
             self._has_beliefs = beliefs_sql.count_beliefs(self.conn) > 0
@@ -407,6 +446,10 @@ class Searcher:
             rl = self.entity_lane(pq, qvec, w.entity, bound, doc_kinds)
             if rl is not None:
                 first.append(rl)
+        if on("assertion"):
+            rl = self.assertion_lane(pq, w.assertion, bound)
+            if rl is not None:
+                first.append(rl)
         if on("belief") and want_beliefs:
             rl = self.belief_lane(pq, w.belief, bound)
             if rl is not None:
@@ -450,6 +493,9 @@ class Searcher:
         belief_ids = [f.key[1] for f in fused if isinstance(f.key, tuple) and f.key[0] == "belief"]
         beliefs = self._beliefs(belief_ids) if belief_ids else {}
         hits: list[dict[str, Any]] = []
+        self._mentions = search_sql.time_mentions_of(
+            self.conn, [d["doc_id"] for f in fused[: k * 3] if isinstance(f.key, int)
+                        for d in [docs.get(f.key)] if d and d["doc_kind"] == "message"])
         for f in fused:
             if isinstance(f.key, tuple):
                 b = beliefs.get(f.key[1])
@@ -481,8 +527,9 @@ class Searcher:
         if d["doc_kind"] == "entity":
             aliases = orjson.loads(d.get("entity_aliases_json") or "[]")
             text = d.get("entity_name") or ""
-            if aliases:
-                text += " (also: " + ", ".join(a for a in aliases if a != text) + ")"
+            others = [a for a in aliases if a and a != text]
+            if others:
+                text += " (also: " + ", ".join(others) + ")"
             return {"rank": rank, "kind": "entity", "entity_id": d["doc_id"], "message_id": None, "turn_ref": None,
                     "conversation_id": None, "conversation": None, "speaker": None, "role": None,
                     "date": d.get("occurred_at_utc"), "text": text, "entity_type": d.get("entity_type"),
@@ -492,7 +539,7 @@ class Searcher:
                                   "type": d.get("entity_type")}] + f.evidence}
         text = d.get("text_raw") or ""
         date = _date_of(d)
-        event = resolve_text(text, date) if (date and text) else None
+        event = event_time(text, date, self._mentions.get(d["doc_id"]))
         evidence = [{"kind": "message", "message_id": d["doc_id"], "conversation_id": d["conversation_id"],
                      "turn_ref": d.get("export_message_id"), "char_start": 0, "char_end": len(text),
                      "quote_sha256": sha256_hex(text)}] + f.evidence
@@ -521,6 +568,27 @@ class Searcher:
                 "date": b["asserted_at"], "text": b["statement"], "current": b["superseded_at"] is None,
                 "score": round(f.score, 6), "lanes": self._lanes(f), "event_time": None,
                 "evidence": evidence + f.evidence}
+
+
+def _literal(v: str | None) -> str:
+    """An assertion's literal object (JCS JSON) as words."""
+    if not v:
+        return ""
+    try:
+        x = orjson.loads(v)
+    except orjson.JSONDecodeError:
+        return v
+    return x if isinstance(x, str) else " ".join(str(y) for y in x.values()) if isinstance(x, dict) else str(x)
+
+
+def _assertion_step(a: dict) -> dict[str, Any]:
+    obj = a["object_name"] or _literal(a["object_value"]) or None
+    step = {"kind": "assertion", "assertion_id": a["assertion_id"], "subject": a["subject_name"],
+            "predicate": a["predicate"], "object": obj, "modality": a["modality"], "polarity": a["polarity"],
+            "char_start": a["char_start"], "char_end": a["char_end"], "surface": a["surface_text"]}
+    if a["valid_from_utc"]:
+        step["valid_time"] = {"from": a["valid_from_utc"], "to": a["valid_to_utc"], "text": a["qualifier_surface"]}
+    return step
 
 
 def _date_of(d: dict) -> dt.date | None:

@@ -434,3 +434,33 @@ _WHEN_Q = re.compile(r"^\s*(when|what (date|day|time|year|month|week)|which (yea
 
 def is_when_question(query: str) -> bool:
     return bool(_WHEN_Q.search(query))
+
+
+def from_mention(m: dict) -> Interval | None:
+    """A stage 2A time mention (kenning.detect.times, stored in ``time_mentions``) as a day interval: the vault's
+    own resolution of a turn's time expression (``valid_to_utc`` is exclusive; an instant is its day)."""
+    a = m.get("valid_from_utc")
+    if not a:
+        return None
+    start = D.fromisoformat(a[:10])
+    b = m.get("valid_to_utc")
+    if b:
+        t = dt.datetime.fromisoformat(b.replace("Z", "+00:00")) - dt.timedelta(microseconds=1)
+        end = max(start, t.date())
+    else:
+        end = start
+    gran = m.get("resolution_granularity") or "day"
+    return Interval(start, end, m.get("surface_text") or "", "day" if gran == "minute" else gran)
+
+
+def event_time(text: str | None, said: D | None, mentions: list[dict] | None = None) -> Interval | None:
+    """The time a turn's event happened (R17): the first time expression stage 2A resolved (kenning.detect),
+    else — for what 2A leaves unresolved on purpose (relative words on an imputed timestamp, seed 001 §2A.7.2:
+    every transcript turn, whose time is its session's) — :func:`resolve_text` against the day it was said."""
+    for m in mentions or []:
+        iv = from_mention(m)
+        if iv is not None:
+            return iv
+    if text and said:
+        return resolve_text(text, said)
+    return None

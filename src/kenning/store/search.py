@@ -358,3 +358,70 @@ def bare_fts_count(conn: apsw.Connection, match: str, limit: int) -> list[int]:
     """The plainest FTS5 query (benchmark baseline): rowids by FTS5's default rank."""
     return [int(r) for (r,) in conn.execute("SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rank "
                                             "LIMIT ?", (match, limit))]
+
+
+# -- assertions → their source turns (assertion-to-evidence expansion, R21) ---------------------------------
+
+def assertions_about(conn: apsw.Connection, entity_ids: Sequence[str], limit: int,
+                     as_of: str | None = None) -> list[dict]:
+    """Assertions whose subject or object is one of ``entity_ids``, with their source turn's document and valid
+    time (the temporal qualifier's resolved interval), newest first. ``as_of``: asserted by then and not
+    superseded by an assertion made by then."""
+    if not entity_ids:
+        return []
+    q = ",".join("?" * len(entity_ids))
+    sql = ("SELECT a.assertion_id, d.doc_rowid, a.subject_entity_id, s.canonical_name AS subject_name, "
+           "p.canonical_label AS predicate, a.object_entity_id, o.canonical_name AS object_name, a.object_value, "
+           "a.modality, a.polarity, a.confidence_final, a.char_start, a.char_end, a.surface_text, "
+           "a.asserted_at_utc, a.temporal_qualifier_type, t.surface_text AS qualifier_surface, "
+           "t.valid_from_utc, t.valid_to_utc, a.superseded_by_assertion_id "
+           "FROM assertions a JOIN predicates p ON p.predicate_id = a.predicate_id "
+           "JOIN entities s ON s.entity_id = a.subject_entity_id LEFT JOIN entities o ON o.entity_id = a.object_entity_id "
+           "JOIN search_docs d ON d.doc_kind = 'message' AND d.doc_id = a.message_id "
+           "LEFT JOIN time_mentions t ON t.time_mention_id = a.temporal_qualifier_id "
+           f"WHERE (a.subject_entity_id IN ({q}) OR a.object_entity_id IN ({q})) AND a.modality <> 'question'")
+    params: list[Any] = [*entity_ids, *entity_ids]
+    if as_of:
+        sql += (" AND d.occurred_at_utc <= ? AND (a.superseded_by_assertion_id IS NULL OR NOT EXISTS ("
+                "SELECT 1 FROM assertions n JOIN messages nm ON nm.message_id = n.message_id "
+                "WHERE n.assertion_id = a.superseded_by_assertion_id AND nm.created_at_utc <= ?))")
+        params += [as_of, as_of]
+    else:
+        sql += " AND a.superseded_by_assertion_id IS NULL"
+    sql += " ORDER BY d.occurred_at_utc DESC, a.assertion_id LIMIT ?"
+    params.append(limit)
+    return rows(conn, sql, params)
+
+
+def entity_ids_named(conn: apsw.Connection, names: Sequence[str]) -> list[str]:
+    """Active entities whose canonical name / alias is one of ``names`` (normalised)."""
+    if not names:
+        return []
+    q = ",".join("?" * len(names))
+    return [e for (e,) in conn.execute(
+        "SELECT DISTINCT n.entity_id FROM search_entity_names n JOIN entities e ON e.entity_id = n.entity_id "
+        f"WHERE n.name_norm IN ({q}) AND e.status = 'active' ORDER BY n.entity_id", list(names))]
+
+
+def time_mentions_of(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, list[dict]]:
+    """Resolved time mentions (stage 2A) per message, first in the text first."""
+    out: dict[str, list[dict]] = {}
+    for i in range(0, len(message_ids), 500):
+        chunk = list(message_ids[i:i + 500])
+        for r in rows(conn, "SELECT message_id, surface_text, valid_from_utc, valid_to_utc, resolution_granularity, "
+                            "char_start FROM time_mentions WHERE resolved_type <> 'unresolved' "
+                            f"AND message_id IN ({','.join('?' * len(chunk))}) ORDER BY message_id, char_start",
+                      chunk):
+            out.setdefault(r["message_id"], []).append(r)
+    return out
+
+
+def self_participant_names(conn: apsw.Connection) -> list[str]:
+    """Names and aliases of the transcript participants marked as the vault owner (``--self``)."""
+    import orjson
+
+    out: set[str] = set()
+    for name, aliases in conn.execute("SELECT name, aliases_json FROM transcript_participants WHERE is_self=1"):
+        out.add(name)
+        out.update(a for a in orjson.loads(aliases or "[]") if isinstance(a, str))
+    return sorted(out)
