@@ -220,6 +220,7 @@ class VectorIndexConfig(Strict):
     engine: Literal["auto", "sqlite", "numpy"]
     mirror_max_vectors: int = Field(ge=0)
     quantize_above: int = Field(ge=0)
+    blas_threads: int = Field(ge=0)
     rerank_factor: int = Field(ge=1)
     rerank_min: int = Field(ge=1)
     migration_batch_size: int = Field(gt=0)

@@ -280,6 +280,23 @@ def drop_mirrors() -> None:
 
 
 # -- the index ----------------------------------------------------------------------------------------------
+_BLAS_LIMITED: int | None = None
+
+
+def limit_blas_threads(n: int) -> None:
+    """Cap the BLAS thread pool (embeddings.vector_index.blas_threads; 0 = leave it). A matrix-vector product is
+    memory-bound: on a busy 2-core machine OpenBLAS's second thread makes it 10-15x slower (R22)."""
+    global _BLAS_LIMITED
+    if n <= 0 or _BLAS_LIMITED == n:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; without it BLAS keeps its default
+        return
+    threadpool_limits(n, user_api="blas")
+    _BLAS_LIMITED = n
+
+
 class VectorIndex:
     """See the module docstring."""
 
@@ -290,6 +307,7 @@ class VectorIndex:
         if self.engine not in ("auto", "sqlite", "numpy"):
             raise VectorIndexError(f"unknown vector engine {self.engine!r} (auto, sqlite, numpy)")
         self._embedders: dict[tuple[str, int], Embedder] = {}
+        limit_blas_threads(config.embeddings.vector_index.blas_threads)
         if embedder is not None:
             self._embedders[(embedder.model_id, embedder.dimension)] = embedder
 
