@@ -97,6 +97,7 @@ class _Mirror:
         self.deleted = 0
         self.codes: np.ndarray | None = None    # 1-bit codes, built on first quantized search (R16)
         self.center = np.zeros(dimension, dtype=np.float32)
+        self._last_dist: tuple | None = None    # (query key, Hamming distances) of the last quantized search
 
     def _code(self, table: dict, names: list, value: Any) -> int:
         code = table.get(value)
@@ -123,6 +124,7 @@ class _Mirror:
 
     def upsert(self, rows: Sequence[tuple[int, str, str, str | None, np.ndarray]]) -> None:
         with self.lock:
+            self._last_dist = None
             self._grow(self.n + len(rows))
             for vid, space, item_id, kind, vec in rows:
                 pos = self.pos_of.get(vid)
@@ -141,6 +143,7 @@ class _Mirror:
 
     def delete(self, vids: Sequence[int]) -> None:
         with self.lock:
+            self._last_dist = None
             for vid in vids:
                 pos = self.pos_of.pop(int(vid), None)
                 if pos is not None:
@@ -184,7 +187,7 @@ class _Mirror:
             words = (self.dim + 63) // 64
             self.codes = np.zeros((words, len(self.vids)), dtype=np.uint64)
             for i in range(0, n, 65536):
-                self.codes[:, i:i + 65536] = self._pack(self.matrix[i:min(n, i + 65536)])
+                self.codes[:, i:min(n, i + 65536)] = self._pack(self.matrix[i:min(n, i + 65536)])
 
     def _mask(self, n: int, space: str | None, kinds: Sequence[str] | None, vids: Sequence[int] | None,
               allow: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray | None | bool:
@@ -247,11 +250,16 @@ class _Mirror:
                         self.kind_names[self.kind_codes[p]], score, int(self.vids[p])) for p, score in found]
 
     def _hamming_candidates(self, q: np.ndarray, n: int, mask: np.ndarray | None, m: int) -> np.ndarray:
-        qc = self._pack(q.reshape(1, -1))[:, 0]
         assert self.codes is not None
-        dist = np.bitwise_count(self.codes[0, :n] ^ qc[0]).astype(np.uint16)
-        for w in range(1, len(qc)):
-            dist += np.bitwise_count(self.codes[w, :n] ^ qc[w])
+        key = (q.tobytes(), n, id(self.codes))
+        if self._last_dist is not None and self._last_dist[0] == key:
+            dist = self._last_dist[1].copy()  # the same query again (another lane's filter): reuse the scan
+        else:
+            qc = self._pack(q.reshape(1, -1))[:, 0]
+            dist = np.bitwise_count(self.codes[0, :n] ^ qc[0]).astype(np.uint16)
+            for w in range(1, len(qc)):
+                dist += np.bitwise_count(self.codes[w, :n] ^ qc[w])
+            self._last_dist = (key, dist.copy())
         worst = self.codes.shape[0] * 64 + 1
         if mask is not None:
             dist[~mask] = worst
