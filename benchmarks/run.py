@@ -198,8 +198,60 @@ def bench_facts(args) -> dict[str, Any]:
             "locomo_dev": extraction.run("dev", 100, 5, extraction.LABELS, None)}
 
 
+INGEST_SNIPPET = """
+import json, sys, time
+from kenning.api import Vault
+src, db, backend, out = ARGS
+v = Vault.open(db, overrides={"embeddings": {"backend": backend}})
+times = {}
+for stage in ["0,1", "2A", "2B", "3", "4", "index"]:
+    t = time.perf_counter(); c = time.process_time()
+    runs = v.ingest([src], as_of="2025-01-01T00:00:00Z", stages=stage)
+    times[stage] = {"wall_s": round(time.perf_counter() - t, 2), "cpu_s": round(time.process_time() - c, 2),
+                    "counts": {k: x for r in runs for k, x in r.counts.items() if isinstance(x, (int, float))}}
+v.close()
+open(out, "w").write(json.dumps(times))
+"""
+
+
+def bench_ingest(args) -> dict[str, Any]:
+    """End-to-end `kenning ingest` (every stage, rules only, no LLM) of synthetic exports, per embedder: wall/CPU per
+    stage, messages/s, peak RSS of the whole process — next to `json.load` of the same file (baseline, same run)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _harness import best, measure_code
+
+    from kenning.bench.synth import write_export
+
+    sizes = {"1k": 50, "10k": 500, "100k": 5000}
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="kenning-ingest-", dir=args.tmp) as tmp:
+        for label in args.ingest_sizes.split(","):
+            src = Path(tmp) / f"synth-{label}.json"
+            stats = write_export(src, sizes[label], seed=42)
+            base = best(lambda: measure_code("import json, sys\nwith open(ARGS[0], 'rb') as f:\n    json.load(f)\n",
+                                             str(src)), 2)
+            for backend in args.ingest_embedders.split(","):
+                db, out = Path(tmp) / f"{label}-{backend}.db", Path(tmp) / f"{label}-{backend}.json"
+                m = measure_code(INGEST_SNIPPET, str(src), str(db), backend, str(out))
+                stages = json.loads(out.read_text())
+                msgs = stats["messages"]
+                entry = {"messages": msgs, "mb": round(stats["bytes"] / 1e6, 1), "wall_s": round(m.wall, 1),
+                         "cpu_s": round(m.cpu, 1), "peak_rss_mb": round(m.peak_rss_mb, 1),
+                         "msgs_per_s": round(msgs / m.wall, 1),
+                         "baseline_json_load": {"wall_s": round(base.wall, 2), "peak_rss_mb": round(base.peak_rss_mb, 1)},
+                         "ratio_wall_to_json_load": round(m.wall / max(base.wall, 1e-6), 1),
+                         "ratio_rss_to_json_load": round(m.peak_rss_mb / max(base.peak_rss_mb, 1e-6), 2),
+                         "stages": {k: {**v, "msgs_per_s": round(msgs / max(v["wall_s"], 1e-6), 1)}
+                                    for k, v in stages.items()}}
+                report[f"{label}/{backend}"] = entry
+                print(json.dumps({"ingest": {f"{label}/{backend}": entry}}), flush=True)
+                db.unlink(missing_ok=True)
+    return report
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
+    "ingest": bench_ingest,
     "facts": bench_facts,
 }
 
@@ -212,6 +264,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR"), help="where the temporary vaults go")
     ap.add_argument("--json", dest="json_out", help="write the whole report here")
+    ap.add_argument("--ingest-sizes", default="10k,100k", help="ingest: synthetic export sizes (10k, 100k)")
+    ap.add_argument("--ingest-embedders", default="hash,minilm", help="ingest: embedding backends")
     ap.add_argument("--vault", help="search: time queries on this already indexed vault instead of building one")
     ap.add_argument("--facts-conversations", type=int, default=2000, help="synthetic conversations for `facts`")
     args = ap.parse_args()

@@ -139,6 +139,8 @@ class Searcher:
         self._df_version: int | None = None
         self._has_beliefs: bool | None = None
         self._mentions: dict[str, list[dict]] = {}
+        self._text_stems: dict[str, frozenset[str]] = {}
+        self._stem_cache: dict[str, str] = {}
 
     # -- query understanding ------------------------------------------------------------------------------
     def speaker_names(self) -> list[tuple[str, list[str]]]:
@@ -228,8 +230,11 @@ class Searcher:
             self._tokenizer = self.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
         out = {}
         for t in terms:
-            toks = self._tokenizer(t.encode(), apsw.FTS5_TOKENIZE_QUERY, None)
-            out[t] = toks[0][2] if toks else t
+            st = self._stem_cache.get(t)
+            if st is None:
+                toks = self._tokenizer(t.encode(), apsw.FTS5_TOKENIZE_QUERY, None)
+                st = self._stem_cache[t] = toks[0][2] if toks else t
+            out[t] = st
         return out
 
     def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
@@ -359,7 +364,9 @@ class Searcher:
         for a in found:
             text = " ".join(x for x in (a["predicate"].replace("_", " "), a["object_name"] or "",
                                         _literal(a["object_value"]), a["surface_text"] or "") if x)
-            stems = set(self._stems(_TOKEN.findall(text.lower())).values())
+            stems = self._text_stems.get(text)
+            if stems is None:
+                stems = self._text_stems[text] = frozenset(self._stems(_TOKEN.findall(text.lower())).values())
             score = float(len(qstems & stems))
             if iv is not None and a["valid_from_utc"]:
                 start = a["valid_from_utc"][:10]
