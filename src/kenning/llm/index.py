@@ -230,11 +230,20 @@ class _Mirror:
             candidates = None if mask is None else np.nonzero(mask)[0]
             if candidates is not None and len(candidates) == 0:
                 return []
+            if candidates is not None and len(candidates) == n:
+                candidates, mask = None, None  # the filter keeps every row: no gather
             size = n if candidates is None else len(candidates)
             if quantize_above and n > quantize_above and size > max(rerank, k):
                 self.ensure_codes()
                 candidates = self._hamming_candidates(q, n, mask, max(rerank, k))
-            if candidates is None:
+            if candidates is not None and len(candidates) > n // 4:
+                scores = self.matrix[:n] @ q  # one product over every row beats gathering a large subset
+                sub = scores[candidates]
+                kk = min(k, len(candidates))
+                top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
+                top = top[np.lexsort((self.vids[candidates[top]], -sub[top]))]
+                found = [(int(candidates[t]), float(sub[t])) for t in top]
+            elif candidates is None:
                 scores = self.matrix[:n] @ q
                 kk = min(k, n)
                 top = np.argpartition(-scores, kk - 1)[:kk] if kk < n else np.arange(n)
