@@ -209,6 +209,37 @@ for stage in ["0,1", "2A", "2B", "3", "4", "index"]:
     runs = v.ingest([src], as_of="2025-01-01T00:00:00Z", stages=stage)
     times[stage] = {"wall_s": round(time.perf_counter() - t, 2), "cpu_s": round(time.process_time() - c, 2),
                     "counts": {k: x for r in runs for k, x in r.counts.items() if isinstance(x, (int, float))}}
+# query latency on the vault just built: search, facts (--about an entity, as the CLI), bare PK lookup (baseline)
+import random, statistics
+from kenning.cli.facts import fact_filters
+from kenning.store import assertions as asql
+from kenning.retrieve.search import Searcher
+rnd = random.Random(3)
+def pct(xs, p):
+    xs = sorted(xs); return round(xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))], 3)
+def lat(fn, args):
+    out = []
+    for a in args:
+        t = time.perf_counter(); fn(a); out.append((time.perf_counter() - t) * 1000)
+    return {"p50": pct(out, 50), "p95": pct(out, 95), "n": len(out)}
+words = [w for (w,) in v.conn.execute("SELECT term FROM search_fts_vocab WHERE doc BETWEEN 5 AND 5000 "
+                                      "ORDER BY doc DESC LIMIT 400")]
+qs = [" ".join(rnd.sample(words, 3)) for _ in range(100)]
+s = Searcher(v.conn, v.config)
+for q in qs[:5]: s.search(q, now="2025-01-01")
+subjects = [n for (n,) in v.conn.execute("SELECT e.canonical_name FROM entities e WHERE e.status='active' AND EXISTS "
+                                         "(SELECT 1 FROM assertions a WHERE a.subject_entity_id=e.entity_id) "
+                                         "ORDER BY e.entity_id LIMIT 100")]
+ids = [i for (i,) in v.conn.execute("SELECT assertion_id FROM assertions ORDER BY assertion_id LIMIT 100")]
+def facts_about(name):
+    sid, preds, _ = fact_filters(v.conn, name, None)
+    return asql.facts(v.conn, subject_ids=sid, predicate_norms=preds, limit=200)
+times["queries"] = {
+    "search_ms": lat(lambda q: s.search(q, k=10, now="2025-01-01"), qs),
+    "facts_about_ms": lat(facts_about, subjects or ["me"]),
+    "baseline_pk_lookup_ms": lat(lambda i: v.conn.execute("SELECT * FROM assertions WHERE assertion_id=?", (i,)).fetchall(), ids * 3),
+    "assertions": v.conn.execute("SELECT COUNT(*) FROM assertions").fetchone()[0],
+}
 v.close()
 open(out, "w").write(json.dumps(times))
 """
@@ -241,6 +272,7 @@ def bench_ingest(args) -> dict[str, Any]:
                          "baseline_json_load": {"wall_s": round(base.wall, 2), "peak_rss_mb": round(base.peak_rss_mb, 1)},
                          "ratio_wall_to_json_load": round(m.wall / max(base.wall, 1e-6), 1),
                          "ratio_rss_to_json_load": round(m.peak_rss_mb / max(base.peak_rss_mb, 1e-6), 2),
+                         "queries": stages.pop("queries"),
                          "stages": {k: {**v, "msgs_per_s": round(msgs / max(v["wall_s"], 1e-6), 1)}
                                     for k, v in stages.items()}}
                 report[f"{label}/{backend}"] = entry
