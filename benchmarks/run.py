@@ -326,7 +326,18 @@ def bench_vectors(args) -> dict[str, Any]:
             if backend != "hash":  # dense vectors: a little noise so that no two are alike
                 v += 0.05 * g.standard_normal(v.shape, dtype=np.float32) / np.sqrt(v.shape[1])
             v /= np.linalg.norm(v, axis=1, keepdims=True)
-            m.upsert([(i + j, "search", str(i + j), "message", v[j]) for j in range(k)])
+            if i == 0:
+                m.upsert([(0, "search", "0", "message", v[0])])  # registers the space and kind codes
+                m._grow(n)
+            # bulk fill (the per-row upsert costs minutes at 1M here; the arrays end up the same)
+            m.matrix[i:i + k] = v
+            m.vids[i:i + k] = np.arange(i, i + k)
+            m.valid[i:i + k] = True
+            m.space_codes[i:i + k] = m.space_codes[0]
+            m.kind_codes[i:i + k] = m.kind_codes[0]
+            m.item_ids[i:i + k] = [str(x) for x in range(i, i + k)]
+            m.pos_of.update({x: x for x in range(i, i + k)})
+            m.n = i + k
         build_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         m.ensure_codes()
