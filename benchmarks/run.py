@@ -58,10 +58,16 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def vector_overrides(vectors: str) -> dict:
+    if vectors == "none":
+        return {"retrieval": {"vector": {"enabled": False}}}
+    return {"embeddings": {"backend": vectors}}
+
+
 def build_vault(path: Path, n: int, vectors: str, seed: int = 7) -> tuple[Vault, dict[str, float]]:
     """N messages in conversations of 40 turns, written in bulk, then indexed by the real index stage."""
     rnd = random.Random(seed)
-    v = Vault.open(path, overrides={"retrieval": {"vector": {"backend": vectors if vectors != "none" else "none"}}})
+    v = Vault.open(path, overrides=vector_overrides(vectors))
     ids = IdFactory(v.config.ids.id_namespace)
     t0 = time.perf_counter()
     run_id = "bench"
@@ -109,61 +115,40 @@ def queries(k: int, seed: int = 11) -> list[str]:
             for _ in range(k)]
 
 
+CPU_MS: list[float] = []  # CPU time of each timed() call, in order (load on the machine disturbs it least)
+
+
 def timed(fn: Callable[[], Any], reps: int) -> list[float]:
     out = []
     for _ in range(reps):
+        c = time.process_time()
         t = time.perf_counter()
         fn()
         out.append((time.perf_counter() - t) * 1000)
+        CPU_MS.append((time.process_time() - c) * 1000)
     return out
 
 
-def bench_search(args) -> dict[str, Any]:
-    import numpy as np
+def timed_cpu(fns: list[Callable[[], Any]]) -> tuple[list[float], list[float]]:
+    """(wall ms, CPU ms) of each call."""
+    wall = [timed(f, 1)[0] for f in fns]
+    return wall, CPU_MS[-len(fns):]
 
+
+def bench_search(args) -> dict[str, Any]:
     report: dict[str, Any] = {}
-    for n in [int(x) for x in args.sizes.split(",")]:
+    sizes = [int(x) for x in args.sizes.split(",")] if not args.vault else [0]
+    for n in sizes:
         with tempfile.TemporaryDirectory(prefix="kenning-bench-", dir=args.tmp) as tmp:
-            v, build = build_vault(Path(tmp) / "bench.db", n, args.vectors)
-            qs = queries(args.queries)
-            s = Searcher(v.conn, v.config)
-            for q in qs[:5]:
-                s.search(q, now="2023-12-31")  # warm: caches, first-use costs
-            lat = [timed(lambda q=q: s.search(q, k=10, now="2023-12-31"), 1)[0] for q in qs]
-            lat_fts_lane = [timed(lambda q=q: s.search(q, k=10, now="2023-12-31", lanes=["fts"]), 1)[0] for q in qs]
-            matches = [fts_match([w for w in q.lower().replace("?", "").split() if w in WORDS]) or '"kids"'
-                       for q in qs]
-            bare = [timed(lambda m=m: search_sql.bare_fts_count(v.conn, m, 10), 1)[0] for m in matches]
-            entry: dict[str, Any] = {"build": build, "queries": len(qs)}
-            entry["search_ms"] = {"p50": round(percentile(lat, 50), 2), "p95": round(percentile(lat, 95), 2)}
-            entry["search_fts_lane_ms"] = {"p50": round(percentile(lat_fts_lane, 50), 2),
-                                           "p95": round(percentile(lat_fts_lane, 95), 2)}
-            entry["baseline_bare_fts5_ms"] = {"p50": round(percentile(bare, 50), 3),
-                                              "p95": round(percentile(bare, 95), 3)}
-            entry["ratio_search_to_bare_fts5"] = {
-                "p50": round(entry["search_ms"]["p50"] / max(entry["baseline_bare_fts5_ms"]["p50"], 1e-6), 1),
-                "p95": round(entry["search_ms"]["p95"] / max(entry["baseline_bare_fts5_ms"]["p95"], 1e-6), 1)}
-            table = s.vector_table()
-            if table:
-                emb = s.embedder()
-                mat = np.stack([np.frombuffer(b, dtype=np.float32) for (b,) in
-                                v.conn.execute(f"SELECT embedding FROM {table} ORDER BY rowid")])
-                qv = emb.embed(qs)
-                mm = timed(lambda: None, 0)
-                for i in range(len(qs)):
-                    t = time.perf_counter()
-                    sc = mat @ qv[i]
-                    np.argpartition(-sc, 10)[:10]
-                    mm.append((time.perf_counter() - t) * 1000)
-                knn = [timed(lambda i=i: search_sql.vector_search(v.conn, table, qv[i], 50), 1)[0]
-                       for i in range(len(qs))]
-                entry["vector_knn_ms"] = {"p50": round(percentile(knn, 50), 2), "p95": round(percentile(knn, 95), 2)}
-                entry["baseline_numpy_matmul_ms"] = {"p50": round(percentile(mm, 50), 2),
-                                                     "p95": round(percentile(mm, 95), 2)}
-                entry["ratio_knn_to_numpy"] = round(entry["vector_knn_ms"]["p50"] /
-                                                    max(entry["baseline_numpy_matmul_ms"]["p50"], 1e-6), 1)
-                del mat
-            entry["db_mb"] = round(sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6, 1)
+            if args.vault:  # a vault built earlier by build_vault (+ the index stage): time queries only
+                v = Vault.open(Path(args.vault), overrides=vector_overrides(args.vectors))
+                build = {"reused": args.vault}
+                n = search_sql.doc_count(v.conn)
+            else:
+                v, build = build_vault(Path(tmp) / "bench.db", n, args.vectors)
+            entry = search_latency(v, args.queries, build)
+            entry["db_mb"] = round(sum(f.stat().st_size for f in Path(args.vault or Path(tmp) / "bench.db").parent.iterdir()
+                                       if f.name.startswith("bench.db")) / 1e6, 1)
             entry["peak_rss_mb"] = round(peak_rss_mb(), 1)
             v.close()
             report[str(n)] = entry
@@ -171,8 +156,51 @@ def bench_search(args) -> dict[str, Any]:
     return report
 
 
-# Hooks for the figures other issues add: ingest throughput (synthetic exports, rules-only with hash and
-# minilm embeddings, per stage, peak RSS), `why` and `facts` latency. Each is a function(args) -> dict.
+def search_latency(v: Vault, nq: int, build: dict) -> dict[str, Any]:
+    """Searcher.search p50/p95 (all lanes; FTS lane only) against a bare FTS5 MATCH of the same words, and — with
+    vectors — the vector lane's search (1-bit codes + exact re-rank above quantize_above) against an exact numpy
+    scan of the same vectors, with recall@10 of the first against the second."""
+    qs = queries(nq)
+    s = Searcher(v.conn, v.config)
+    t0 = time.perf_counter()
+    for q in qs[:5]:
+        s.search(q, now="2023-12-31")  # warm: caches, vector mirror and codes, first-use costs
+    warm_s = time.perf_counter() - t0
+    lat, lat_cpu = timed_cpu([lambda q=q: s.search(q, k=10, now="2023-12-31") for q in qs])
+    lat_fts_lane = [timed(lambda q=q: s.search(q, k=10, now="2023-12-31", lanes=["fts"]), 1)[0] for q in qs]
+    matches = [fts_match([w for w in q.lower().replace("?", "").split() if w in WORDS]) or '"kids"' for q in qs]
+    bare = [timed(lambda m=m: search_sql.bare_fts_count(v.conn, m, 10), 1)[0] for m in matches]
+    entry: dict[str, Any] = {"build": build, "queries": len(qs), "warm_s": round(warm_s, 2)}
+    entry["search_ms"] = pp(lat)
+    entry["search_cpu_ms"] = pp(lat_cpu)
+    entry["search_fts_lane_ms"] = pp(lat_fts_lane)
+    entry["baseline_bare_fts5_ms"] = pp(bare, 3)
+    entry["ratio_search_to_bare_fts5"] = {k: round(entry["search_ms"][k] / max(entry["baseline_bare_fts5_ms"][k], 1e-6), 1)
+                                          for k in ("p50", "p95")}
+    emb = s.embedder()
+    if emb is not None:
+        qv = emb.embed(qs)
+        approx, exact, recall = [], [], []
+        for i in range(len(qs)):
+            t = time.perf_counter()
+            a = s.vectors.knn(qv[i], 10)
+            approx.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            e = s.vectors.knn(qv[i], 10, exact=True)
+            exact.append((time.perf_counter() - t) * 1000)
+            recall.append(len({r for r, _ in a} & {r for r, _ in e}) / max(1, len(e)))
+        entry["vector_search_ms"] = pp(approx)
+        entry["baseline_exact_numpy_ms"] = pp(exact)
+        entry["ratio_vector_to_exact"] = round(entry["vector_search_ms"]["p50"] / max(entry["baseline_exact_numpy_ms"]["p50"], 1e-6), 2)
+        entry["vector_recall@10_vs_exact"] = round(sum(recall) / len(recall), 4)
+        entry["vectors"] = s.vectors.meta().rowid.shape[0]
+    return entry
+
+
+def pp(xs: list[float], nd: int = 2) -> dict[str, float]:
+    return {"p50": round(percentile(xs, 50), nd), "p95": round(percentile(xs, 95), nd)}
+
+
 def bench_facts(args) -> dict[str, Any]:
     """Stage 4 (issue 5): speed on a synthetic export against a one-regex baseline, and LoCoMo dev coverage and
     hand-labelled precision (details: benchmarks/extraction.py)."""
@@ -182,8 +210,176 @@ def bench_facts(args) -> dict[str, Any]:
             "locomo_dev": extraction.run("dev", 100, 5, extraction.LABELS, None)}
 
 
+INGEST_SNIPPET = """
+import json, sys, time
+from kenning.api import Vault
+src, db, backend, out = ARGS
+v = Vault.open(db, overrides={"embeddings": {"backend": backend}})
+times = {}
+for stage in ["0,1", "2A", "2B", "3", "4", "index"]:
+    t = time.perf_counter(); c = time.process_time()
+    runs = v.ingest([src], as_of="2025-01-01T00:00:00Z", stages=stage)
+    times[stage] = {"wall_s": round(time.perf_counter() - t, 2), "cpu_s": round(time.process_time() - c, 2),
+                    "counts": {k: x for r in runs for k, x in r.counts.items() if isinstance(x, (int, float))}}
+# query latency on the vault just built: search, facts (--about an entity, as the CLI), bare PK lookup (baseline)
+import random, statistics
+from kenning.cli.facts import fact_filters
+from kenning.store import assertions as asql
+from kenning.retrieve.search import Searcher
+rnd = random.Random(3)
+def pct(xs, p):
+    xs = sorted(xs); return round(xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))], 3)
+def lat(fn, args):
+    out = []
+    for a in args:
+        t = time.perf_counter(); fn(a); out.append((time.perf_counter() - t) * 1000)
+    return {"p50": pct(out, 50), "p95": pct(out, 95), "n": len(out)}
+words = [w for (w,) in v.conn.execute("SELECT term FROM search_fts_vocab WHERE doc BETWEEN 5 AND 5000 "
+                                      "ORDER BY doc DESC LIMIT 400")]
+qs = [" ".join(rnd.sample(words, 3)) for _ in range(100)]
+s = Searcher(v.conn, v.config)
+for q in qs[:5]: s.search(q, now="2025-01-01")
+subjects = [n for (n,) in v.conn.execute("SELECT e.canonical_name FROM entities e WHERE e.status='active' AND EXISTS "
+                                         "(SELECT 1 FROM assertions a WHERE a.subject_entity_id=e.entity_id) "
+                                         "ORDER BY e.entity_id LIMIT 100")]
+ids = [i for (i,) in v.conn.execute("SELECT assertion_id FROM assertions ORDER BY assertion_id LIMIT 100")]
+def facts_about(name):
+    sid, preds, _ = fact_filters(v.conn, name, None)
+    return asql.facts(v.conn, subject_ids=sid, predicate_norms=preds, limit=200)
+times["queries"] = {
+    "search_ms": lat(lambda q: s.search(q, k=10, now="2025-01-01"), qs),
+    "facts_about_ms": lat(facts_about, subjects or ["me"]),
+    "baseline_pk_lookup_ms": lat(lambda i: v.conn.execute("SELECT * FROM assertions WHERE assertion_id=?", (i,)).fetchall(), ids * 3),
+    "assertions": v.conn.execute("SELECT COUNT(*) FROM assertions").fetchone()[0],
+}
+v.close()
+open(out, "w").write(json.dumps(times))
+"""
+
+
+def bench_ingest(args) -> dict[str, Any]:
+    """End-to-end `kenning ingest` (every stage, rules only, no LLM) of synthetic exports, per embedder: wall/CPU per
+    stage, messages/s, peak RSS of the whole process — next to `json.load` of the same file (baseline, same run)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _harness import best, measure_code
+
+    from kenning.bench.synth import write_export
+
+    sizes = {"1k": 50, "10k": 500, "100k": 5000}
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="kenning-ingest-", dir=args.tmp) as tmp:
+        for label in args.ingest_sizes.split(","):
+            src = Path(tmp) / f"synth-{label}.json"
+            stats = write_export(src, sizes[label], seed=42)
+            base = best(lambda: measure_code("import json, sys\nwith open(ARGS[0], 'rb') as f:\n    json.load(f)\n",
+                                             str(src)), 2)
+            for backend in args.ingest_embedders.split(","):
+                db, out = Path(tmp) / f"{label}-{backend}.db", Path(tmp) / f"{label}-{backend}.json"
+                m = measure_code(INGEST_SNIPPET, str(src), str(db), backend, str(out))
+                stages = json.loads(out.read_text())
+                msgs = stats["messages"]
+                entry = {"messages": msgs, "mb": round(stats["bytes"] / 1e6, 1), "wall_s": round(m.wall, 1),
+                         "cpu_s": round(m.cpu, 1), "peak_rss_mb": round(m.peak_rss_mb, 1),
+                         "msgs_per_s": round(msgs / m.wall, 1),
+                         "baseline_json_load": {"wall_s": round(base.wall, 2), "peak_rss_mb": round(base.peak_rss_mb, 1)},
+                         "ratio_wall_to_json_load": round(m.wall / max(base.wall, 1e-6), 1),
+                         "ratio_rss_to_json_load": round(m.peak_rss_mb / max(base.peak_rss_mb, 1e-6), 2),
+                         "queries": stages.pop("queries"),
+                         "stages": {k: {**v, "msgs_per_s": round(msgs / max(v["wall_s"], 1e-6), 1)}
+                                    for k, v in stages.items()}}
+                report[f"{label}/{backend}"] = entry
+                print(json.dumps({"ingest": {f"{label}/{backend}": entry}}), flush=True)
+                db.unlink(missing_ok=True)
+    return report
+
+
+def bench_vectors(args) -> dict[str, Any]:
+    """The vector lane's index alone at N vectors (default 1M): 1-bit codes + exact re-rank (R16) against the exact
+    numpy scan of the same mirror (baseline, same run), unfiltered and with a 1-in-8 filter (a speaker lane);
+    recall@10 against the exact result. Vectors: `--vectors` embeddings (hash: 20k, minilm: 3k synthetic turns), each
+    mixed with another (minilm: plus a little noise) so that 1M vectors have structure without embedding 1M texts."""
+    import numpy as np
+
+    from kenning.config import load_config
+    from kenning.llm.embed import get_embedder
+    from kenning.llm.index import _Mirror, limit_blas_threads
+
+    backend = args.vectors if args.vectors != "none" else "hash"
+    cfg = load_config(overrides={"embeddings": {"backend": backend}})
+    limit_blas_threads(cfg.embeddings.vector_index.blas_threads)
+    vcfg = cfg.embeddings.vector_index
+    rnd = random.Random(5)
+    base_n = 20000 if backend == "hash" else 3000  # MiniLM embeds ~100 texts/s here
+    texts = [" ".join(rnd.choices(FILLER, k=8) + rnd.choices(WORDS, k=3)) for _ in range(base_n)]
+    emb = get_embedder(cfg)
+    base = emb.embed(texts)
+    report: dict[str, Any] = {}
+    for n in [int(x) for x in args.vector_sizes.split(",")]:
+        t0 = time.perf_counter()
+        g = np.random.default_rng(9)
+        m = _Mirror(base.shape[1], "bench")
+        step = 100_000
+        for i in range(0, n, step):
+            k = min(step, n - i)
+            a, b = g.integers(0, base_n, k), g.integers(0, base_n, k)
+            v = base[a] + 0.5 * base[b]
+            if backend != "hash":  # dense vectors: a little noise so that no two are alike
+                v += 0.05 * g.standard_normal(v.shape, dtype=np.float32) / np.sqrt(v.shape[1])
+            v /= np.linalg.norm(v, axis=1, keepdims=True)
+            if i == 0:
+                m.upsert([(0, "search", "0", "message", v[0])])  # registers the space and kind codes
+                m._grow(n)
+            # bulk fill (the per-row upsert costs minutes at 1M here; the arrays end up the same)
+            m.matrix[i:i + k] = v
+            m.vids[i:i + k] = np.arange(i, i + k)
+            m.valid[i:i + k] = True
+            m.space_codes[i:i + k] = m.space_codes[0]
+            m.kind_codes[i:i + k] = m.kind_codes[0]
+            m.item_ids[i:i + k] = [str(x) for x in range(i, i + k)]
+            m.pos_of.update({x: x for x in range(i, i + k)})
+            m.n = i + k
+        build_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        m.ensure_codes()
+        codes_s = time.perf_counter() - t0
+        qs = emb.embed(queries(args.queries))
+        rerank = args.rerank or max(10 * vcfg.rerank_factor, vcfg.rerank_min)
+        entry: dict[str, Any] = {"vectors": n, "build_s": round(build_s, 1), "codes_s": round(codes_s, 2),
+                                 "rerank_candidates": rerank, "mirror_mb": round(m.matrix.nbytes / 1e6, 1),
+                                 "codes_mb": round(m.codes.nbytes / 1e6, 1)}
+        every8 = lambda vids: (vids % 8) == 3  # noqa: E731 - a lane's filter (one speaker in eight)
+        for label, allow in (("all", None), ("filtered_1_in_8", every8)):
+            approx, exact, recall, tie_recall, approx_cpu, exact_cpu = [], [], [], [], [], []
+            for q in qs:
+                t, c = time.perf_counter(), time.process_time()
+                a = m.search(q, 10, "search", None, None, allow, 1, rerank)
+                approx.append((time.perf_counter() - t) * 1000)
+                approx_cpu.append((time.process_time() - c) * 1000)
+                t, c = time.perf_counter(), time.process_time()
+                e = m.search(q, 10, "search", None, None, allow, 0, 0)
+                exact.append((time.perf_counter() - t) * 1000)
+                exact_cpu.append((time.process_time() - c) * 1000)
+                recall.append(len({h.vid for h in a} & {h.vid for h in e}) / max(1, len(e)))
+                # ties: synthetic turns share words, so many vectors score exactly alike and which of them the
+                # exact top 10 lists is arbitrary; count an approximate hit as found when it scores as high as
+                # the exact 10th
+                tie_recall.append(sum(h.score >= e[-1].score - 1e-6 for h in a) / max(1, len(e)))
+            entry[label] = {"quantized_ms": pp(approx), "baseline_exact_ms": pp(exact),
+                            "quantized_cpu_ms": pp(approx_cpu), "baseline_exact_cpu_ms": pp(exact_cpu),
+                            "ratio_p95": round(percentile(approx, 95) / max(percentile(exact, 95), 1e-6), 3),
+                            "recall@10_vs_exact": round(sum(recall) / len(recall), 4),
+                            "recall@10_ties_counted": round(sum(tie_recall) / len(tie_recall), 4)}
+        entry["peak_rss_mb"] = round(peak_rss_mb(), 1)
+        report[str(n)] = entry
+        print(json.dumps({"vectors": {str(n): entry}}), flush=True)
+        del m
+    return report
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
+    "ingest": bench_ingest,
+    "vectors": bench_vectors,
     "facts": bench_facts,
 }
 
@@ -196,6 +392,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR"), help="where the temporary vaults go")
     ap.add_argument("--json", dest="json_out", help="write the whole report here")
+    ap.add_argument("--ingest-sizes", default="10k,100k", help="ingest: synthetic export sizes (10k, 100k)")
+    ap.add_argument("--ingest-embedders", default="hash,minilm", help="ingest: embedding backends")
+    ap.add_argument("--vector-sizes", default="1000000", help="vectors: mirror sizes")
+    ap.add_argument("--rerank", type=int, default=0, help="vectors: re-ranked candidates (default: from config)")
+    ap.add_argument("--vault", help="search: time queries on this already indexed vault instead of building one")
     ap.add_argument("--facts-conversations", type=int, default=2000, help="synthetic conversations for `facts`")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]

@@ -48,7 +48,7 @@ def vault_path(tmp_path: Path) -> Path:
 REPO = Path(__file__).resolve().parents[1]
 # shared/ sits beside the clone (CI, /work/main) or beside the worktrees' folder (/work/wt/NAME)
 LOCOMO_DIRS = [REPO.parent / "shared" / "data" / "locomo", REPO.parent.parent / "shared" / "data" / "locomo"]
-HASH = {"retrieval": {"vector": {"backend": "hash"}}}
+HASH = {"embeddings": {"backend": "hash"}}
 
 
 def locomo_dir() -> Path:
@@ -110,7 +110,7 @@ def run_kenning(*args: str, cwd: Path | None = None, env: dict | None = None) ->
 def hash_config_file(tmp_path: Path) -> Path:
     """A config *file* choosing the hash embedder for search (CLI tests)."""
     p = tmp_path / "hash.yaml"
-    p.write_text("retrieval:\n  vector:\n    backend: hash\n", encoding="utf-8")
+    p.write_text("embeddings:\n  backend: hash\n", encoding="utf-8")
     return p
 
 

@@ -1,35 +1,72 @@
-"""Embedders for the vector lane: the real all-MiniLM-L6-v2 (offline) and the deterministic hash fallback."""
+"""One embedding stack (R14): the vector lanes embed with the model layer's configured embedder, through its cache,
+into its vector index; `embeddings.backend` is the only place that chooses the model."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kenning.config import load_config
-from kenning.retrieve.embed import HashEmbedder, make_embedder, space_name
+from kenning.api import Vault
+from kenning.llm.embed import CachedEmbedder, HashEmbedder, get_embedder
+from kenning.llm.index import VectorIndex
+from kenning.retrieve.search import Searcher
+from kenning.store.connection import scalar
+from tests.conftest import HASH
 
 
-def test_hash_embedder_is_deterministic_and_normalised():
-    e = HashEmbedder(384)
-    a, b = e.embed(["I adopted a turtle", "I adopted a turtle"]), e.embed(["I adopted a turtle"])
-    assert a.shape == (2, 384) and a.dtype == np.float32
-    assert np.allclose(a[0], b[0]) and np.isclose(np.linalg.norm(a[0]), 1.0)
-    sims = e.embed(["turtles"]) @ e.embed(["my turtle Shelly", "a car accident"]).T
-    assert sims[0, 0] > sims[0, 1]
-    assert space_name(e) == "hash_384"
+def test_search_uses_the_model_layer_embedder_and_cache(tmp_path, transcript_file):
+    with Vault.open(tmp_path / "v.db", overrides=HASH) as v:
+        v.ingest([transcript_file], as_of="2024-01-01T00:00:00Z")
+        s = Searcher(v.conn, v.config)
+        emb = s.embedder()
+        assert isinstance(emb, CachedEmbedder) and isinstance(emb.inner, HashEmbedder)
+        assert emb.model_id == "hash:kenning-hash-v1"
+        # the vectors the lane searches are the model layer's, in the vector index's active table
+        idx = VectorIndex(v.conn, v.config)
+        assert idx.active()["model_id"] == "hash:kenning-hash-v1"
+        n_docs = scalar(v.conn, "SELECT COUNT(*) FROM search_docs")
+        assert scalar(v.conn, "SELECT COUNT(*) FROM vector_items WHERE space='search'") == n_docs
+        # every indexed text went through the embedding cache
+        assert scalar(v.conn, "SELECT COUNT(*) FROM embedding_cache WHERE model_id='hash:kenning-hash-v1'") >= 1
+        q = emb.embed(["turtles"])[0]
+        direct = get_embedder(v.config).embed(["turtles"])[0]
+        assert np.allclose(q, direct)
+        top = idx.search("turtles", 1, space="search")[0]
+        assert s.search("turtles", now="2023-10-01", lanes=["vector"]).hits[0]["lanes"]["vector"]["score"] == \
+            pytest.approx(top.score, abs=1e-5)
 
 
-def test_none_backend_means_no_vector_lane():
-    cfg = load_config(overrides={"retrieval": {"vector": {"backend": "none"}}}).retrieval.vector
-    assert make_embedder(cfg) is None
+def test_vectors_disabled_means_no_vector_lane(tmp_path, transcript_file):
+    over = {**HASH, "retrieval": {"vector": {"enabled": False}}}
+    with Vault.open(tmp_path / "v.db", overrides=over) as v:
+        v.ingest([transcript_file], as_of="2024-01-01T00:00:00Z")
+        assert scalar(v.conn, "SELECT COUNT(*) FROM vector_items") == 0
+        r = Searcher(v.conn, v.config).search("turtle", now="2023-10-01")
+        assert r.hits and all("vector" not in h["lanes"] for h in r.hits)
+        assert "vector" not in {l["lane"] for l in r.lanes}
+
+
+def test_model_migration_reembeds_search(tmp_path, transcript_file):
+    """Changing embeddings.backend needs no search-specific step: `kenning embeddings migrate` moves the search
+    space with every other one, and the vector lane follows the active model."""
+    with Vault.open(tmp_path / "v.db", overrides=HASH) as v:
+        v.ingest([transcript_file], as_of="2024-01-01T00:00:00Z")
+        q = "a turtle named Shelly"
+        before = Searcher(v.conn, v.config).search(q, now="2023-10-01", lanes=["vector"]).hits[0]["text"]
+        out = VectorIndex(v.conn, v.config).migrate("hash", dimension=128)
+        assert out["status"] == "swapped" and out["dimension"] == 128
+        s = Searcher(v.conn, v.config)
+        assert s.embedder().dimension == 128
+        after = s.search(q, now="2023-10-01", lanes=["vector"]).hits
+        assert after[0]["text"] == before and "turtle" in before
 
 
 @pytest.mark.model
-def test_minilm_loads_offline_from_the_package():
-    cfg = load_config().retrieval.vector
-    e = make_embedder(cfg)
-    assert e is not None and e.backend == "minilm" and space_name(e) == "minilm_384"
-    v = e.embed(["When did Caroline go to the support group?", "I went to a LGBTQ support group yesterday",
-                 "My car broke down on the highway"])
-    assert v.shape == (3, 384) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
-    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+def test_minilm_is_the_default_search_embedder(tmp_path, transcript_file):
+    with Vault.open(tmp_path / "v.db") as v:
+        assert v.config.embeddings.backend == "minilm" and v.config.embeddings.minilm.torch_threads == 1
+        v.ingest([transcript_file], as_of="2024-01-01T00:00:00Z")
+        s = Searcher(v.conn, v.config)
+        assert s.embedder().model_id == "minilm:all-MiniLM-L6-v2"
+        r = s.search("Who has a pet reptile?", now="2023-10-01", lanes=["vector"])
+        assert "turtle" in r.hits[0]["text"]

@@ -80,3 +80,16 @@ def test_when_questions():
     assert is_when_question("When did Caroline go to the LGBTQ support group?")
     assert is_when_question("Which month was John in Italy?")
     assert not is_when_question("What did Caroline research?")
+
+
+def test_day_of_month_and_duration_until_now():
+    import datetime as dt
+
+    from kenning.retrieve.when import resolve_text
+
+    a = dt.date(2023, 8, 17)
+    assert resolve_text("I met my teammates on the 15th.", a).start.isoformat() == "2023-08-15"
+    assert resolve_text("We talked on the 20th.", a).start.isoformat() == "2023-07-20"  # not yet this month
+    iv = resolve_text("I've been playing for about four months now", dt.date(2023, 12, 6))
+    assert (iv.start.isoformat(), iv.granularity) == ("2023-08-01", "month")
+    assert resolve_text("I was there for 3 months", a) is None  # no "been": not a duration until now

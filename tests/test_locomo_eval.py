@@ -74,7 +74,7 @@ def test_eval_on_a_small_subset(tmp_path):
 @pytest.mark.model
 def test_cli_eval_json_with_dense_baseline(tmp_path):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("retrieval:\n  vector:\n    backend: hash\n")
+    cfg.write_text("embeddings:\n  backend: hash\n")
     r = run_kenning("eval", "locomo", "--split", "dev", "--conversations", "30", "--max-questions", "12", "--json",
                 "--data", str(locomo_dir()), "--config", str(cfg))
     assert r.returncode == 0, r.stderr

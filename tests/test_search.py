@@ -26,11 +26,13 @@ def _refs(result) -> list[tuple[str, str]]:
 
 
 def test_index_stage_is_incremental_and_idempotent(indexed, transcript_file):
-    assert search_sql.doc_count(indexed.conn) == 7
-    assert scalar(indexed.conn, "SELECT COUNT(*) FROM search_vector_state WHERE space='hash_384'") == 7
+    assert search_sql.doc_count(indexed.conn, "message") == 7
+    docs = search_sql.doc_count(indexed.conn)
+    # one vector per document, in the model layer's vector index (space "search", R15)
+    assert scalar(indexed.conn, "SELECT COUNT(*) FROM vector_items WHERE space='search'") == docs
     again = indexed.ingest([transcript_file], as_of="2024-01-01T00:00:00Z", self_name="Ana")
     idx = next(r for r in again if r.stage == "index").counts
-    assert idx.get("docs_new", 0) == 0 and idx.get("docs_changed", 0) == 0 and idx.get("vectors_hash_384", 0) == 0
+    assert idx.get("docs_new", 0) == 0 and idx.get("docs_changed", 0) == 0 and idx.get("vectors_written", 0) == 0
     # an edited turn is re-indexed alone; the old words are gone from the index
     doc = transcript_doc()
     doc["sessions"][1]["turns"][0]["text"] = "We went kayaking by the lake last weekend."
@@ -38,7 +40,7 @@ def test_index_stage_is_incremental_and_idempotent(indexed, transcript_file):
     r = indexed.ingest([transcript_file], as_of="2024-01-02T00:00:00Z", self_name="Ana")
     idx = next(x for x in r if x.stage == "index").counts
     # the edited turn, and the next one (whose context field holds the edited text)
-    assert idx["docs_changed"] == 2 and idx["vectors_hash_384"] == 2
+    assert idx["docs_changed"] == 2 and idx["vectors_written"] == 1  # the next turn's embedded text is unchanged
     s = Searcher(indexed.conn, indexed.config)
     assert s.search("kayaking", now=NOW, lanes=["fts"]).hits[0]["text"].startswith("We went kayaking")
     assert not s.search("camping", now=NOW, lanes=["fts"]).hits
@@ -114,7 +116,7 @@ def test_adjacency_lane_brings_the_answer(indexed):
     from kenning.config import load_config
 
     # context weight 0: the next turn must come from the adjacency lane, not from its context field
-    cfg = load_config(overrides={"retrieval": {**HASH["retrieval"], "lane_weights": {"adjacency": 1.0},
+    cfg = load_config(overrides={**HASH, "retrieval": {"lane_weights": {"adjacency": 1.0},
                                                "fts": {"column_weights": {"context": 0.0}}}})
     s = Searcher(indexed.conn, cfg)
     r = s.search("pottery class", now=NOW, lanes=["fts", "adjacency"])
@@ -158,18 +160,112 @@ def test_cli_search_json(tmp_path, transcript_file, hash_config_file):
     assert bad.returncode == 1 and "--as-of" in bad.stderr
 
 
-def test_restricted_vector_lane_is_cut_from_the_shared_pool(indexed):
-    from kenning.config import load_config
+def test_restricted_vector_lanes_filter_inside_the_search(indexed):
+    """R15: the speaker lane's vector half only ever returns that speaker's turns, exactly as a brute-force scan
+    of the same vectors restricted to them ranks them."""
+    import numpy as np
 
-    pooled = {"retrieval": {"vector": {"backend": "hash", "pool": 1000}}}
-    s = Searcher(indexed.conn, load_config(overrides=pooled))
+    s = Searcher(indexed.conn, indexed.config)
     r = s.search("lake", now=NOW, lanes=["speaker"])
     assert r.parsed.speakers == [] and r.hits == []  # no name in the query: the lane does not fire
-    r = s.search("Ben lake", now=NOW, lanes=["speaker"])
-    assert r.hits and {h["speaker"] for h in r.hits} == {"Ben"}
-    exact = Searcher(indexed.conn, indexed.config).search("Ben lake", now=NOW, lanes=["speaker"])
-    assert [h["message_id"] for h in exact.hits] == [h["message_id"] for h in r.hits]  # pool ≥ vault: same lane
-    small = Searcher(indexed.conn, load_config(overrides={"retrieval": {**HASH["retrieval"],
-                                                                          "vector": {"backend": "hash", "pool": 2}}}))
-    few = small.search("Ben lake", now=NOW, lanes=["vector"])
-    assert len(few.hits) == 2  # the pool bounds every vector lane
+    qvec = s.embedder().embed(["Ben lake"])[0]
+    got = s.vectors.knn(qvec, 50, speakers=["ben"])  # speaker names match case-insensitively
+    ben = [rid for (rid,) in indexed.conn.execute("SELECT doc_rowid FROM search_docs WHERE speaker='Ben'")]
+    assert got and {r for r, _ in got} == set(ben)
+    texts = {h["message_id"]: h for h in s.search("Ben lake", now=NOW, lanes=["speaker"], k=50).hits}
+    assert texts and {h["speaker"] for h in texts.values()} == {"Ben"}
+    vecs = {int(i): v for i, v in zip(*_search_vectors(indexed))}
+    brute = sorted(ben, key=lambda r: -float(vecs[r] @ qvec))
+    assert [r for r, _ in got] == brute
+    # time: said in July 2023, or telling of it
+    july = s.vectors.knn(qvec, 50, start="2023-07-01", end="2023-08-01")
+    said = {r for (r,) in indexed.conn.execute("SELECT doc_rowid FROM search_docs WHERE occurred_at_utc LIKE '2023-07%'")}
+    assert {r for r, _ in july} == said and np.all(np.diff([x for _, x in july]) <= 1e-6)
+
+
+def _search_vectors(vault):
+    import numpy as np
+
+    from kenning.store.connection import rows as _rows
+
+    table = _rows(vault.conn, "SELECT table_name FROM vector_tables WHERE status='active'")[0]["table_name"]
+    got = list(vault.conn.execute(f"SELECT i.item_id, v.embedding FROM {table} v JOIN vector_items i ON i.vid=v.rowid "
+                                  "WHERE i.space='search'"))
+    return [g[0] for g in got], [np.frombuffer(g[1], dtype=np.float32) for g in got]
+
+
+def test_entity_lane_names_aliases_and_owner(indexed):
+    """R18: a query naming an entity (canonical name, alias, the owner's kin as "my …") reaches it; the entity is
+    a hit of its own and its names are indexed for lookups."""
+    s = Searcher(indexed.conn, indexed.config)
+    names = {n for (n,) in indexed.conn.execute("SELECT name_norm FROM search_entity_names")}
+    # the vault owner (--self Ana, alias Annie) and the owner's kin
+    assert {"lisbon", "ana", "annie", "my sister", "ana's sister"} <= names
+    r = s.search("trip to Lisbon", now=NOW)
+    assert [e["name"] for e in r.parsed.as_dict()["entities"]] == ["Lisbon"]
+    lis = next(h for h in r.hits if h["kind"] == "message" and "Lisbon" in h["text"])
+    assert "entity" in lis["lanes"]
+    step = next(e for e in lis["evidence"] if e["kind"] == "mentions_entity")
+    assert step["name"] == "Lisbon" and lis["text"][step["char_start"]:step["char_end"]] == "Lisbon"
+    ent = s.search("Lisbon", now=NOW, kinds=["entity"]).hits
+    assert ent and ent[0]["kind"] == "entity" and ent[0]["text"] == "Lisbon" and ent[0]["entity_type"] == "LOCATION"
+    # a name that is only a stopword never matches an entity
+    assert s.parse("the", dt_date(), None).entities == []
+
+
+def test_assertion_lane_brings_the_source_turn(indexed):
+    """R21: an assertion about the entity the query names ("my sister" = the owner's kin) whose object matches
+    brings its source turn, with the assertion in the evidence chain."""
+    s = Searcher(indexed.conn, indexed.config)
+    r = s.search("where does my sister live?", now=NOW, kinds=["message"])
+    top = r.hits[0]
+    assert top["text"].startswith("My sister is moving to Lisbon") and "assertion" in top["lanes"]
+    a = next(e for e in top["evidence"] if e["kind"] == "assertion")
+    assert (a["subject"], a["predicate"], a["object"]) == ("SELF's sister", "lives_in", "Lisbon")
+    assert top["text"][a["char_start"]:a["char_end"]] == a["surface"]
+    # only the assertion lane: the turn about Ben's pet, not the other Ben turns
+    only = s.search("What pet does Ben have?", now=NOW, lanes=["assertion"]).hits
+    assert only and all("turtle" in h["text"] for h in only)
+    # --as-of before the turn was said: no assertion evidence from the future
+    assert not s.search("What pet does Ben have?", as_of="2023-05-01", lanes=["assertion"]).hits
+
+
+def test_turn_time_prefers_stage_2a_mentions(indexed):
+    """R17: a turn's event time is the time mention stage 2A resolved when there is one; relative words on a
+    transcript turn (2A leaves them unresolved, seed 001 §2A.7.2) are read by the retrieval rules."""
+    from kenning.retrieve.when import event_time, from_mention
+
+    m = {"valid_from_utc": "2023-08-01T00:00:00.000Z", "valid_to_utc": "2023-09-01T00:00:00.000Z",
+         "resolution_granularity": "month", "surface_text": "August 2023"}
+    iv = from_mention(m)
+    assert (iv.start.isoformat(), iv.end.isoformat(), iv.granularity) == ("2023-08-01", "2023-08-31", "month")
+    assert event_time("see you yesterday", dt_date(), [m]) == iv
+    assert event_time("yesterday", dt_date(), []).start.isoformat() == "2023-09-30"
+    # "in August" on a transcript turn: 2A leaves it unresolved (imputed timestamp), the retrieval rules read it
+    row = indexed.conn.execute("SELECT d.event_start, d.event_end FROM search_docs d JOIN messages m ON "
+                               "m.message_id=d.doc_id WHERE m.text_raw LIKE 'I started learning%'").fetchone()
+    assert row == ("2023-08-01", "2023-08-31")
+
+
+def test_kinds_filter_and_belief_lane(tmp_path):
+    """Beliefs of the ledger are hits of kind belief with their quotes as evidence (R20); --kind limits kinds."""
+    from tests.beliefs.beliefs_helpers import minimal_wiki
+
+    wiki = minimal_wiki(tmp_path / "wiki")
+    with Vault.open(tmp_path / "b.db", overrides=HASH) as v:
+        v.ingest_wiki(wiki, as_of="2026-06-01T00:00:00Z")
+        s = Searcher(v.conn, v.config)
+        r = s.search("Where does Anna live?", now="2026-06-01", kinds=["belief"])
+        assert r.hits and r.hits[0]["kind"] == "belief" and r.hits[0]["text"] == "Anna lives in Nantes."
+        assert all(h["kind"] == "belief" for h in r.hits) and "belief" in r.hits[0]["lanes"]
+        ev = r.hits[0]["evidence"]
+        assert ev[0]["kind"] == "belief" and any(e["kind"] == "quote" and "Nantes" in e["quote"] for e in ev)
+        # as of before the move: the superseded belief was the current one
+        old = s.search("Where does Anna live?", as_of="2026-03-01", kinds=["belief"]).hits
+        assert [h["text"] for h in old] == ["Anna lives in Lyon."]
+
+
+def dt_date():
+    import datetime as dt
+
+    return dt.date(2023, 10, 1)

@@ -177,3 +177,33 @@ def test_status_counts_skip_vec0_shadow_tables(idx):
     counts = runs_sql.table_counts(idx.conn)
     assert counts["vector_items"] == 6 and counts["embedding_cache"] == 6
     assert not [k for k in counts if k.startswith("vec_items_g")]
+
+
+def test_quantized_search_recall_and_filters(tmp_path):
+    """R16: above quantize_above the mirror ranks by Hamming distance over 1-bit codes and re-ranks exactly; recall
+    against the exact scan stays high, filters (allow) hold, and new vectors are searchable at once."""
+    import random
+
+    drop_mirrors()
+    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64, "vector_index": {
+        "engine": "numpy", "quantize_above": 100, "rerank_factor": 5, "rerank_min": 100}}})
+    conn = open_store(tmp_path / "q.db")
+    idx = VectorIndex(conn, cfg)
+    rnd = random.Random(3)
+    words = "lake car kids sister moving pottery violin turtle camping garden coffee budget rain snow".split()
+    items = [(f"d{i}", " ".join(rnd.choices(words, k=6)), "even" if i % 2 == 0 else "odd") for i in range(1500)]
+    idx.upsert("docs", items)
+    recall, queries = [], [" ".join(rnd.choices(words, k=3)) for _ in range(30)]
+    for q in queries:
+        approx = {h.item_id for h in idx.search(q, k=10, space="docs")}
+        exact = {h.item_id for h in idx.search(q, k=10, space="docs", exact=True)}
+        recall.append(len(approx & exact) / 10)
+    assert sum(recall) / len(recall) >= 0.9
+    # a filter applies before the Hamming scan: only allowed vids come back
+    allowed = {int(v) for (v,) in conn.execute("SELECT vid FROM vector_items WHERE kind='even'")}
+    hits = idx.search(queries[0], k=10, space="docs", allow=lambda vids: np.isin(vids, list(allowed)))
+    assert len(hits) == 10 and all(h.kind == "even" for h in hits)
+    # a vector added after the codes were built is found (its code is written with it)
+    idx.upsert("docs", [("new", "zebra quokka axolotl", "odd")])
+    assert idx.search("zebra quokka axolotl", k=1, space="docs")[0].item_id == "new"
+    conn.close()

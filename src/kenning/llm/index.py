@@ -95,6 +95,9 @@ class _Mirror:
         self.pos_of: dict[int, int] = {}
         self.n = 0
         self.deleted = 0
+        self.codes: np.ndarray | None = None    # 1-bit codes, built on first quantized search (R16)
+        self.center = np.zeros(dimension, dtype=np.float32)
+        self._last_dist: tuple | None = None    # (query key, Hamming distances) of the last quantized search
 
     def _code(self, table: dict, names: list, value: Any) -> int:
         code = table.get(value)
@@ -113,10 +116,15 @@ class _Mirror:
             arr = np.zeros((new, *old.shape[1:]), dtype=old.dtype)
             arr[:cap] = old
             setattr(self, name, arr)
+        if self.codes is not None:
+            codes = np.zeros((self.codes.shape[0], new), dtype=np.uint64)
+            codes[:, :cap] = self.codes
+            self.codes = codes
         self.item_ids.extend([None] * (new - cap))
 
     def upsert(self, rows: Sequence[tuple[int, str, str, str | None, np.ndarray]]) -> None:
         with self.lock:
+            self._last_dist = None
             self._grow(self.n + len(rows))
             for vid, space, item_id, kind, vec in rows:
                 pos = self.pos_of.get(vid)
@@ -130,9 +138,12 @@ class _Mirror:
                 self.space_codes[pos] = self._code(self.spaces, self.space_names, space)
                 self.kind_codes[pos] = self._code(self.kinds, self.kind_names, kind or None)
                 self.item_ids[pos] = item_id
+                if self.codes is not None:
+                    self.codes[:, pos] = self._pack(np.asarray(vec, dtype=np.float32).reshape(1, -1))[:, 0]
 
     def delete(self, vids: Sequence[int]) -> None:
         with self.lock:
+            self._last_dist = None
             for vid in vids:
                 pos = self.pos_of.pop(int(vid), None)
                 if pos is not None:
@@ -148,50 +159,127 @@ class _Mirror:
             arr = getattr(self, name)
             arr[:len(keep)] = arr[keep]
         self.item_ids[:len(keep)] = [self.item_ids[i] for i in keep]
+        if self.codes is not None:
+            self.codes[:, :len(keep)] = self.codes[:, keep]
         self.valid[:] = False
         self.valid[:len(keep)] = True
         self.n, self.deleted = len(keep), 0
         self.pos_of = {int(v): i for i, v in enumerate(self.vids[:self.n])}
 
+    # -- 1-bit codes (decisions R16) ---------------------------------------------------------------------
+    def _pack(self, m: np.ndarray) -> np.ndarray:
+        """Sign bits of centred rows, as (words, rows) uint64 bit planes (column-major: one pass per word)."""
+        m = np.atleast_2d(m)
+        bits = np.packbits(m - self.center > 0, axis=1, bitorder="little")
+        pad = (-bits.shape[1]) % 8
+        if pad:
+            bits = np.pad(bits, ((0, 0), (0, pad)))
+        return np.ascontiguousarray(bits.view("<u8").T)
+
+    def ensure_codes(self) -> None:
+        """Build the codes of every row (the centre is the mean of the rows present now, then fixed)."""
+        with self.lock:
+            if self.codes is not None:
+                return
+            n = self.n
+            live = self.matrix[:n][self.valid[:n]] if n else self.matrix[:0]
+            self.center = live.mean(axis=0).astype(np.float32) if len(live) else np.zeros(self.dim, np.float32)
+            words = (self.dim + 63) // 64
+            self.codes = np.zeros((words, len(self.vids)), dtype=np.uint64)
+            for i in range(0, n, 65536):
+                self.codes[:, i:min(n, i + 65536)] = self._pack(self.matrix[i:min(n, i + 65536)])
+
+    def _mask(self, n: int, space: str | None, kinds: Sequence[str] | None, vids: Sequence[int] | None,
+              allow: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray | None | bool:
+        """The rows a search may return (None = all; False = none)."""
+        mask = None
+        if self.deleted:
+            mask = self.valid[:n].copy()
+        if space is not None:
+            code = self.spaces.get(space)
+            if code is None:
+                return False
+            m = self.space_codes[:n] == code
+            mask = m if mask is None else mask & m
+        if kinds is not None:
+            codes = [self.kinds[x] for x in kinds if x in self.kinds]
+            m = np.isin(self.kind_codes[:n], codes)
+            mask = m if mask is None else mask & m
+        if vids is not None:
+            m = np.zeros(n, dtype=bool)
+            pos = [self.pos_of[v] for v in vids if v in self.pos_of]
+            m[pos] = True
+            mask = m if mask is None else mask & m
+        if allow is not None:
+            m = np.asarray(allow(self.vids[:n]), dtype=bool)
+            mask = m if mask is None else mask & m
+        return mask
+
     def search(self, q: np.ndarray, k: int, space: str | None, kinds: Sequence[str] | None,
-               vids: Sequence[int] | None) -> list[Hit]:
+               vids: Sequence[int] | None, allow: Callable[[np.ndarray], np.ndarray] | None = None,
+               quantize_above: int = 0, rerank: int = 0) -> list[Hit]:
+        """Top-``k`` by cosine. Exact (one matrix product) up to ``quantize_above`` rows; above it, Hamming
+        distance over 1-bit codes picks ``rerank`` candidates that are then scored exactly (R16)."""
         with self.lock:
             n = self.n
             if n == 0 or k <= 0:
                 return []
-            scores = self.matrix[:n] @ q
-            mask = None
-            if self.deleted:
-                mask = self.valid[:n].copy()
-            if space is not None:
-                code = self.spaces.get(space)
-                if code is None:
-                    return []
-                m = self.space_codes[:n] == code
-                mask = m if mask is None else mask & m
-            if kinds is not None:
-                codes = [self.kinds[x] for x in kinds if x in self.kinds]
-                m = np.isin(self.kind_codes[:n], codes)
-                mask = m if mask is None else mask & m
-            if vids is not None:
-                m = np.zeros(n, dtype=bool)
-                pos = [self.pos_of[v] for v in vids if v in self.pos_of]
-                m[pos] = True
-                mask = m if mask is None else mask & m
-            if mask is not None:
-                candidates = np.nonzero(mask)[0]
-                if len(candidates) == 0:
-                    return []
+            mask = self._mask(n, space, kinds, vids, allow)
+            if mask is False:
+                return []
+            candidates = None if mask is None else np.nonzero(mask)[0]
+            if candidates is not None and len(candidates) == 0:
+                return []
+            if candidates is not None and len(candidates) == n:
+                candidates, mask = None, None  # the filter keeps every row: no gather
+            size = n if candidates is None else len(candidates)
+            if quantize_above and n > quantize_above and size > max(rerank, k):
+                self.ensure_codes()
+                candidates = self._hamming_candidates(q, n, mask, max(rerank, k))
+            if candidates is not None and len(candidates) > n // 4:
+                scores = self.matrix[:n] @ q  # one product over every row beats gathering a large subset
                 sub = scores[candidates]
                 kk = min(k, len(candidates))
                 top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
-                order = candidates[top[np.lexsort((self.vids[candidates[top]], -sub[top]))]]
-            else:
+                top = top[np.lexsort((self.vids[candidates[top]], -sub[top]))]
+                found = [(int(candidates[t]), float(sub[t])) for t in top]
+            elif candidates is None:
+                scores = self.matrix[:n] @ q
                 kk = min(k, n)
                 top = np.argpartition(-scores, kk - 1)[:kk] if kk < n else np.arange(n)
                 order = top[np.lexsort((self.vids[top], -scores[top]))]
+                found = [(p, float(scores[p])) for p in order]
+            else:
+                sub = self.matrix[candidates] @ q
+                kk = min(k, len(candidates))
+                top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
+                top = top[np.lexsort((self.vids[candidates[top]], -sub[top]))]
+                found = [(int(candidates[t]), float(sub[t])) for t in top]
             return [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
-                        self.kind_names[self.kind_codes[p]], float(scores[p]), int(self.vids[p])) for p in order]
+                        self.kind_names[self.kind_codes[p]], score, int(self.vids[p])) for p, score in found]
+
+    def _hamming_candidates(self, q: np.ndarray, n: int, mask: np.ndarray | None, m: int) -> np.ndarray:
+        assert self.codes is not None
+        key = (q.tobytes(), n, id(self.codes))
+        if self._last_dist is not None and self._last_dist[0] == key:
+            dist = self._last_dist[1].copy()  # the same query again (another lane's filter): reuse the scan
+        else:
+            qc = self._pack(q.reshape(1, -1))[:, 0]
+            dist = np.bitwise_count(self.codes[0, :n] ^ qc[0]).astype(np.uint16)
+            for w in range(1, len(qc)):
+                dist += np.bitwise_count(self.codes[w, :n] ^ qc[w])
+            self._last_dist = (key, dist.copy())
+        worst = self.codes.shape[0] * 64 + 1
+        if mask is not None:
+            dist[~mask] = worst
+        # the smallest distance d whose cumulative count reaches m: every row at distance <= d is a candidate
+        hist = np.bincount(dist, minlength=worst + 1)
+        cum = np.cumsum(hist[:worst])
+        cut = int(np.searchsorted(cum, m))
+        cand = np.nonzero(dist <= min(cut, worst - 1))[0]
+        if len(cand) > 4 * m:  # a wide tie at the cut: keep the m closest (ties by position)
+            cand = cand[np.argsort(dist[cand], kind="stable")[:m]]
+        return cand
 
 
 _MIRRORS: dict[tuple[str, str], _Mirror] = {}
@@ -209,6 +297,23 @@ def drop_mirrors() -> None:
 
 
 # -- the index ----------------------------------------------------------------------------------------------
+_BLAS_LIMITED: int | None = None
+
+
+def limit_blas_threads(n: int) -> None:
+    """Cap the BLAS thread pool (embeddings.vector_index.blas_threads; 0 = leave it). A matrix-vector product is
+    memory-bound: on a busy 2-core machine OpenBLAS's second thread makes it 10-15x slower (R22)."""
+    global _BLAS_LIMITED
+    if n <= 0 or _BLAS_LIMITED == n:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; without it BLAS keeps its default
+        return
+    threadpool_limits(n, user_api="blas")
+    _BLAS_LIMITED = n
+
+
 class VectorIndex:
     """See the module docstring."""
 
@@ -219,6 +324,7 @@ class VectorIndex:
         if self.engine not in ("auto", "sqlite", "numpy"):
             raise VectorIndexError(f"unknown vector engine {self.engine!r} (auto, sqlite, numpy)")
         self._embedders: dict[tuple[str, int], Embedder] = {}
+        limit_blas_threads(config.embeddings.vector_index.blas_threads)
         if embedder is not None:
             self._embedders[(embedder.model_id, embedder.dimension)] = embedder
 
@@ -364,10 +470,16 @@ class VectorIndex:
 
     def search(self, query: str | np.ndarray, k: int = 10, *, space: str | None = None,
                kinds: Sequence[str] | None = None, item_ids: Sequence[str] | None = None,
-               min_score: float | None = None, model_id: str | None = None) -> list[Hit]:
-        """Exact top-``k`` by cosine similarity in the active table. ``query`` is a text (embedded with the
+               min_score: float | None = None, model_id: str | None = None,
+               allow: Callable[[np.ndarray], np.ndarray] | None = None, exact: bool = False,
+               oversample: int = 20) -> list[Hit]:
+        """Top-``k`` by cosine similarity in the active table. ``query`` is a text (embedded with the
         active model) or a vector of the active dimension (pass ``model_id`` to have it checked). Filters:
-        ``space``, ``kinds`` (any of), ``item_ids`` (an allow-list, needs ``space``), ``min_score``."""
+        ``space``, ``kinds`` (any of), ``item_ids`` (an allow-list, needs ``space``), ``min_score``, and
+        ``allow``: a function from an array of vids to a boolean mask (the caller's own metadata filter).
+        Exact in the mirror up to ``vector_index.quantize_above`` vectors, 1-bit codes + exact re-rank above it
+        (``exact=True`` forces a full scan); without a mirror sqlite-vec's KNN, where ``allow`` filters
+        ``k × oversample`` neighbours (approximate)."""
         if item_ids is not None and space is None:
             raise VectorIndexError("search(item_ids=…) needs space=…: item ids are unique per space")
         if not isinstance(query, str):
@@ -384,7 +496,8 @@ class VectorIndex:
                     return []
                 if (current["model_id"], current["dimension"]) != (table["model_id"], table["dimension"]):
                     continue  # a migration swapped models between the two reads: embed again
-                hits = self._search_table(current, q, k, space, kinds, item_ids, model_id)
+                hits = self._search_table(current, q, k, space, kinds, item_ids, model_id, allow, exact,
+                                          oversample)
             break
         else:  # pragma: no cover - three swaps in a row
             raise VectorIndexError("the active embedding model kept changing during the search; try again")
@@ -393,7 +506,9 @@ class VectorIndex:
         return hits
 
     def _search_table(self, table: dict, q: np.ndarray, k: int, space: str | None, kinds: Sequence[str] | None,
-                      item_ids: Sequence[str] | None, model_id: str | None) -> list[Hit]:
+                      item_ids: Sequence[str] | None, model_id: str | None,
+                      allow: Callable[[np.ndarray], np.ndarray] | None = None, exact: bool = False,
+                      oversample: int = 20) -> list[Hit]:
         if model_id is not None and model_id != table["model_id"]:
             raise VectorIndexError(f"the query vector was made by {model_id} but the index holds "
                                    f"{table['model_id']} vectors (a migration swapped models?)")
@@ -405,9 +520,16 @@ class VectorIndex:
             if not vids:
                 return []
         if self._use_mirror(table):
-            return self._mirror(table).search(q, k, space, list(kinds) if kinds is not None else None, vids)
+            vcfg = self.config.embeddings.vector_index
+            return self._mirror(table).search(q, k, space, list(kinds) if kinds is not None else None, vids, allow,
+                                              0 if exact else vcfg.quantize_above,
+                                              max(k * vcfg.rerank_factor, vcfg.rerank_min))
         kinds_l = [x or "" for x in kinds] if kinds is not None else None
-        found = vsql.knn(self.conn, table["table_name"], _blob(q), k, space=space, kinds=kinds_l, vids=vids)
+        want = k if allow is None else k * oversample
+        found = vsql.knn(self.conn, table["table_name"], _blob(q), want, space=space, kinds=kinds_l, vids=vids)
+        if allow is not None and found:
+            ok = np.asarray(allow(np.asarray([v for v, _ in found], dtype=np.int64)), dtype=bool)
+            found = [f for f, keep in zip(found, ok) if keep][:k]
         meta = vsql.items_by_vids(self.conn, [v for v, _ in found])
         return [Hit(meta[v]["space"], meta[v]["item_id"], meta[v]["kind"] or None, 1.0 - d, v)
                 for v, d in found if v in meta]

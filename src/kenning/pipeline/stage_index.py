@@ -1,22 +1,44 @@
-"""Stage "index": keep the search index (FTS5 + vectors) in step with the raw layer (issue 9).
+"""Stage "index": keep the search index (FTS5 + vectors + entity names) in step with the vault (issue 9).
 
 Incremental and idempotent: a message is (re)indexed only when it is new or its ``last_changed_run_id``
-moved, and re-written only when its indexed fields changed; vectors are computed only for documents whose
-text their space has not embedded yet. ``inputs["full"]`` (``kenning reindex``) clears everything first.
+moved, and re-written only when its indexed fields changed; an entity document only when its name, aliases or
+lexicon terms changed. Vectors go through the model layer's vector index (space ``retrieval.vector.space``,
+item id = ``search_docs.doc_rowid``; decisions R14/R15): its upsert embeds only texts it has not embedded yet
+(through the embedding cache), so a model migration (`kenning embeddings migrate`) re-embeds search with
+everything else. ``inputs["full"]`` (``kenning reindex``) clears everything first.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from collections import Counter
 from typing import Any
 
+import orjson
+
+from kenning.llm.errors import EmbeddingError, LLMEndpointError
 from kenning.pipeline.runner import StageContext
-from kenning.retrieve.docs import content_hash, doc_fields, embed_text
-from kenning.retrieve.embed import make_embedder, space_name
-from kenning.retrieve.when import resolve_text
+from kenning.retrieve.docs import content_hash, doc_fields, embed_text, entity_fields
+from kenning.retrieve.when import event_time
 from kenning.store import raw as raw_sql
 from kenning.store import search as search_sql
+
+
+def norm_name(s: str) -> str:
+    """How entity names are compared with query words: NFKC, casefolded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", s).casefold().split())
+
+
+def _owner_names(key: str | None, name: str, self_names: list[str]) -> list[str]:
+    """Names the vault owner's entities go by in a query: the owner (``__SELF__``) by the ``--self`` participant's
+    name and aliases; the owner's kin ("SELF's sister") as "my sister" and "<owner>'s sister" (R18)."""
+    if key == "__SELF__":
+        return list(self_names)
+    if name.startswith("SELF's "):
+        rest = name[len("SELF's "):]
+        return [f"my {rest}", *[f"{n}'s {rest}" for n in self_names]]
+    return []
 
 
 class SearchIndex:
@@ -26,14 +48,30 @@ class SearchIndex:
     def run(self, ctx: StageContext) -> dict[str, Any]:
         cfg = ctx.config.retrieval
         counts: Counter = Counter()
+        changed: list[int] = []
+        removed: list[int] = []
+        legacy = search_sql.drop_legacy_vector_tables(ctx.conn)
+        if legacy:
+            counts["legacy_vector_tables_dropped"] = len(legacy)
         if ctx.inputs.get("full"):
-            search_sql.clear_index(ctx.conn)
+            removed += search_sql.clear_index(ctx.conn)
             counts["cleared"] = 1
         orphans = search_sql.orphan_message_docs(ctx.conn)
         if orphans:
             search_sql.delete_docs(ctx.conn, orphans)
+            removed += orphans
             counts["docs_removed"] += len(orphans)
-        batch = cfg.index.batch_size
+        self.index_messages(ctx, counts, changed)
+        self.index_entities(ctx, counts, changed, removed)
+        self.embed(ctx, counts, changed, removed)
+        if changed or removed or counts.get("cleared"):
+            search_sql.bump_version(ctx.conn)
+        counts["docs_total"] = search_sql.doc_count(ctx.conn)
+        return {k: counts[k] for k in sorted(counts)}
+
+    # -- messages (turns) ------------------------------------------------------------------------------------
+    def index_messages(self, ctx: StageContext, counts: Counter, changed: list[int]) -> None:
+        batch = ctx.config.retrieval.index.batch_size
         after = None
         while True:
             todo = search_sql.messages_to_index(ctx.conn, batch, after)
@@ -52,13 +90,14 @@ class SearchIndex:
                     need.append((b["conversation_id"], b["order_index"]))
             prev.update(search_sql.previous_texts(ctx.conn, need))
             fts_new, fts_old = [], []
+            tms = search_sql.time_mentions_of(ctx.conn, [m["message_id"] for m in todo])
             for m in todo:
                 speaker = m["author_name"] or m["role"]
                 fields = doc_fields(speaker, m["text_raw"], extras.get(m["message_id"], []),
                                     prev.get((m["conversation_id"], m["order_index"])))
                 h = content_hash(fields)
-                event = (resolve_text(m["text_raw"], dt.date.fromisoformat(m["created_at_utc"][:10]))
-                         if m["text_raw"] and m["created_at_utc"] else None)
+                event = event_time(m["text_raw"], dt.date.fromisoformat(m["created_at_utc"][:10])
+                                   if m["created_at_utc"] else None, tms.get(m["message_id"]))
                 doc = {"doc_kind": "message", "doc_id": m["message_id"], "conversation_id": m["conversation_id"],
                        "speaker": speaker, "role": m["role"], "occurred_at_utc": m["created_at_utc"],
                        "position": m["order_index"], "content_sha256": h,
@@ -80,41 +119,121 @@ class SearchIndex:
                     fts_old.append(rowid)
                     counts["docs_changed"] += 1
                     search_sql.invalidate_next(ctx.conn, m["conversation_id"], m["order_index"])
+                changed.append(rowid)
                 fts_new.append((rowid, fields["speaker"], fields["body"], fields["extra"], fields["context"]))
             search_sql.fts_delete(ctx.conn, fts_old)
             search_sql.fts_insert(ctx.conn, fts_new)
             ctx.progress(records=counts["docs_new"] + counts["docs_changed"], file="search index")
-        self.embed(ctx, counts)
-        counts["docs_total"] = search_sql.doc_count(ctx.conn)
-        return {k: counts[k] for k in sorted(counts)}
 
-    def embed(self, ctx: StageContext, counts: Counter) -> None:
-        cfg = ctx.config.retrieval.vector
-        embedder = make_embedder(cfg, warn=lambda msg: ctx.warn("EMBEDDER_FALLBACK", msg))
-        if embedder is None:
+    # -- entities: documents of their own, and the names the entity lane matches (R18) ------------------------
+    def index_entities(self, ctx: StageContext, counts: Counter, changed: list[int], removed: list[int]) -> None:
+        entities = search_sql.active_entities(ctx.conn)
+        lexicon: dict[str, list[str]] = {}
+        for entity_id, surface, aliases_json in search_sql.lexicon_names(ctx.conn):
+            lexicon.setdefault(entity_id, []).extend([surface, *orjson.loads(aliases_json or "[]")])
+        self_names = search_sql.self_participant_names(ctx.conn)
+        existing = search_sql.docs_of_kind(ctx.conn, "entity")
+        seen: set[str] = set()
+        names_for: dict[str, list[tuple[str, str, str]]] = {}
+        fts_new, fts_old = [], []
+        for e in entities:
+            eid = e["entity_id"]
+            seen.add(eid)
+            aliases = [a for a in orjson.loads(e["aliases_json"] or "[]") if isinstance(a, str)]
+            terms = sorted(set(lexicon.get(eid, [])))
+            aliases = aliases + _owner_names(e["entity_key"], e["canonical_name"], self_names)
+            fields = entity_fields(e["canonical_name"], e["entity_type"], aliases, terms)
+            h = content_hash(fields)
+            old = existing.get(eid)
+            if old is not None and old[1] == h:
+                continue
+            doc = {"doc_kind": "entity", "doc_id": eid, "conversation_id": None, "speaker": None, "role": None,
+                   "occurred_at_utc": e["first_seen_at_utc"], "position": None, "content_sha256": h,
+                   "event_start": None, "event_end": None, "source_changed_run_id": None,
+                   "indexed_run_id": ctx.run_id}
+            if old is None:
+                rowid = search_sql.insert_doc(ctx.conn, doc)
+                counts["entity_docs_new"] += 1
+            else:
+                rowid = old[0]
+                search_sql.update_doc(ctx.conn, rowid, doc)
+                fts_old.append(rowid)
+                counts["entity_docs_changed"] += 1
+            changed.append(rowid)
+            fts_new.append((rowid, fields["speaker"], fields["body"], fields["extra"], fields["context"]))
+            names = {(norm_name(e["canonical_name"]), eid, "canonical")}
+            names |= {(norm_name(a), eid, "alias") for a in aliases if a.strip()}
+            names |= {(norm_name(t), eid, "lexicon") for t in terms if t.strip()}
+            names_for[eid] = sorted(n for n in names if n[0])
+        gone = [rowid for eid, (rowid, _h) in existing.items() if eid not in seen]
+        if gone:
+            search_sql.delete_docs(ctx.conn, gone)
+            search_sql.replace_entity_names(ctx.conn, [eid for eid in existing if eid not in seen], [])
+            removed += gone
+            counts["entity_docs_removed"] += len(gone)
+        search_sql.fts_delete(ctx.conn, fts_old)
+        search_sql.fts_insert(ctx.conn, fts_new)
+        if names_for:
+            search_sql.replace_entity_names(ctx.conn, list(names_for),
+                                            [n for names in names_for.values() for n in names])
+
+    # -- vectors: the model layer's vector index ------------------------------------------------------------
+    def embed(self, ctx: StageContext, counts: Counter, changed: list[int], removed: list[int]) -> None:
+        from kenning.llm.index import VectorIndex
+
+        vcfg = ctx.config.retrieval.vector
+        if not vcfg.enabled:
             return
-        space = space_name(embedder)
-        table = search_sql.ensure_vector_space(ctx.conn, space, embedder.backend, embedder.name, embedder.dim,
-                                               ctx.run_id)
-        batch = max(cfg.batch_size * 8, 64)
+        idx = VectorIndex(ctx.conn, ctx.config, clock=ctx.clock)
+        if removed:
+            counts["vectors_removed"] += idx.delete(vcfg.space, [str(r) for r in removed])
+        try:
+            idx.ensure_active()
+        except (EmbeddingError, LLMEndpointError) as e:  # pragma: no cover - ensure_active loads no model
+            ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; the vector lanes have no vectors")
+            return
+        todo = sorted(set(changed))
+        after = 0
+        step = vcfg.batch_size
+        done = 0
         while True:
-            docs = search_sql.docs_to_embed(ctx.conn, space, batch)
+            if todo:
+                docs = search_sql.docs_for_embedding(ctx.conn, todo[:step])
+                todo = todo[step:]
+            else:  # documents never embedded (vectors turned on later, a vault from before R15, a rebuild)
+                docs = search_sql.docs_missing_vectors(ctx.conn, vcfg.space, after, step)
+                if not docs:
+                    break
+                after = docs[-1]["doc_rowid"]
             if not docs:
-                break
-            texts = self._texts(ctx, docs, cfg.include_speaker)
-            vectors = embedder.embed(texts)
-            search_sql.put_vectors(ctx.conn, space, table, docs, vectors)
-            counts[f"vectors_{space}"] += len(docs)
-            ctx.progress(records=counts[f"vectors_{space}"], file=f"embeddings ({space})")
+                continue
+            items = [(str(d["doc_rowid"]), t, d["doc_kind"]) for d, t in zip(docs, self._texts(ctx, docs))
+                     if t.strip()]
+            try:
+                counts["vectors_written"] += idx.upsert(vcfg.space, items)
+            except (EmbeddingError, LLMEndpointError) as e:
+                ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; the vector lanes have no vectors until `kenning reindex`")
+                return
+            done += len(docs)
+            ctx.progress(records=done, file="embeddings")
 
     @staticmethod
-    def _texts(ctx: StageContext, docs: list[dict], include_speaker: bool) -> list[str]:
-        ids = [d["doc_id"] for d in docs]
-        texts = {r["message_id"]: r["text_raw"] for r in _message_texts(ctx, ids)}
-        extras = search_sql.attachment_texts(ctx.conn, ids)
-        return [embed_text(doc_fields(d["speaker"], texts.get(d["doc_id"]), extras.get(d["doc_id"], []), None),
-                           include_speaker) for d in docs]
-
-
-def _message_texts(ctx: StageContext, ids: list[str]) -> list[dict]:
-    return raw_sql.message_texts(ctx.conn, ids)
+    def _texts(ctx: StageContext, docs: list[dict]) -> list[str]:
+        include_speaker = ctx.config.retrieval.vector.include_speaker
+        msg_ids = [d["doc_id"] for d in docs if d["doc_kind"] == "message"]
+        texts = {r["message_id"]: r["text_raw"] for r in raw_sql.message_texts(ctx.conn, msg_ids)}
+        extras = search_sql.attachment_texts(ctx.conn, msg_ids)
+        ent = {r["doc_rowid"]: r for r in search_sql.docs_by_rowid(ctx.conn, [d["doc_rowid"] for d in docs
+                                                                               if d["doc_kind"] == "entity"]).values()}
+        out = []
+        for d in docs:
+            if d["doc_kind"] == "message":
+                out.append(embed_text(doc_fields(d["speaker"], texts.get(d["doc_id"]), extras.get(d["doc_id"], []),
+                                                 None), include_speaker))
+            elif d["doc_kind"] == "entity" and d["doc_rowid"] in ent:
+                e = ent[d["doc_rowid"]]
+                aliases = orjson.loads(e.get("entity_aliases_json") or "[]")
+                out.append(", ".join(dict.fromkeys([e["entity_name"] or "", *aliases])))
+            else:
+                out.append("")
+        return out

@@ -19,3 +19,9 @@ def embed_text(fields: dict[str, str], include_speaker: bool) -> str:
 
 def content_hash(fields: dict[str, str]) -> str:
     return jcs_hash(fields)
+
+
+def entity_fields(name: str, entity_type: str, aliases: list[str], lexicon_terms: list[str]) -> dict[str, str]:
+    """An entity as a search document: its type in the speaker field, its name as the body, other names as extra."""
+    others = [a for a in dict.fromkeys([*aliases, *lexicon_terms]) if a and a != name]
+    return {"speaker": entity_type or "", "body": name or "", "extra": "\n".join(others), "context": ""}

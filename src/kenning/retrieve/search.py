@@ -1,15 +1,19 @@
 """Hybrid search over the vault: lanes → RRF → hits with a per-lane score breakdown and an evidence chain.
 
-Lanes now (all over turns/messages; each is a :class:`~kenning.retrieve.fusion.RankedList`):
-- ``fts``        FTS5 BM25 over speaker, text, captions (column weights from config);
-- ``vector``     cosine similarity of the query to each turn's embedding (``retrieve.embed``);
+Lanes (each a :class:`~kenning.retrieve.fusion.RankedList`; decisions R7, R14–R21):
+- ``fts``        FTS5 BM25 over speaker, text, captions, the previous turn; rare terms first, common terms capped
+                 (R19), so a query stays fast on a million documents;
+- ``vector``     cosine similarity to each document's embedding (the model layer's embedder and vector index);
 - ``speaker``    the query names a participant: BM25 + vector restricted to that speaker, the name removed;
-- ``time``       the query names a time ("in May 2023", "last summer"): BM25 + vector restricted to turns
-                 from that interval, the time words removed;
+- ``time``       the query names a time ("in May 2023", "last summer", resolved against the question date by
+                 ``retrieve.when``, R17): BM25 + vector restricted to turns said then or telling of then;
+- ``entity``     the query names an entity (canonical name, alias, nickname, lexicon term): BM25 + vector over
+                 the turns that mention it, the name removed (R18);
+- ``belief``     the query matches beliefs in the ledger (``wiki_beliefs`` FTS): belief hits with their quotes (R20);
 - ``temporal_cue`` a "when …" question: first-pass candidates whose text carries a time expression;
 - ``adjacency``  the turns next to the best first-pass hits (an answer follows its question).
-Later lanes (entity/alias, assertion → evidence, beliefs) are added in :meth:`Searcher.extra_lanes`: a
-lane is any callable ``(ParsedQuery, first_pass) -> RankedList``.
+More lanes register in :attr:`Searcher.extra_lanes`: a lane is any callable ``(ParsedQuery, first_pass) ->
+RankedList``. A candidate's key is a search-document rowid (turns, entities) or ``("belief", belief_id)``.
 """
 
 from __future__ import annotations
@@ -17,23 +21,40 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import apsw
+import numpy as np
 import orjson
 
 from kenning.config.models import Config
-from kenning.retrieve.embed import TextEmbedder, make_embedder, space_name
 from kenning.retrieve.fusion import Candidate, Fused, RankedList, rrf
-from kenning.retrieve.when import Interval, is_when_question, resolve_all, resolve_text
+from kenning.retrieve.vectors import SearchVectors
+from kenning.retrieve.when import Interval, event_time, is_when_question, resolve_all
 from kenning.sources.jcs import sha256_hex
 from kenning.sources.timestamps import normalize_to_utc
+from kenning.store import beliefs as beliefs_sql
 from kenning.store import search as search_sql
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _ROLES = {"user", "assistant", "system", "tool", "unknown"}
 
 Lane = Callable[["ParsedQuery", list[Fused]], RankedList | None]
+
+
+@dataclass
+class EntityMatch:
+    entity_id: str
+    name: str               # canonical name
+    entity_type: str
+    surface: str            # the query words that named it
+    source: str             # canonical | alias | lexicon
+    mentions: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"entity_id": self.entity_id, "name": self.name, "type": self.entity_type, "matched": self.surface,
+                "via": self.source, "mentions": self.mentions}
 
 
 @dataclass
@@ -47,10 +68,13 @@ class ParsedQuery:
     when_question: bool
     now: dt.date
     as_of: str | None
+    entities: list[EntityMatch] = field(default_factory=list)
+    entity_terms: set[str] = field(default_factory=set)
 
     def as_dict(self) -> dict[str, Any]:
         return {"terms": self.terms, "speakers": self.speakers, "times": [t.as_dict() for t in self.times],
-                "when_question": self.when_question, "now": self.now.isoformat(), "as_of": self.as_of}
+                "entities": [e.as_dict() for e in self.entities], "when_question": self.when_question,
+                "now": self.now.isoformat(), "as_of": self.as_of}
 
 
 @dataclass
@@ -94,16 +118,29 @@ def _as_of_bound(as_of: str | None) -> str | None:
     return ts
 
 
-class Searcher:
-    """One vault's search. Keep it for many queries: it caches speakers and the query embedder."""
+def _norm(s: str) -> str:
+    import unicodedata
 
-    def __init__(self, conn: apsw.Connection, config: Config, embedder: TextEmbedder | None | bool = True):
+    return " ".join(unicodedata.normalize("NFKC", s).casefold().split())
+
+
+class Searcher:
+    """One vault's search. Keep it for many queries: it caches speakers, term statistics and the embedder."""
+
+    def __init__(self, conn: apsw.Connection, config: Config, embedder: Any = True):
         self.conn, self.config, self.cfg = conn, config, config.retrieval
         self._speakers: list[tuple[str, list[str]]] | None = None
-        self._embedder = embedder
-        self._vec_table: str | None | bool = False
+        self.vectors = SearchVectors(conn, config) if (embedder is not False and self.cfg.vector.enabled) else None
+        self._embedder = embedder if embedder not in (True, False, None) else None
         self.notes: list[str] = []
         self.extra_lanes: list[tuple[str, Lane]] = []
+        self._tokenizer = None
+        self._df: dict[str, int] = {}
+        self._df_version: int | None = None
+        self._has_beliefs: bool | None = None
+        self._mentions: dict[str, list[dict]] = {}
+        self._text_stems: dict[str, frozenset[str]] = {}
+        self._stem_cache: dict[str, str] = {}
 
     # -- query understanding ------------------------------------------------------------------------------
     def speaker_names(self) -> list[tuple[str, list[str]]]:
@@ -119,90 +156,255 @@ class Searcher:
             self._speakers = [(s, sorted(v)) for s, v in sorted(names.items())]
         return self._speakers
 
+    def match_entities(self, query: str, skip: set[str]) -> tuple[list[EntityMatch], set[str]]:
+        """Entities the query names: every word n-gram (1–4 words) looked up among the names of entities
+        (canonical, aliases, nicknames, lexicon terms). Longest match wins; speakers' names are the speaker
+        lane's, and stopwords alone never match (R18)."""
+        ecfg = self.cfg.entity
+        words = [(m.group(0), m.start(), m.end()) for m in _WORDS.finditer(query)]
+        stop = set(self.cfg.fts.stopwords)
+        grams: dict[str, tuple[int, int]] = {}
+        for n in range(min(4, len(words)), 0, -1):
+            for i in range(len(words) - n + 1):
+                span = words[i:i + n]
+                text = _norm(query[span[0][1]:span[-1][2]])
+                if len(text) < ecfg.min_name_chars or text in skip:
+                    continue
+                if n == 1 and (text in stop or text.isdigit()):
+                    continue
+                grams.setdefault(text, (i, i + n))
+        if not grams:
+            return [], set()
+        found = search_sql.entities_named(self.conn, list(grams))
+        taken: list[tuple[int, int]] = []
+        out: list[EntityMatch] = []
+        terms: set[str] = set()
+        for name in sorted({r["name_norm"] for r in found}, key=lambda g: (-(grams[g][1] - grams[g][0]), grams[g])):
+            a, b = grams[name]
+            if any(not (b <= s or a >= e) for s, e in taken):
+                continue
+            taken.append((a, b))
+            for r in [r for r in found if r["name_norm"] == name][: ecfg.max_entities_per_name]:
+                out.append(EntityMatch(r["entity_id"], r["canonical_name"], r["entity_type"], name, r["source"],
+                                       int(r["mention_count"] or 0)))
+            terms |= set(_TOKEN.findall(name))
+        return out[: ecfg.max_entities], terms
+
     def parse(self, query: str, now: dt.date, as_of: str | None) -> ParsedQuery:
         low = query.lower()
         stop = set(self.cfg.fts.stopwords)
         speakers, speaker_terms = [], set()
         min_chars = self.cfg.speaker.min_name_chars
+        speaker_norms: set[str] = set()
         for stored, names in self.speaker_names():
             for n in names:
                 if len(n) >= min_chars and re.search(rf"(?<![\w]){re.escape(n.lower())}(?![\w])", low):
                     if stored not in speakers:
                         speakers.append(stored)
                     speaker_terms |= set(_TOKEN.findall(n.lower()))
+            speaker_norms |= {_norm(n) for n in names}
         times = resolve_all(query, now)
         time_terms: set[str] = set()
         for t in times:
             time_terms |= set(_TOKEN.findall(t.text.lower()))
         terms = [t for t in _TOKEN.findall(low) if t not in stop][: self.cfg.fts.max_query_terms]
+        entities, entity_terms = ([], set())
+        if self.cfg.lane_weights.entity > 0:
+            entities, entity_terms = self.match_entities(query, speaker_norms)
         return ParsedQuery(query, terms, speakers, speaker_terms, times, time_terms, is_when_question(query), now,
-                           as_of)
+                           as_of, entities, entity_terms)
 
     # -- lanes ---------------------------------------------------------------------------------------------
-    def embedder(self) -> TextEmbedder | None:
-        if self._embedder is True:
-            self._embedder = make_embedder(self.cfg.vector, warn=self.notes.append)
-        return self._embedder or None
-
-    def vector_table(self) -> str | None:
-        if self._vec_table is False:
-            emb = self.embedder()
-            space = search_sql.vector_space(self.conn, space_name(emb)) if emb else None
-            self._vec_table = space["table_name"] if space else None
-            if emb and space is None:
-                self.notes.append(f"no vectors for {space_name(emb)} yet: run `kenning reindex` for the vector lane")
-        return self._vec_table or None
+    def embedder(self):
+        if self._embedder is not None:
+            return self._embedder
+        return self.vectors.embedder() if self.vectors is not None else None
 
     def _weights(self) -> list[float]:
         w = self.cfg.fts.column_weights
         return [w.speaker, w.body, w.extra, w.context]
 
+    def _stems(self, terms: Sequence[str]) -> dict[str, str]:
+        """Query word → the form FTS5's porter tokenizer stores (for document frequencies)."""
+        if self._tokenizer is None:
+            self._tokenizer = self.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        out = {}
+        for t in terms:
+            st = self._stem_cache.get(t)
+            if st is None:
+                toks = self._tokenizer(t.encode(), apsw.FTS5_TOKENIZE_QUERY, None)
+                st = self._stem_cache[t] = toks[0][2] if toks else t
+            out[t] = st
+        return out
+
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        v = search_sql.version(self.conn)
+        if v != self._df_version:
+            self._df, self._df_version = {}, v
+        stems = self._stems([t for t in terms if t not in self._df])
+        if stems:
+            found = search_sql.term_doc_counts(self.conn, sorted(set(stems.values())))
+            for t, s in stems.items():
+                self._df[t] = found.get(s, 0)
+        return {t: self._df.get(t, 0) for t in terms}
+
     def fts_lane(self, name: str, terms: Sequence[str], weight: float, cap: int, **filters: Any) -> RankedList:
+        """BM25 over the FTS index. A query whose terms together match more than ``fts.rank_all_below``
+        documents is ranked in two steps (R19): candidates are every document of the rare terms, the
+        ``fts.common_term_cap`` newest documents of each common term and those holding two of the rarest common
+        terms; BM25 (FTS5's, same weights) then ranks only them."""
         w = self._weights()
-        match = fts_match(terms, [c for c, x in zip(FTS_COLUMNS, w) if x > 0])
-        items = []
-        if match:
-            for rowid, s in search_sql.fts_search(self.conn, match, self._weights(), cap, **filters):
-                items.append(Candidate(rowid, -s))
+        cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
+        terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
+        match = fts_match(terms, cols)
+        items: list[Candidate] = []
+        if not match:
+            return RankedList(name, items, weight)
+        fcfg = self.cfg.fts
+        rowids = filters.pop("rowids", None)
+        if fcfg.rank_all_below > 0 and rowids is None:
+            df = self.doc_freqs(terms)
+            if sum(df.values()) > fcfg.rank_all_below:
+                rowids = self._fts_candidates(terms, df, cols)
+        for rowid, s in search_sql.fts_search(self.conn, match, w, cap, rowids=rowids, **filters):
+            items.append(Candidate(rowid, -s))
         return RankedList(name, items, weight)
 
-    def vector_lane(self, name: str, pool, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
-                    start: str | None = None, end: str | None = None, **_: Any) -> RankedList:
-        """The nearest documents, filtered by speaker / said-at interval: a filtered KNN inside sqlite-vec
-        (``pool`` is the query vector), or cut from a shared KNN pool (``pool`` is its rows; R13)."""
-        if pool is None:
+    def _fts_candidates(self, terms: list[str], df: dict[str, int], cols: list[str]) -> list[int]:
+        fcfg = self.cfg.fts
+        cap = fcfg.common_term_cap
+        order = sorted(terms, key=lambda t: (df[t], t))
+        cand: set[int] = set()
+        common = [t for t in order if df[t] > cap]
+        for t in order:
+            if df[t] == 0:
+                continue
+            cand.update(search_sql.fts_rowids(self.conn, fts_match([t], cols) or "", cap))
+        if len(common) >= 2:
+            for i in range(min(3, len(common))):
+                for j in range(i + 1, min(3, len(common))):
+                    q = f"{fts_match([common[i]], cols)} AND {fts_match([common[j]], cols)}"
+                    cand.update(search_sql.fts_rowids(self.conn, q, cap))
+        return sorted(cand)
+
+    def vector_lane(self, name: str, qvec, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
+                    start: str | None = None, end: str | None = None, as_of: str | None = None,
+                    kinds: Sequence[str] | None = None, rowids: Sequence[int] | None = None) -> RankedList:
+        """The nearest documents, filtered by kind / speaker / said-at interval / --as-of inside the search."""
+        if qvec is None or self.vectors is None:
             return RankedList(name, [], weight)
-        if not isinstance(pool, list):
-            table = self.vector_table()
-            rows_ = search_sql.vector_search(self.conn, table, pool, cap, speakers=speakers, start=start, end=end,
-                                             as_of=_.get("as_of")) if table else []
-            return RankedList(name, [Candidate(r, 1.0 - d) for r, d in rows_], weight)
-        want = {s.casefold() for s in speakers} if speakers else None
-        items = []
-        for rowid, dist, occurred, speaker in pool:
-            if want is not None and (speaker or "").casefold() not in want:
-                continue
-            if start and (occurred or "") < start:
-                continue
-            if end and (occurred or "") >= end:
-                continue
-            items.append(Candidate(rowid, 1.0 - dist))
-            if len(items) >= cap:
-                break
-        return RankedList(name, items, weight)
+        found = self.vectors.knn(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
+                                 rowids=rowids)
+        return RankedList(name, [Candidate(r, s) for r, s in found], weight)
 
-    def _restricted(self, name: str, terms, qvec, weight: float, note: str, **filters: Any) -> RankedList:
+    def _restricted(self, name: str, terms, qvec, weight: float, note: str, detail: dict | None = None,
+                    evidence: Callable[[Hashable], list[dict]] | None = None, **filters: Any) -> RankedList:
         """BM25 and vector restricted by a filter, fused into one ranked list."""
         cap = self.cfg.lane_cap
         parts = [self.fts_lane("f", terms, 1.0, cap, **filters)]
         if qvec is not None:
-            parts.append(self.vector_lane("v", qvec, 1.0, cap, **filters))  # qvec: the shared KNN pool
+            vf = {k: v for k, v in filters.items() if k != "entity_ids"}
+            parts.append(self.vector_lane("v", qvec, 1.0, cap, **vf))
         fused = rrf(parts, self.cfg.rrf_k, cap)
-        return RankedList(name, [Candidate(f.key, round(f.score, 6)) for f in fused], weight, note)
+        return RankedList(name, [Candidate(f.key, round(f.score, 6), dict(detail or {}),
+                                           evidence(f.key) if evidence else []) for f in fused], weight, note)
+
+    def entity_lane(self, pq: ParsedQuery, qvec, weight: float, bound: str | None,
+                    kinds: Sequence[str] | None) -> RankedList | None:
+        """Turns that mention an entity the query names (R18), ranked by BM25 + vector over those turns with
+        the entity's words removed; when nothing else is left to rank by, newest first."""
+        if not pq.entities:
+            return None
+        ecfg = self.cfg.entity
+        ids = list(dict.fromkeys(e.entity_id for e in pq.entities))
+        ment = search_sql.entity_mention_docs(self.conn, ids, ecfg.max_mentions, bound)
+        if not ment:
+            return RankedList("entity", [], weight, "entity: " + ", ".join(e.name for e in pq.entities))
+        by_doc: dict[int, list[dict]] = {}
+        for m in ment:
+            by_doc.setdefault(int(m["doc_rowid"]), []).append(m)
+        names = {e.entity_id: e for e in pq.entities}
+
+        def evidence(key: Hashable) -> list[dict]:
+            return [{"kind": "mentions_entity", "entity_id": m["entity_id"], "name": names[m["entity_id"]].name,
+                     "matched": names[m["entity_id"]].surface, "surface": m["surface_text"],
+                     "char_start": m["char_start"], "char_end": m["char_end"]} for m in by_doc.get(key, [])]  # type: ignore[arg-type]
+
+        if kinds is not None and "message" not in kinds:
+            return None
+        terms = [t for t in pq.terms if t not in pq.entity_terms and t not in pq.speaker_terms]
+        rowids = list(by_doc)
+        note = "entity: " + ", ".join(dict.fromkeys(e.name for e in pq.entities))
+        if not terms and qvec is None:
+            items = [Candidate(r, 1.0, {}, evidence(r)) for r in rowids]
+            return RankedList("entity", items, weight, note)
+        rl = self._restricted("entity", terms, qvec, weight, note, None, evidence, as_of=bound, rowids=rowids)
+        # every mentioning turn is a candidate: those neither ranking reached follow, newest first
+        seen = {c.key for c in rl.items}
+        rl.items += [Candidate(r, 0.0, {}, evidence(r)) for r in rowids if r not in seen]
+        return rl
+
+    def assertion_lane(self, pq: ParsedQuery, weight: float, bound: str | None) -> RankedList | None:
+        """Assertion-to-evidence expansion (R21): assertions about an entity or speaker the query names whose
+        predicate / object / quote share the query's other words (or whose valid time falls in the query's
+        time) bring their source turn; the evidence chain names the assertion."""
+        names = [_norm(s) for s in pq.speakers] + [_norm(e.surface) for e in pq.entities]
+        ids = list(dict.fromkeys([e.entity_id for e in pq.entities] +
+                                 search_sql.entity_ids_named(self.conn, [n for n in names if n])))
+        if not ids:
+            return None
+        found = search_sql.assertions_about(self.conn, ids, self.cfg.assertion.max_assertions, bound)
+        if not found:
+            return RankedList("assertion", [], weight)
+        words = [t for t in pq.terms if t not in pq.entity_terms and t not in pq.speaker_terms
+                 and t not in pq.time_terms]
+        qstems = set(self._stems(words).values())
+        iv = pq.times[0] if pq.times else None
+        best: dict[int, tuple[float, dict]] = {}
+        for a in found:
+            text = " ".join(x for x in (a["predicate"].replace("_", " "), a["object_name"] or "",
+                                        _literal(a["object_value"]), a["surface_text"] or "") if x)
+            stems = self._text_stems.get(text)
+            if stems is None:
+                stems = self._text_stems[text] = frozenset(self._stems(_TOKEN.findall(text.lower())).values())
+            score = float(len(qstems & stems))
+            if iv is not None and a["valid_from_utc"]:
+                start = a["valid_from_utc"][:10]
+                end = (a["valid_to_utc"] or a["valid_from_utc"])[:10]
+                if start <= iv.end.isoformat() and end >= iv.start.isoformat():
+                    score += 1.0
+            if score <= 0 and (qstems or iv is not None):
+                continue
+            score += float(a["confidence_final"] or 0) / 10
+            key = int(a["doc_rowid"])
+            if key not in best or score > best[key][0]:
+                best[key] = (score, a)
+        order = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: self.cfg.lane_cap]
+        items = [Candidate(k, round(sc, 6), {"assertion_id": a["assertion_id"]}, [_assertion_step(a)])
+                 for k, (sc, a) in order]
+        return RankedList("assertion", items, weight)
+
+    def has_beliefs(self) -> bool:
+        if self._has_beliefs is None:
+            self._has_beliefs = beliefs_sql.count_beliefs(self.conn) > 0
+        return self._has_beliefs
+
+    def belief_lane(self, pq: ParsedQuery, weight: float, bound: str | None) -> RankedList | None:
+        """Beliefs whose statement, topic or structured form matches the query words (the ledger's own FTS
+        index, R20). Current beliefs, and under --as-of those believed then."""
+        if not pq.terms or not self.has_beliefs():
+            return None
+        match = " OR ".join(f'"{t}"' for t in dict.fromkeys(pq.terms) if t.isalnum())
+        if not match:
+            return None
+        found = beliefs_sql.search_beliefs(self.conn, match, self.cfg.lane_cap, bound)
+        return RankedList("belief", [Candidate(("belief", b["belief_id"]), -float(b["_rank"])) for b in found],
+                          weight)
 
     # -- the search ----------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int | None = None, as_of: str | None = None, now: str | None = None,
-               lanes: Sequence[str] | None = None) -> SearchResult:
+               lanes: Sequence[str] | None = None, kinds: Sequence[str] | None = None) -> SearchResult:
+        """``kinds`` limits what the hits may be (message, entity, belief); lanes still use every signal."""
         cfg = self.cfg
         k = k or cfg.default_k
         bound = _as_of_bound(as_of)
@@ -215,23 +417,26 @@ class Searcher:
         pq = self.parse(query, now_date, bound)
         w = cfg.lane_weights
         enabled = set(lanes) if lanes else None
+        doc_kinds = [x for x in kinds if x != "belief"] if kinds is not None else None
+        want_beliefs = kinds is None or "belief" in kinds
 
         def on(name: str) -> bool:
             return (enabled is None or name in enabled) and getattr(w, name, 1.0) > 0
 
         cap = cfg.lane_cap
         qvec = None
-        if on("vector") or on("speaker") or on("time"):
-            emb = self.embedder() if self.vector_table() else None
+        if any(on(x) for x in ("vector", "speaker", "time", "entity")):
+            emb = self.embedder() if (self.vectors is not None and self.vectors.table() is not None) else None
             if emb is not None:
-                qvec = emb.embed([query])[0]
-                if cfg.vector.pool > 0:  # one KNN; every vector lane is cut from it (R13)
-                    qvec = search_sql.vector_pool(self.conn, self.vector_table(), qvec, cfg.vector.pool, as_of=bound)
+                qvec = np.asarray(emb.embed([query])[0], dtype=np.float32)
+            elif self.vectors is not None and on("vector"):
+                self.notes.append("no vectors in the search index yet: run `kenning reindex` for the vector lanes")
         first: list[RankedList] = []
+        kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
         if on("fts"):
-            first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound))
+            first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound, **kf))
         if on("vector") and qvec is not None:
-            first.append(self.vector_lane("vector", qvec, w.vector, cap, as_of=bound))
+            first.append(self.vector_lane("vector", qvec, w.vector, cap, as_of=bound, **kf))
         if on("speaker") and pq.speakers:
             terms = [t for t in pq.terms if t not in pq.speaker_terms]
             first.append(self._restricted("speaker", terms, qvec, w.speaker, "speaker: " + ", ".join(pq.speakers),
@@ -244,11 +449,23 @@ class Searcher:
             terms = [t for t in pq.terms if t not in pq.time_terms]
             first.append(self._restricted("time", terms, qvec, w.time, f"time: {iv.start}..{iv.end} ({iv.text})",
                                           as_of=bound, start=start, end=end))
+        if on("entity"):
+            rl = self.entity_lane(pq, qvec, w.entity, bound, doc_kinds)
+            if rl is not None:
+                first.append(rl)
+        if on("assertion"):
+            rl = self.assertion_lane(pq, w.assertion, bound)
+            if rl is not None:
+                first.append(rl)
+        if on("belief") and want_beliefs:
+            rl = self.belief_lane(pq, w.belief, bound)
+            if rl is not None:
+                first.append(rl)
         first_pass = rrf(first, cfg.rrf_k, cap)
         second: list[RankedList] = []
-        docs: dict[int, dict] = {}
+        docs: dict[Hashable, dict] = {}
         if on("temporal_cue") and pq.when_question and first_pass:
-            pool = [f.key for f in first_pass[:cap]]
+            pool = [f.key for f in first_pass[:cap] if isinstance(f.key, int)]
             docs.update(search_sql.docs_by_rowid(self.conn, pool))
             items = []
             for key in pool:
@@ -257,7 +474,7 @@ class Searcher:
                     items.append(Candidate(key, 1.0, {"has_time_expression": True}))
             second.append(RankedList("temporal_cue", items, w.temporal_cue))
         if on("adjacency") and first_pass:
-            seeds = first_pass[: cfg.adjacency.seeds]
+            seeds = [f for f in first_pass if isinstance(f.key, int)][: cfg.adjacency.seeds]
             docs.update(search_sql.docs_by_rowid(self.conn, [f.key for f in seeds if f.key not in docs]))
             items, seen = [], {f.key for f in seeds}
             for f in seeds:
@@ -277,17 +494,59 @@ class Searcher:
                 if rl is not None:
                     second.append(rl)
         all_lanes = first + second
-        fused = rrf(all_lanes, cfg.rrf_k, cap)[:k]
-        docs.update(search_sql.docs_by_rowid(self.conn, [f.key for f in fused if f.key not in docs]))
-        hits = [self._hit(i + 1, f, docs.get(f.key)) for i, f in enumerate(fused) if docs.get(f.key)]
+        fused = rrf(all_lanes, cfg.rrf_k, cap)
+        rowids = [f.key for f in fused if isinstance(f.key, int) and f.key not in docs]
+        docs.update(search_sql.docs_by_rowid(self.conn, rowids))
+        belief_ids = [f.key[1] for f in fused if isinstance(f.key, tuple) and f.key[0] == "belief"]
+        beliefs = self._beliefs(belief_ids) if belief_ids else {}
+        hits: list[dict[str, Any]] = []
+        self._mentions = search_sql.time_mentions_of(
+            self.conn, [d["doc_id"] for f in fused[: k * 3] if isinstance(f.key, int)
+                        for d in [docs.get(f.key)] if d and d["doc_kind"] == "message"])
+        for f in fused:
+            if isinstance(f.key, tuple):
+                b = beliefs.get(f.key[1])
+                if b is not None and want_beliefs:
+                    hits.append(self._belief_hit(len(hits) + 1, f, b))
+            else:
+                d = docs.get(f.key)
+                if d is not None and (doc_kinds is None or d["doc_kind"] in doc_kinds):
+                    hits.append(self._hit(len(hits) + 1, f, d))
+            if len(hits) >= k:
+                break
         lane_info = [{"lane": rl.lane, "weight": rl.weight, "candidates": len(rl.items),
                       **({"note": rl.note} if rl.note else {})} for rl in all_lanes]
         return SearchResult(query, pq, hits, lane_info, list(self.notes))
 
+    def _beliefs(self, ids: list[str]) -> dict[str, dict]:
+        found = beliefs_sql.get_beliefs(self.conn, ids)
+        prov = beliefs_sql.provenance_for_beliefs(self.conn, ids)
+        for bid, b in found.items():
+            b["_provenance"] = prov.get(bid, [])
+        return found
+
+    @staticmethod
+    def _lanes(f: Fused) -> dict[str, Any]:
+        return {k: {kk: (round(vv, 6) if isinstance(vv, float) else vv) for kk, vv in v.items()}
+                for k, v in f.lanes.items()}
+
     def _hit(self, rank: int, f: Fused, d: dict) -> dict[str, Any]:
+        if d["doc_kind"] == "entity":
+            aliases = orjson.loads(d.get("entity_aliases_json") or "[]")
+            text = d.get("entity_name") or ""
+            others = [a for a in aliases if a and a != text]
+            if others:
+                text += " (also: " + ", ".join(others) + ")"
+            return {"rank": rank, "kind": "entity", "entity_id": d["doc_id"], "message_id": None, "turn_ref": None,
+                    "conversation_id": None, "conversation": None, "speaker": None, "role": None,
+                    "date": d.get("occurred_at_utc"), "text": text, "entity_type": d.get("entity_type"),
+                    "mentions": d.get("entity_mentions"), "score": round(f.score, 6), "lanes": self._lanes(f),
+                    "event_time": None,
+                    "evidence": [{"kind": "entity", "entity_id": d["doc_id"], "name": d.get("entity_name"),
+                                  "type": d.get("entity_type")}] + f.evidence}
         text = d.get("text_raw") or ""
         date = _date_of(d)
-        event = resolve_text(text, date) if (date and text) else None
+        event = event_time(text, date, self._mentions.get(d["doc_id"]))
         evidence = [{"kind": "message", "message_id": d["doc_id"], "conversation_id": d["conversation_id"],
                      "turn_ref": d.get("export_message_id"), "char_start": 0, "char_end": len(text),
                      "quote_sha256": sha256_hex(text)}] + f.evidence
@@ -295,12 +554,48 @@ class Searcher:
             "rank": rank, "kind": d["doc_kind"], "message_id": d["doc_id"], "turn_ref": d.get("export_message_id"),
             "conversation_id": d["conversation_id"], "conversation": d.get("conversation_title"),
             "speaker": d.get("speaker"), "role": d.get("role"), "date": d.get("occurred_at_utc"),
-            "text": text, "score": round(f.score, 6),
-            "lanes": {k: {kk: (round(vv, 6) if isinstance(vv, float) else vv) for kk, vv in v.items()}
-                      for k, v in f.lanes.items()},
+            "text": text, "score": round(f.score, 6), "lanes": self._lanes(f),
             "event_time": event.as_dict() if event else None,
             "evidence": evidence,
         }
+
+    def _belief_hit(self, rank: int, f: Fused, b: dict) -> dict[str, Any]:
+        evidence: list[dict[str, Any]] = [{"kind": "belief", "belief_id": b["belief_id"], "workspace": b["workspace"],
+                                           "asserted_at": b["asserted_at"], "superseded_at": b["superseded_at"]}]
+        for p in b.get("_provenance", []):
+            step = {"kind": "quote", "source": p["source_kind"], "char_start": p["char_start"],
+                    "char_end": p["char_end"], "quote_sha256": p["quote_hash"], "quote": p["quote"]}
+            if p["source_kind"] == "raw_file":
+                step["path"] = p["raw_path"]
+            else:
+                step["message_id"], step["conversation_id"] = p["message_id"], p["conversation_id"]
+            evidence.append(step)
+        return {"rank": rank, "kind": "belief", "belief_id": b["belief_id"], "message_id": None, "turn_ref": None,
+                "conversation_id": None, "conversation": b.get("topic"), "speaker": None, "role": None,
+                "date": b["asserted_at"], "text": b["statement"], "current": b["superseded_at"] is None,
+                "score": round(f.score, 6), "lanes": self._lanes(f), "event_time": None,
+                "evidence": evidence + f.evidence}
+
+
+def _literal(v: str | None) -> str:
+    """An assertion's literal object (JCS JSON) as words."""
+    if not v:
+        return ""
+    try:
+        x = orjson.loads(v)
+    except orjson.JSONDecodeError:
+        return v
+    return x if isinstance(x, str) else " ".join(str(y) for y in x.values()) if isinstance(x, dict) else str(x)
+
+
+def _assertion_step(a: dict) -> dict[str, Any]:
+    obj = a["object_name"] or _literal(a["object_value"]) or None
+    step = {"kind": "assertion", "assertion_id": a["assertion_id"], "subject": a["subject_name"],
+            "predicate": a["predicate"], "object": obj, "modality": a["modality"], "polarity": a["polarity"],
+            "char_start": a["char_start"], "char_end": a["char_end"], "surface": a["surface_text"]}
+    if a["valid_from_utc"]:
+        step["valid_time"] = {"from": a["valid_from_utc"], "to": a["valid_to_utc"], "text": a["qualifier_surface"]}
+    return step
 
 
 def _date_of(d: dict) -> dt.date | None:

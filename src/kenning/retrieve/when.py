@@ -217,6 +217,26 @@ def _rules():
             return None
         return _ago(d, n, m.group(2).lower(), m.group(0))
 
+    @rule(r"\bon\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+of\b|\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))")
+    def _on_the_nth(a, m):
+        """"on the 15th" (no month): the latest such day on or before the anchor."""
+        n = int(m.group(1))
+        if not 1 <= n <= 31:
+            return None
+        y, mo = a.year, a.month
+        for _ in range(3):
+            if n <= _month_end(y, mo).day and D(y, mo, n) <= a:
+                return day(D(y, mo, n), m.group(0))
+            y, mo = (y, mo - 1) if mo > 1 else (y - 1, 12)
+        return None
+
+    @rule(rf"\b(?:been|'ve)\b[^.?!]{{0,40}}?\bfor\s+(?:about|almost|nearly|around|roughly|over|more than|"
+          rf"just under|just over)?\s*({_NUM_RE})\s+(months?|years?)(?:\s+now)?\b")
+    def _for_n_now(a, m):
+        """"I've been playing for about four months (now)": it started N months/years before the anchor."""
+        n = _num(m.group(1))
+        return _ago(a, n, m.group(2).lower(), m.group(0)) if n else None
+
     @rule(r"\b(yesterday|last night)\b")
     def _yesterday(a, m):
         return day(a - dt.timedelta(days=1), m.group(0))
@@ -391,9 +411,9 @@ def _absolute(text: str, a: D, future: bool) -> list[tuple[int, Interval]]:
 
 
 # Cheap gate: a text without any of these words holds no expression the rules read.
-_ANY_TIME = re.compile(rf"\b(?:yesterday|today|tonight|tomorrow|ago|last|past|this|next|upcoming|coming|previous|"
+_ANY_TIME = re.compile(rf"\b(?:yesterday|today|tonight|tomorrow|ago|months?|years?|last|past|this|next|upcoming|coming|previous|"
                        rf"week|weekend|month|year|{_WD_RE}|{_MONTH_RE}|spring|summer|fall|autumn|winter|before|"
-                       rf"after|night|now|morning|afternoon|evening)\b|\b\d{{4}}\b", re.I)
+                       rf"after|night|now|morning|afternoon|evening)\b|\b\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)\b", re.I)
 
 
 def resolve_all(text: str, anchor: D, *, future: bool = False) -> list[Interval]:
@@ -434,3 +454,33 @@ _WHEN_Q = re.compile(r"^\s*(when|what (date|day|time|year|month|week)|which (yea
 
 def is_when_question(query: str) -> bool:
     return bool(_WHEN_Q.search(query))
+
+
+def from_mention(m: dict) -> Interval | None:
+    """A stage 2A time mention (kenning.detect.times, stored in ``time_mentions``) as a day interval: the vault's
+    own resolution of a turn's time expression (``valid_to_utc`` is exclusive; an instant is its day)."""
+    a = m.get("valid_from_utc")
+    if not a:
+        return None
+    start = D.fromisoformat(a[:10])
+    b = m.get("valid_to_utc")
+    if b:
+        t = dt.datetime.fromisoformat(b.replace("Z", "+00:00")) - dt.timedelta(microseconds=1)
+        end = max(start, t.date())
+    else:
+        end = start
+    gran = m.get("resolution_granularity") or "day"
+    return Interval(start, end, m.get("surface_text") or "", "day" if gran == "minute" else gran)
+
+
+def event_time(text: str | None, said: D | None, mentions: list[dict] | None = None) -> Interval | None:
+    """The time a turn's event happened (R17): the first time expression stage 2A resolved (kenning.detect),
+    else — for what 2A leaves unresolved on purpose (relative words on an imputed timestamp, seed 001 §2A.7.2:
+    every transcript turn, whose time is its session's) — :func:`resolve_text` against the day it was said."""
+    for m in mentions or []:
+        iv = from_mention(m)
+        if iv is not None:
+            return iv
+    if text and said:
+        return resolve_text(text, said)
+    return None

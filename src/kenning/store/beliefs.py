@@ -406,6 +406,21 @@ def find_by_fts(conn: apsw.Connection, workspace: str, match: str, predicate: st
         return []
 
 
+def search_beliefs(conn: apsw.Connection, match: str, limit: int, at: str | None = None) -> list[dict]:
+    """Beliefs in any workspace whose FTS row matches ``match`` (best first): current ones, or with ``at``
+    those believed at that instant (asserted by then, not yet superseded)."""
+    if at:
+        w, p = " AND b.asserted_at <= ? AND (b.superseded_at IS NULL OR b.superseded_at > ?)", [at, at]
+    else:
+        w, p = " AND b.superseded_at IS NULL", []
+    try:
+        return rows(conn, "SELECT b.belief_id, f.rank AS _rank FROM wiki_beliefs_fts f "
+                          "JOIN wiki_beliefs b ON b.rowid = f.rowid WHERE wiki_beliefs_fts MATCH ?" + w +
+                          " ORDER BY f.rank, b.belief_id LIMIT ?", (match, *p, limit))
+    except apsw.SQLError:
+        return []
+
+
 def predecessors(conn: apsw.Connection, ids: Sequence[str]) -> list[dict]:
     out: list[dict] = []
     for part in _chunks(list(ids)):

@@ -102,22 +102,30 @@ def orphan_message_docs(conn: apsw.Connection) -> list[int]:
 
 
 def delete_docs(conn: apsw.Connection, doc_rowids: Sequence[int]) -> None:
+    """Documents out of search_docs and the FTS index (their vectors go through the vector index)."""
     fts_delete(conn, doc_rowids)
-    for space in vector_spaces(conn):
-        conn.executemany(f"DELETE FROM {space['table_name']} WHERE rowid=?", [(r,) for r in doc_rowids])
-        conn.executemany("DELETE FROM search_vector_state WHERE space=? AND doc_rowid=?",
-                         [(space["space"], r) for r in doc_rowids])
     conn.executemany("DELETE FROM search_docs WHERE doc_rowid=?", [(r,) for r in doc_rowids])
 
 
-def clear_index(conn: apsw.Connection) -> None:
-    """Everything derived, gone: the next index run rebuilds it from the raw layer."""
+def clear_index(conn: apsw.Connection) -> list[int]:
+    """Everything derived, gone: the next index run rebuilds it from the raw layer. Returns the old rowids
+    (their vectors are deleted by the caller through the vector index)."""
+    old = [int(r) for (r,) in conn.execute("SELECT doc_rowid FROM search_docs")]
     conn.execute("INSERT INTO search_fts(search_fts) VALUES('delete-all')")
-    for space in vector_spaces(conn):
-        conn.execute(f"DROP TABLE IF EXISTS {space['table_name']}")
-    conn.execute("DELETE FROM search_vector_state")
-    conn.execute("DELETE FROM search_vector_spaces")
     conn.execute("DELETE FROM search_docs")
+    conn.execute("DELETE FROM search_entity_names")
+    return old
+
+
+def drop_legacy_vector_tables(conn: apsw.Connection) -> list[str]:
+    """The search-only sqlite-vec tables of the first version (search_vec_<backend>_<dim>), if any remain."""
+    names = [n for (n,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'search\\_vec\\_%' ESCAPE '\\' "
+        "AND sql LIKE 'CREATE VIRTUAL TABLE%'")]
+    for n in names:
+        if re.fullmatch(r"search_vec_[a-z0-9_]{1,64}", n):
+            conn.execute(f"DROP TABLE IF EXISTS {n}")
+    return names
 
 
 def doc_count(conn: apsw.Connection, kind: str | None = None) -> int:
@@ -126,60 +134,121 @@ def doc_count(conn: apsw.Connection, kind: str | None = None) -> int:
     return int(scalar(conn, "SELECT COUNT(*) FROM search_docs WHERE doc_kind=?", (kind,)))
 
 
-# -- vector spaces ---------------------------------------------------------------------------------------
-
-def vector_spaces(conn: apsw.Connection) -> list[dict]:
-    return rows(conn, "SELECT * FROM search_vector_spaces ORDER BY space")
-
-
-def vector_space(conn: apsw.Connection, space: str) -> dict | None:
-    found = rows(conn, "SELECT * FROM search_vector_spaces WHERE space=?", (space,))
-    return found[0] if found else None
+def bump_version(conn: apsw.Connection) -> int:
+    (v,) = conn.execute("UPDATE search_state SET version = version + 1 WHERE id = 1 RETURNING version").fetchone()
+    return int(v)
 
 
-def ensure_vector_space(conn: apsw.Connection, space: str, backend: str, model: str, dim: int, run_id: str) -> str:
-    if not _SPACE.match(space):
-        raise ValueError(f"bad vector space name {space!r}")
-    found = vector_space(conn, space)
-    if found is not None:
-        if int(found["dim"]) != dim:
-            raise ValueError(f"vector space {space} has dimension {found['dim']}, not {dim}")
-        return found["table_name"]
-    table = f"search_vec_{space}"
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(embedding float[{int(dim)}] "
-                 f"distance_metric=cosine, occurred_at_utc text, speaker text)")
-    conn.execute("INSERT INTO search_vector_spaces(space, backend, model, dim, table_name, created_run_id) "
-                 "VALUES (?,?,?,?,?,?)", (space, backend, model, dim, table, run_id))
-    return table
+def version(conn: apsw.Connection) -> int:
+    return int(scalar(conn, "SELECT version FROM search_state WHERE id = 1") or 0)
 
 
-def docs_to_embed(conn: apsw.Connection, space: str, limit: int) -> list[dict]:
-    return rows(conn, "SELECT d.doc_rowid, d.doc_id, d.doc_kind, d.speaker, d.occurred_at_utc, d.content_sha256 "
-                      "FROM search_docs d LEFT JOIN search_vector_state v ON v.space=? AND v.doc_rowid=d.doc_rowid "
-                      "WHERE v.doc_rowid IS NULL OR v.content_sha256 != d.content_sha256 "
-                      "ORDER BY d.doc_rowid LIMIT ?", (space, limit))
+# -- vectors (the rows live in the model layer's vector_items; R15) ----------------------------------------
+
+def docs_missing_vectors(conn: apsw.Connection, space: str, after: int, limit: int) -> list[dict]:
+    """Documents with no vector item in ``space`` (new, or never embedded), by doc_rowid after ``after``."""
+    return rows(conn, "SELECT d.doc_rowid, d.doc_kind, d.doc_id, d.speaker FROM search_docs d "
+                      "LEFT JOIN vector_items v ON v.space=? AND v.item_id = CAST(d.doc_rowid AS TEXT) "
+                      "WHERE v.vid IS NULL AND d.doc_rowid > ? ORDER BY d.doc_rowid LIMIT ?", (space, after, limit))
 
 
-def put_vectors(conn: apsw.Connection, space: str, table: str, docs: Sequence[dict], vectors: np.ndarray) -> None:
-    ids = [(d["doc_rowid"],) for d in docs]
-    conn.executemany(f"DELETE FROM {table} WHERE rowid=?", ids)
-    conn.executemany(f"INSERT INTO {table}(rowid, embedding, occurred_at_utc, speaker) VALUES (?,?,?,?)",
-                     [(d["doc_rowid"], np.asarray(v, dtype=np.float32).tobytes(), d["occurred_at_utc"] or "",
-                       d["speaker"] or "") for d, v in zip(docs, vectors)])
-    conn.executemany("INSERT INTO search_vector_state(space, doc_rowid, content_sha256) VALUES (?,?,?) "
-                     "ON CONFLICT(space, doc_rowid) DO UPDATE SET content_sha256=excluded.content_sha256",
-                     [(space, d["doc_rowid"], d["content_sha256"]) for d in docs])
+def docs_for_embedding(conn: apsw.Connection, doc_rowids: Sequence[int]) -> list[dict]:
+    out: list[dict] = []
+    for i in range(0, len(doc_rowids), 500):
+        chunk = list(doc_rowids[i:i + 500])
+        out += rows(conn, f"SELECT doc_rowid, doc_kind, doc_id, speaker FROM search_docs "
+                          f"WHERE doc_rowid IN ({','.join('?' * len(chunk))}) ORDER BY doc_rowid", chunk)
+    return out
 
 
-def vector_count(conn: apsw.Connection, space: str) -> int:
-    return int(scalar(conn, "SELECT COUNT(*) FROM search_vector_state WHERE space=?", (space,)))
+def vector_doc_meta(conn: apsw.Connection, space: str) -> Iterable[tuple]:
+    """(vid, doc_rowid, doc_kind, speaker, occurred_at_utc, event_start, event_end) of every search vector."""
+    return conn.execute("SELECT v.vid, d.doc_rowid, d.doc_kind, d.speaker, d.occurred_at_utc, d.event_start, "
+                        "d.event_end FROM vector_items v JOIN search_docs d ON d.doc_rowid = v.item_id "
+                        "WHERE v.space = ? ORDER BY v.vid", (space,))
+
+
+def vector_item_ids(conn: apsw.Connection, space: str) -> list[str]:
+    return [r for (r,) in conn.execute("SELECT item_id FROM vector_items WHERE space=?", (space,))]
+
+
+# -- entities as documents and as query-side names (R18) ---------------------------------------------------
+
+def active_entities(conn: apsw.Connection) -> list[dict]:
+    return rows(conn, "SELECT entity_id, entity_type, entity_key, canonical_name, aliases_json, first_seen_at_utc, "
+                      "mention_count FROM entities WHERE status='active' ORDER BY entity_id")
+
+
+def lexicon_names(conn: apsw.Connection) -> list[tuple[str, str, str]]:
+    """(entity_id, canonical_surface, aliases_json) of the newest lexicon build's terms, tied to the entity
+    their LexiconMatch mentions resolved to."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT DISTINCT em.entity_id, t.canonical_surface, t.aliases_json FROM lexicon_terms t "
+        "JOIN lexicon_builds b ON b.build_id = t.build_id "
+        "JOIN entity_mention_candidates c ON c.detector = 'LEXICON:' || b.build_id "
+        "  AND json_extract(c.raw_candidate_json, '$.details.term_id') = t.term_id "
+        "JOIN entity_mentions em ON em.candidate_id = c.candidate_id "
+        "WHERE b.build_version = (SELECT MAX(build_version) FROM lexicon_builds WHERE completed_at_utc IS NOT NULL) "
+        "AND em.entity_id IS NOT NULL ORDER BY 1, 2")]
+
+
+def docs_of_kind(conn: apsw.Connection, kind: str) -> dict[str, tuple[int, str]]:
+    """doc_id → (doc_rowid, content_sha256) of every document of one kind."""
+    return {d: (int(r), h) for d, r, h in conn.execute(
+        "SELECT doc_id, doc_rowid, content_sha256 FROM search_docs WHERE doc_kind=?", (kind,))}
+
+
+def replace_entity_names(conn: apsw.Connection, entity_ids: Sequence[str], names: Iterable[tuple[str, str, str]]) -> None:
+    conn.executemany("DELETE FROM search_entity_names WHERE entity_id=?", [(e,) for e in entity_ids])
+    conn.executemany("INSERT OR IGNORE INTO search_entity_names(name_norm, entity_id, source) VALUES (?,?,?)",
+                     list(names))
+
+
+def entity_names_count(conn: apsw.Connection) -> int:
+    return int(scalar(conn, "SELECT COUNT(*) FROM search_entity_names"))
+
+
+def entities_named(conn: apsw.Connection, names: Sequence[str]) -> list[dict]:
+    """Active entities one of ``names`` (normalised) refers to, with how it matched."""
+    out: list[dict] = []
+    for i in range(0, len(names), 400):
+        chunk = list(names[i:i + 400])
+        out += rows(conn, "SELECT n.name_norm, n.source, e.entity_id, e.entity_type, e.canonical_name, e.mention_count "
+                          "FROM search_entity_names n JOIN entities e ON e.entity_id = n.entity_id "
+                          f"WHERE n.name_norm IN ({','.join('?' * len(chunk))}) AND e.status='active' "
+                          "ORDER BY n.name_norm, e.mention_count DESC, e.entity_id", chunk)
+    return out
+
+
+def entity_mention_docs(conn: apsw.Connection, entity_ids: Sequence[str], limit: int,
+                        as_of: str | None = None) -> list[dict]:
+    """Message documents mentioning any of ``entity_ids`` (newest first), one row per (document, entity)."""
+    q = ",".join("?" * len(entity_ids))
+    sql = ("SELECT d.doc_rowid, em.entity_id, em.surface_text, em.char_start, em.char_end, d.occurred_at_utc "
+           "FROM entity_mentions em JOIN search_docs d ON d.doc_kind='message' AND d.doc_id = em.message_id "
+           f"WHERE em.entity_id IN ({q})")
+    params: list[Any] = list(entity_ids)
+    if as_of:
+        sql += " AND d.occurred_at_utc <= ?"
+        params.append(as_of)
+    sql += " ORDER BY d.occurred_at_utc DESC, d.doc_rowid DESC LIMIT ?"
+    params.append(limit)
+    return rows(conn, sql, params)
 
 
 # -- queries ------------------------------------------------------------------------------------------------
 
 def _filters(alias: str, as_of: str | None, speakers: Sequence[str] | None, start: str | None, end: str | None,
-             kinds: Sequence[str] | None) -> tuple[str, list]:
+             kinds: Sequence[str] | None, entity_ids: Sequence[str] | None = None,
+             rowids: Sequence[int] | None = None) -> tuple[str, list]:
     sql, params = "", []
+    if entity_ids:
+        sql += (f" AND {alias}.doc_kind='message' AND {alias}.doc_id IN (SELECT message_id FROM entity_mentions "
+                f"WHERE entity_id IN ({','.join('?' * len(entity_ids))}))")
+        params += list(entity_ids)
+    if rowids is not None:
+        sql += f" AND {alias}.doc_rowid IN ({','.join('?' * len(rowids))})"
+        params += [int(r) for r in rowids]
     if as_of:
         sql += f" AND {alias}.occurred_at_utc <= ?"
         params.append(as_of)
@@ -205,10 +274,18 @@ def _filters(alias: str, as_of: str | None, speakers: Sequence[str] | None, star
 
 def fts_search(conn: apsw.Connection, match: str, weights: Sequence[float], limit: int, *, as_of: str | None = None,
                speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
-               kinds: Sequence[str] | None = None) -> list[tuple[int, float]]:
-    """(doc_rowid, bm25) best first. ``match`` is an FTS5 query built by retrieve.query (never user text)."""
+               kinds: Sequence[str] | None = None, entity_ids: Sequence[str] | None = None,
+               rowids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+    """(doc_rowid, bm25) best first. ``match`` is an FTS5 query built by retrieve.search (never user text).
+    ``rowids`` scores only those documents (the second step of the capped lane, R19)."""
     w = ", ".join(f"{float(x):.6g}" for x in weights)
-    where, params = _filters("d", as_of, speakers, start, end, kinds)
+    if rowids is not None and not (as_of or speakers or start or end or kinds or entity_ids):
+        if not rowids:
+            return []
+        sql = (f"SELECT rowid, bm25(search_fts, {w}) AS s FROM search_fts WHERE search_fts MATCH ? "
+               f"AND rowid IN ({','.join('?' * len(rowids))}) ORDER BY s, rowid LIMIT ?")
+        return [(int(r), float(s)) for r, s in conn.execute(sql, (match, *[int(x) for x in rowids], limit))]
+    where, params = _filters("d", as_of, speakers, start, end, kinds, entity_ids, rowids)
     if not where:
         sql = (f"SELECT rowid, bm25(search_fts, {w}) AS s FROM search_fts WHERE search_fts MATCH ? "
                f"ORDER BY s, rowid LIMIT ?")
@@ -216,40 +293,6 @@ def fts_search(conn: apsw.Connection, match: str, weights: Sequence[float], limi
     sql = (f"SELECT f.rowid, bm25(search_fts, {w}) AS s FROM search_fts f JOIN search_docs d ON d.doc_rowid=f.rowid "
            f"WHERE search_fts MATCH ?{where} ORDER BY s, f.rowid LIMIT ?")
     return [(int(r), float(s)) for r, s in conn.execute(sql, [match, *params, limit])]
-
-
-def vector_search(conn: apsw.Connection, table: str, query: np.ndarray, limit: int, *, as_of: str | None = None,
-                  speakers: Sequence[str] | None = None, start: str | None = None,
-                  end: str | None = None) -> list[tuple[int, float]]:
-    """(doc_rowid, cosine distance) nearest first, filtered inside the KNN by vec0 metadata columns."""
-    sql = f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ?"
-    params: list[Any] = [np.asarray(query, dtype=np.float32).tobytes(), limit]
-    if as_of:
-        sql += " AND occurred_at_utc <= ?"
-        params.append(as_of)
-    if start:
-        sql += " AND occurred_at_utc >= ?"
-        params.append(start)
-    if end:
-        sql += " AND occurred_at_utc < ?"
-        params.append(end)
-    if speakers and len(speakers) == 1:
-        sql += " AND speaker = ?"
-        params.append(speakers[0])
-    sql += " ORDER BY distance"
-    return [(int(r), float(d)) for r, d in conn.execute(sql, params)]
-
-
-def vector_pool(conn: apsw.Connection, table: str, query: np.ndarray, limit: int, *,
-                as_of: str | None = None) -> list[tuple[int, float, str, str]]:
-    """(doc_rowid, cosine distance, occurred_at_utc, speaker) of the ``limit`` nearest documents: one exact
-    KNN from which the plain and the speaker-/time-restricted vector lanes are all cut."""
-    sql = f"SELECT rowid, distance, occurred_at_utc, speaker FROM {table} WHERE embedding MATCH ? AND k = ?"
-    params: list[Any] = [np.asarray(query, dtype=np.float32).tobytes(), limit]
-    if as_of:
-        sql += " AND occurred_at_utc <= ?"
-        params.append(as_of)
-    return [(int(r), float(d), o, sp) for r, d, o, sp in conn.execute(sql + " ORDER BY distance", params)]
 
 
 def docs_by_rowid(conn: apsw.Connection, doc_rowids: Sequence[int]) -> dict[int, dict]:
@@ -260,9 +303,12 @@ def docs_by_rowid(conn: apsw.Connection, doc_rowids: Sequence[int]) -> dict[int,
         for r in rows(conn,
                       "SELECT d.doc_rowid, d.doc_kind, d.doc_id, d.conversation_id, d.speaker, d.role, "
                       "d.occurred_at_utc, d.position, m.text_raw, m.export_message_id, m.timestamp_quality, "
-                      "c.title AS conversation_title, c.source_kind, c.created_at_utc AS conversation_started_at_utc "
+                      "c.title AS conversation_title, c.source_kind, c.created_at_utc AS conversation_started_at_utc, "
+                      "d.event_start, d.event_end, e.canonical_name AS entity_name, e.entity_type, "
+                      "e.aliases_json AS entity_aliases_json, e.mention_count AS entity_mentions "
                       "FROM search_docs d LEFT JOIN messages m ON d.doc_kind='message' AND m.message_id=d.doc_id "
                       "LEFT JOIN conversations c ON c.conversation_id=d.conversation_id "
+                      "LEFT JOIN entities e ON d.doc_kind='entity' AND e.entity_id=d.doc_id "
                       f"WHERE d.doc_rowid IN ({','.join('?' * len(chunk))})", chunk):
             out[int(r["doc_rowid"])] = r
     return out
@@ -292,7 +338,90 @@ def participant_aliases(conn: apsw.Connection) -> list[tuple[str, str]]:
         "SELECT DISTINCT name, aliases_json FROM transcript_participants ORDER BY name, aliases_json")]
 
 
+def term_doc_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
+    """How many documents hold each term (its FTS5 doclist length; terms as the tokenizer stores them)."""
+    if not terms:
+        return {}
+    q = ",".join("?" * len(terms))
+    return {t: int(n) for t, n in conn.execute(f"SELECT term, doc FROM search_fts_vocab WHERE term IN ({q})",
+                                               list(terms))}
+
+
+def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool = True) -> list[int]:
+    """Documents matching ``match`` in rowid order, unranked (a doclist walk that stops at ``limit``)."""
+    order = "DESC" if newest_first else "ASC"
+    return [int(r) for (r,) in conn.execute(f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? "
+                                            f"ORDER BY rowid {order} LIMIT ?", (match, limit))]
+
+
 def bare_fts_count(conn: apsw.Connection, match: str, limit: int) -> list[int]:
     """The plainest FTS5 query (benchmark baseline): rowids by FTS5's default rank."""
     return [int(r) for (r,) in conn.execute("SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rank "
                                             "LIMIT ?", (match, limit))]
+
+
+# -- assertions → their source turns (assertion-to-evidence expansion, R21) ---------------------------------
+
+def assertions_about(conn: apsw.Connection, entity_ids: Sequence[str], limit: int,
+                     as_of: str | None = None) -> list[dict]:
+    """Assertions whose subject or object is one of ``entity_ids``, with their source turn's document and valid
+    time (the temporal qualifier's resolved interval), newest first. ``as_of``: asserted by then and not
+    superseded by an assertion made by then."""
+    if not entity_ids:
+        return []
+    q = ",".join("?" * len(entity_ids))
+    sql = ("SELECT a.assertion_id, d.doc_rowid, a.subject_entity_id, s.canonical_name AS subject_name, "
+           "p.canonical_label AS predicate, a.object_entity_id, o.canonical_name AS object_name, a.object_value, "
+           "a.modality, a.polarity, a.confidence_final, a.char_start, a.char_end, a.surface_text, "
+           "a.asserted_at_utc, a.temporal_qualifier_type, t.surface_text AS qualifier_surface, "
+           "t.valid_from_utc, t.valid_to_utc, a.superseded_by_assertion_id "
+           "FROM assertions a JOIN predicates p ON p.predicate_id = a.predicate_id "
+           "JOIN entities s ON s.entity_id = a.subject_entity_id LEFT JOIN entities o ON o.entity_id = a.object_entity_id "
+           "JOIN search_docs d ON d.doc_kind = 'message' AND d.doc_id = a.message_id "
+           "LEFT JOIN time_mentions t ON t.time_mention_id = a.temporal_qualifier_id "
+           f"WHERE (a.subject_entity_id IN ({q}) OR a.object_entity_id IN ({q})) AND a.modality <> 'question'")
+    params: list[Any] = [*entity_ids, *entity_ids]
+    if as_of:
+        sql += (" AND d.occurred_at_utc <= ? AND (a.superseded_by_assertion_id IS NULL OR NOT EXISTS ("
+                "SELECT 1 FROM assertions n JOIN messages nm ON nm.message_id = n.message_id "
+                "WHERE n.assertion_id = a.superseded_by_assertion_id AND nm.created_at_utc <= ?))")
+        params += [as_of, as_of]
+    else:
+        sql += " AND a.superseded_by_assertion_id IS NULL"
+    sql += " ORDER BY d.occurred_at_utc DESC, a.assertion_id LIMIT ?"
+    params.append(limit)
+    return rows(conn, sql, params)
+
+
+def entity_ids_named(conn: apsw.Connection, names: Sequence[str]) -> list[str]:
+    """Active entities whose canonical name / alias is one of ``names`` (normalised)."""
+    if not names:
+        return []
+    q = ",".join("?" * len(names))
+    return [e for (e,) in conn.execute(
+        "SELECT DISTINCT n.entity_id FROM search_entity_names n JOIN entities e ON e.entity_id = n.entity_id "
+        f"WHERE n.name_norm IN ({q}) AND e.status = 'active' ORDER BY n.entity_id", list(names))]
+
+
+def time_mentions_of(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, list[dict]]:
+    """Resolved time mentions (stage 2A) per message, first in the text first."""
+    out: dict[str, list[dict]] = {}
+    for i in range(0, len(message_ids), 500):
+        chunk = list(message_ids[i:i + 500])
+        for r in rows(conn, "SELECT message_id, surface_text, valid_from_utc, valid_to_utc, resolution_granularity, "
+                            "char_start FROM time_mentions WHERE resolved_type <> 'unresolved' "
+                            f"AND message_id IN ({','.join('?' * len(chunk))}) ORDER BY message_id, char_start",
+                      chunk):
+            out.setdefault(r["message_id"], []).append(r)
+    return out
+
+
+def self_participant_names(conn: apsw.Connection) -> list[str]:
+    """Names and aliases of the transcript participants marked as the vault owner (``--self``)."""
+    import orjson
+
+    out: set[str] = set()
+    for name, aliases in conn.execute("SELECT name, aliases_json FROM transcript_participants WHERE is_self=1"):
+        out.add(name)
+        out.update(a for a in orjson.loads(aliases or "[]") if isinstance(a, str))
+    return sorted(out)

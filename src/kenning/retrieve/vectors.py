@@ -1,0 +1,197 @@
+"""The vector lanes' view of the model layer's vector index (decisions R14, R15).
+
+Search documents are items of one vector-index space (``retrieval.vector.space``, item id = doc_rowid), embedded
+by the one configured embedder (``embeddings.backend``). The speaker-, time- and ``--as-of``-restricted vector
+lanes filter *inside* the search: :class:`DocMeta` holds each vector's document metadata (kind, speaker, said-at
+time, resolved event days) as numpy arrays indexed by vid, and turns a lane's filters into the boolean mask the
+index applies before ranking (exact in the in-memory mirror; 1-bit codes + exact re-rank above
+``embeddings.vector_index.quantize_above``). The arrays are loaded once per (vault, search-index version,
+vector-table version) and shared by every Searcher in the process.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from kenning.config.models import Config
+from kenning.llm.embed import Embedder
+from kenning.llm.index import VectorIndex
+from kenning.store import search as search_sql
+from kenning.store import vectors as vsql
+
+_EPOCH = np.datetime64("1970-01-01T00:00:00", "s")
+_NONE_S = np.iinfo(np.int64).min
+_NONE_D = np.iinfo(np.int32).min
+
+
+def _seconds(ts: Sequence[str | None]) -> np.ndarray:
+    """"YYYY-MM-DDTHH:MM:SS.sssZ" → seconds since the epoch (int64); missing → int64 min."""
+    out = np.full(len(ts), _NONE_S, dtype=np.int64)
+    idx = [i for i, t in enumerate(ts) if t]
+    if idx:
+        vals = np.array([ts[i][:19] for i in idx], dtype="datetime64[s]")  # type: ignore[index]
+        out[idx] = (vals - _EPOCH).astype(np.int64)
+    return out
+
+
+def _days(ds: Sequence[str | None]) -> np.ndarray:
+    out = np.full(len(ds), _NONE_D, dtype=np.int32)
+    idx = [i for i, d in enumerate(ds) if d]
+    if idx:
+        vals = np.array([ds[i][:10] for i in idx], dtype="datetime64[D]")  # type: ignore[index]
+        out[idx] = vals.astype(np.int64).astype(np.int32)
+    return out
+
+
+def seconds_of(ts: str) -> int:
+    return int((np.datetime64(ts[:19], "s") - _EPOCH).astype(np.int64))
+
+
+def day_of(d: str) -> int:
+    return int(np.datetime64(d[:10], "D").astype(np.int64))
+
+
+@dataclass
+class DocMeta:
+    """Per-vid metadata of the search space's vectors."""
+
+    key: tuple
+    rowid: np.ndarray        # doc_rowid by vid (-1: not a search vector)
+    kind: np.ndarray         # int8 code (kinds list)
+    speaker: np.ndarray      # int32 code of the casefolded speaker (-1: none)
+    said: np.ndarray         # int64 seconds
+    ev_start: np.ndarray     # int32 days
+    ev_end: np.ndarray
+    kinds: dict[str, int]
+    speakers: dict[str, int]
+
+    @classmethod
+    def load(cls, conn, space: str, key: tuple) -> "DocMeta":
+        vids, rowids, kinds_l, speakers_l, said_l, es_l, ee_l = [], [], [], [], [], [], []
+        for vid, rowid, kind, speaker, said, es, ee in search_sql.vector_doc_meta(conn, space):
+            vids.append(vid)
+            rowids.append(rowid)
+            kinds_l.append(kind)
+            speakers_l.append((speaker or "").casefold())
+            said_l.append(said)
+            es_l.append(es)
+            ee_l.append(ee)
+        size = (max(vids) + 1) if vids else 1
+        v = np.asarray(vids, dtype=np.int64)
+        kinds = {k: i for i, k in enumerate(sorted(set(kinds_l)))}
+        speakers = {s: i for i, s in enumerate(sorted(set(speakers_l)))}
+        m = cls(key, np.full(size, -1, np.int64), np.full(size, -1, np.int8), np.full(size, -1, np.int32),
+                np.full(size, _NONE_S, np.int64), np.full(size, _NONE_D, np.int32), np.full(size, _NONE_D, np.int32),
+                kinds, speakers)
+        if vids:
+            m.rowid[v] = rowids
+            m.kind[v] = [kinds[k] for k in kinds_l]
+            m.speaker[v] = [speakers[s] for s in speakers_l]
+            m.said[v] = _seconds(said_l)
+            m.ev_start[v] = _days(es_l)
+            m.ev_end[v] = _days(ee_l)
+        return m
+
+    def mask_fn(self, *, kinds: Sequence[str] | None = None, speakers: Sequence[str] | None = None,
+                start: str | None = None, end: str | None = None, as_of: str | None = None,
+                rowids: Sequence[int] | None = None) -> Callable[[np.ndarray], np.ndarray]:
+        """The filters of :func:`kenning.store.search._filters`, as a vids → bool mask function."""
+        kind_codes = None if kinds is None else [self.kinds[k] for k in kinds if k in self.kinds]
+        spk_codes = None if not speakers else [self.speakers[s.casefold()] for s in speakers
+                                               if s.casefold() in self.speakers]
+        allowed = None if rowids is None else np.asarray(sorted(set(int(r) for r in rowids)), dtype=np.int64)
+        t_as_of = seconds_of(as_of) if as_of else None
+        t0 = seconds_of(start) if start else None
+        t1 = seconds_of(end) if end else None
+        d0 = day_of(start) if start else None
+        d1 = day_of(end) if end else None
+        size = len(self.rowid)
+
+        def fn(vids: np.ndarray) -> np.ndarray:
+            inside = vids < size
+            v = np.where(inside, vids, 0)
+            mask = inside & (self.rowid[v] >= 0)
+            if kind_codes is not None:
+                mask &= np.isin(self.kind[v], kind_codes)
+            if spk_codes is not None:
+                mask &= np.isin(self.speaker[v], spk_codes)
+            if t_as_of is not None:
+                mask &= (self.said[v] <= t_as_of) & (self.said[v] != _NONE_S)
+            if t0 is not None and t1 is not None:
+                said = self.said[v]
+                in_said = (said >= t0) & (said < t1)
+                es, ee = self.ev_start[v], self.ev_end[v]
+                told = (es != _NONE_D) & (es < d1) & (ee >= d0)  # type: ignore[operator]
+                mask &= in_said | told
+            elif t0 is not None:
+                mask &= self.said[v] >= t0
+            elif t1 is not None:
+                mask &= (self.said[v] < t1) & (self.said[v] != _NONE_S)
+            if allowed is not None:
+                mask &= np.isin(self.rowid[v], allowed)
+            return mask
+
+        return fn
+
+
+_META: dict[tuple, DocMeta] = {}
+_META_LOCK = threading.Lock()
+
+
+class SearchVectors:
+    """Query-side access to the search space: the query embedder and filtered KNN."""
+
+    def __init__(self, conn, config: Config):
+        self.conn, self.config = conn, config
+        self.space = config.retrieval.vector.space
+        self.index = VectorIndex(conn, config)
+        self._table: dict | None | bool = False
+
+    def table(self) -> dict | None:
+        if self._table is False:
+            t = vsql.active_table(self.conn)
+            self._table = t if (t is not None and vsql.count_items(self.conn, self.space) > 0) else None
+        return self._table or None
+
+    def embedder(self) -> Embedder | None:
+        t = self.table()
+        return self.index.embedder_for(t["model_id"], t["dimension"]) if t else None
+
+    def meta(self) -> DocMeta:
+        t = vsql.active_table(self.conn)
+        key = (self.conn.filename or f"memory:{id(self.conn)}", search_sql.version(self.conn),
+               t["version"] if t else None, self.space)
+        with _META_LOCK:
+            m = _META.get(key)
+        if m is None:
+            m = DocMeta.load(self.conn, self.space, key)
+            with _META_LOCK:
+                for old in [k for k in _META if k[0] == key[0]]:
+                    del _META[old]
+                _META[key] = m
+        return m
+
+    def knn(self, qvec: np.ndarray, k: int, *, kinds: Sequence[str] | None = None,
+            speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
+            as_of: str | None = None, rowids: Sequence[int] | None = None,
+            exact: bool = False) -> list[tuple[int, float]]:
+        """(doc_rowid, cosine) nearest first, filtered inside the search."""
+        t = self.table()
+        if t is None:
+            return []
+        allow = None
+        if kinds is not None or speakers or start or end or as_of or rowids is not None:
+            allow = self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
+                                        rowids=rowids)
+        hits = self.index.search(qvec, k, space=self.space, model_id=t["model_id"], allow=allow, exact=exact,
+                                 oversample=self.config.retrieval.vector.sqlite_oversample)
+        return [(int(h.item_id), h.score) for h in hits]
+
+
+def drop_meta() -> None:
+    with _META_LOCK:
+        _META.clear()
