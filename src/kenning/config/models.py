@@ -425,6 +425,7 @@ class ProfileConfig(Strict):
     focal_entities: list[str] | None
     granularity: Literal["month", "quarter", "year"]
     allowed_assertion_statuses: list[str]
+    user_grounded_only: bool
     window_min_assertions: int
     profile_version: str
     include_value_members_in_profiles: bool
