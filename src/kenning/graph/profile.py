@@ -157,7 +157,12 @@ def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any) -> dict[str
                     key, ntype = "V:" + src, "Value"
                 else:
                     continue
-                m = members.setdefault(key, {"node_type": ntype, "source_id": src, "label": object_text(a) or "",
+                label = object_text(a) or ""
+                if ntype == "Value" and a["object_value_type"] in ("number", "boolean"):
+                    pred = a["predicate_label"]
+                    label = (f"{label} {pred[len('number_of_'):].replace('_', ' ')}" if pred.startswith("number_of_")
+                             else f"{pred.replace('_', ' ')}: {label}")    # "2 children"
+                m = members.setdefault(key, {"node_type": ntype, "source_id": src, "label": label,
                                              "evidence": [], "value_text": object_text(a) if ntype == "Value" else None})
                 m["evidence"].append(a)
             scored = []
