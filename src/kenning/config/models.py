@@ -149,6 +149,7 @@ class TemporalReasoningConfig(Strict):
     proximity_same_sentence: bool
     temporal_bound_ends_validity: bool
     transition_wins_ties: bool
+    publish_beliefs: bool
 
 
 class PipelineConfig(Strict):

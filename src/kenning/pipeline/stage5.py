@@ -202,6 +202,21 @@ class TemporalReasoning:
         tsql.insert_conflicts(ctx.conn, g_rows, m_rows)
         tsql.close_history(ctx.conn, closes)
         tsql.insert_history(ctx.conn, inserts)
+        if tcfg.publish_beliefs:
+            from kenning.beliefs.ledger import BeliefPublishError, publish_beliefs
+            from kenning.temporal.feed import conversation_beliefs
+
+            items, fcounts = conversation_beliefs(tsql.feed_rows(ctx.conn), tsql.conflicts(ctx.conn), ctx.ids,
+                                                  ctx.config.beliefs.statement_max_chars)
+            counts.update(fcounts)
+            if items:
+                try:   # the ledger checks everything before it writes anything
+                    counts.update(publish_beliefs(ctx.conn, ctx.config.beliefs.default_workspace, items,
+                                                  ctx).counts())
+                except BeliefPublishError as e:
+                    ctx.warn("BELIEF_FEED_REJECTED", "the conversation beliefs were not published; stage 5 itself is "
+                             "kept", problems=e.problems[:20])
+                    counts["beliefs_rejected"] = len(items)
         counts["assertions"] = len(bases)
         counts["rules"] = len(rule_rows)
         counts["conflict_groups"] = len(g_rows)

@@ -187,5 +187,21 @@ def retraction(conn: apsw.Connection, retraction_id: str) -> dict | None:
     return found[0] if found else None
 
 
+def feed_rows(conn: apsw.Connection) -> list[dict]:
+    """The user-grounded, non-question claims with their stage-5 state, for the conversation belief feed."""
+    return rows(conn, """
+        SELECT a.assertion_id, a.message_id, a.char_start, a.char_end, a.surface_text, a.polarity, a.modality,
+               a.object_value, a.supersession_type, s.canonical_name AS subject_name, s.entity_key AS subject_key,
+               o.canonical_name AS object_name, p.canonical_label_norm AS predicate, p.category,
+               m.conversation_id, m.text_raw, t.status, t.valid_from_utc, t.valid_to_utc, t.valid_until_hint_utc,
+               t.asserted_at_utc, t.superseded_at_utc, t.temporal_superseded_by_assertion_id,
+               t.negated_by_assertion_id, json_extract(t.raw_temporalize_json, '$.has_explicit_valid_time') AS explicit
+        FROM assertions a JOIN assertion_temporalized t USING(assertion_id)
+        JOIN predicates p USING(predicate_id) JOIN entities s ON s.entity_id = a.subject_entity_id
+        LEFT JOIN entities o ON o.entity_id = a.object_entity_id JOIN messages m ON m.message_id = a.message_id
+        WHERE (a.asserted_role = 'user' OR a.has_user_corroboration = 1) AND a.modality <> 'question'
+        ORDER BY a.assertion_id""")
+
+
 def status_counts(conn: apsw.Connection) -> dict[str, int]:
     return dict(conn.execute("SELECT status, COUNT(*) FROM assertion_temporalized GROUP BY status ORDER BY status"))
