@@ -41,6 +41,24 @@ def _retraction_group(r: dict, by_id: dict) -> tuple[str, str] | None:
     return None
 
 
+def _by_signature(bases: list, rets: list[dict], by_id: dict) -> list[tuple[list, list[dict]]]:
+    sigs: dict[str, tuple[list, list[dict]]] = {}
+    for b in bases:
+        sigs.setdefault(b.object_signature, ([], []))[0].append(b)
+    for r in rets:
+        sig = None
+        if r["target_assertion_id"] in by_id:
+            sig = by_id[r["target_assertion_id"]].object_signature
+        elif r["target_fact_key"]:
+            try:
+                sig = orjson.loads(r["target_fact_key"])[2]
+            except (ValueError, TypeError, IndexError):
+                sig = None
+        if sig in sigs:
+            sigs[sig][1].append(r)
+    return [sigs[k] for k in sorted(sigs)]
+
+
 def _stage4_ambiguous_retractions(rets: list[dict], by_id: dict, threshold: float) -> list[Conflict]:
     """T12: a retraction stage 4 found ambiguous (several facts, A19) has neither target nor fact key; its candidates
     form a RETRACTION_TARGET_NOT_UNIQUE group (key ["retract_ambig", retraction_id, "__NULL__"]). Nothing is
@@ -127,7 +145,13 @@ class TemporalReasoning:
             if gb:
                 rule = book.rule_for(gb[0].predicate_id, gb[0].subject_entity_type)
                 functional = rule.is_functional and rule.policy == "close_previous_on_newer_state"
-                versions.update(replay_group(gb, g_rets.get(g, []), make_pc, functional, tx_of))
+                if functional:
+                    versions.update(replay_group(gb, g_rets.get(g, []), make_pc, True, tx_of))
+                else:
+                    # without the functional walk, claims interact only within one object (negation, retraction
+                    # by fact key, correction): replay each object on its own
+                    for sig_bases, sig_rets in _by_signature(gb, g_rets.get(g, []), by_id):
+                        versions.update(replay_group(sig_bases, sig_rets, make_pc, False, tx_of))
         conflicts.extend(_stage4_ambiguous_retractions(rets, by_id, tcfg.threshold_close))
         for r in rets:
             if r["confidence"] < tcfg.threshold_close:
