@@ -418,3 +418,11 @@ def test_injected_failure_rolls_back_the_whole_stage(tmp_path, monkeypatch, stag
     assert dump_tables(db) == before
     failed = query(db, "SELECT stage, status FROM runs WHERE status='failed'")
     assert failed == [{"stage": stage, "status": "failed"}]
+
+
+def test_a_vault_without_claims_runs_stages_5_and_6(tmp_path):
+    db = tmp_path / "k.db"
+    export = write_export(tmp_path / "e.json", [tc.conversation("z", [("user", "Hello there, how are you?")])])
+    res = {r.stage: r for r in ingest(db, export, as_of=AS_OF, overrides=HASH)}
+    assert res["5"].counts["assertions"] == 0 and res["6"].counts["nodes"] >= 1
+    assert query(db, "SELECT COUNT(*) AS n FROM assertion_temporalized")[0]["n"] == 0

@@ -41,7 +41,10 @@ def iter_stage5_assertions(conn: apsw.Connection) -> Iterator[dict]:
         "e.entity_type AS subject_entity_type FROM assertions a JOIN messages m ON m.message_id = a.message_id "
         "JOIN predicates p ON p.predicate_id = a.predicate_id JOIN entities e ON e.entity_id = a.subject_entity_id "
         "ORDER BY m.conversation_id, m.order_index, m.message_id, a.assertion_id")
-    names = [d[0] for d in cur.getdescription()]
+    try:
+        names = [d[0] for d in cur.getdescription()]
+    except apsw.ExecutionCompleteError:   # no assertions at all
+        return
     for r in cur:
         yield dict(zip(names, r))
 
