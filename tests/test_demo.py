@@ -18,3 +18,9 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert "you — family and friends" in text and "“My partner Sam”" in text
     assert "you confirmed it" in text and "temporal_bound: “I stopped running” → linked" in text
     assert conn.execute("SELECT COUNT(*) FROM assertions").fetchone()[0] > 50
+    # stages 5–6: history, a bitemporal answer, conflicts and the timeline picture
+    assert "kenning history lives_in" in text and "Berlin" in text
+    assert "--believed-at 2023-01-15" in text and "kenning conflicts:" in text
+    assert "kenning timeline --self --png timeline.png" in text
+    assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+    assert conn.execute("SELECT COUNT(*) FROM graph_nodes WHERE node_type='TemporalWindow'").fetchone()[0] > 5

@@ -135,7 +135,8 @@ def test_ingest_dispatches_wiki_and_chatgpt_in_one_command(kenning, db, acme, tm
     assert runs["1"]["counts"]["conversations_new"] == 1
     assert runs["wiki"]["counts"]["workspace"] == "acme" and runs["wiki"]["counts"]["beliefs"] == 7
     status = json.loads(kenning("status", "--json", db=db).stdout)["tables"]
-    assert status["conversations"] == 1 and status["wiki_beliefs"] == 7
+    # the wiki's 7 beliefs, plus the conversation's "I live in Berlin" (stage 5 feeds the ledger, issue 8 item 3)
+    assert status["conversations"] == 1 and status["wiki_beliefs"] == 7 + 1
     # the wiki/ folder itself works too, and re-ingesting changes nothing
     again = json.loads(kenning("ingest", str(acme / "wiki"), "--workspace", "acme", "--as-of", AS_OF, "--json",
                                db=db).stdout)

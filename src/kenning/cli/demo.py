@@ -127,6 +127,7 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     out.print(t)
     _show_entities(db, config)
     _show_facts(db, config)
+    _show_time(db, config)
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
 
@@ -153,6 +154,73 @@ def _show_entities(db: Path | None, config: Path | None, top: int = 10) -> None:
         shown = ", ".join(f"{t['canonical_surface']} ({t['entity_type_hint']})" for t in terms[:15])
         out.print(f"personal lexicon (kenning lexicon): {len(terms)} terms of {build['candidates_total']} "
                   f"candidates{': ' + shown if shown else ''}", highlight=False, markup=False)
+
+
+def _show_time(db: Path | None, config: Path | None) -> None:
+    """Stages 5–6 in the demo: the succession of where you lived (valid time, and why each state ended), what
+    Kenning believed on a given day, the open conflicts, and the month-by-month timeline drawn to a PNG."""
+    from rich.markup import escape
+
+    from kenning.cli.facts import bitemporal_filter, fact_view, statement
+    from kenning.cli.temporal import _span, _why_text
+    from kenning.detect.entities import self_entity_id
+    from kenning.graph.timeline import load_timeline, render_png
+    from kenning.sources.ids import IdFactory
+    from kenning.store import assertions as asql
+    from kenning.store import temporal as tsql
+
+    console.rule("[bold]Time: what was true when, and what Kenning believed when")
+    with open_vault(db, config, readonly=True) as vault:
+        conn = vault.conn
+        if not tsql.has_stage5(conn):
+            return
+        counts = tsql.status_counts(conn)
+        console.print("[green]temporal reasoning[/] (stage 5): " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        me = [self_entity_id(IdFactory())]
+        views = {r["assertion_id"]: fact_view(r) for r in asql.facts(conn, limit=None)}
+        mine = [v for v in views.values() if v["subject_entity_id"] == me[0] and v["predicate"] == "lives_in"]
+        temporal = tsql.temporal_of(conn, [v["assertion_id"] for v in mine])
+        t = Table(title="$ kenning history lives_in — where you lived", show_edge=False, title_justify="left")
+        for col in ("valid", "place", "status", "why", "said"):
+            t.add_column(col)
+        for v in sorted(mine, key=lambda v: (temporal[v["assertion_id"]]["valid_from_utc"] or "9", v["message_date"]
+                                             or "")):
+            tr = temporal[v["assertion_id"]]
+            if tr["status"] == "ineligible" and (v["asserted_role"] != "user" or not tr["valid_from_utc"]):
+                continue   # the full list: `kenning history lives_in`
+            t.add_row(*(escape(str(x)) for x in (_span(tr), ("not " if v["polarity"] == "negative" else "")
+                                                  + str(v["object"]), tr["status"], _why_text(conn, tr, views),
+                                                  (v["message_date"] or "?")[:10])))
+        out.print(t)
+        for day in ("2023-01-15T00:00:00.000Z",):
+            held = bitemporal_filter(conn, [dict(v) for v in mine], None, day)
+            valid = bitemporal_filter(conn, [dict(v) for v in mine], day, None)
+            out.print(f"$ kenning facts --about me --predicate lives_in --valid-at {day[:10]}: "
+                      + (", ".join(sorted({str(v['object']) for v in valid})) or "nothing dated"), highlight=False)
+            out.print(f"$ kenning facts --about me --predicate lives_in --believed-at {day[:10]}: "
+                      + (", ".join(sorted(f"{v['object']} ({v['temporal']['status']})" for v in held))
+                         or "nothing told yet"), highlight=False)
+        groups = tsql.conflicts(conn)
+        if groups:
+            out.print(f"$ kenning conflicts: {len(groups)} open — " + "; ".join(
+                f"{g['conflict_type']}: " + " vs ".join(statement(views[m]) for m in g["member_ids"][:3] if m in views)
+                for g in groups[:3]), highlight=False, markup=False)
+        tl = load_timeline(conn, None)
+    png = (Path(db).parent if db else Path(".")) / "timeline.png"
+    try:
+        render_png(tl, png)
+        drawn = f" — drawn to {png}"
+    except ImportError:
+        drawn = " (install kenning[plots] to draw it)"
+    t = Table(title=f"$ kenning timeline --self --png {png.name}{drawn}", show_edge=False, title_justify="left")
+    for col in ("month", "claims", "what mattered", "changes"):
+        t.add_column(col)
+    for w in tl["windows"]:
+        top = ", ".join(str(m["label"]) for m in w["top_members"][:4])
+        ch = "; ".join((f"{c['from']} → {c['to']}" if c["kind"] == "superseded" else f"{c['from']} ended")
+                       for c in w["changes"])
+        t.add_row(w["label"], str(w["assertion_count"]), escape(top), escape(ch))
+    out.print(t)
 
 
 def _show_facts(db: Path | None, config: Path | None, per_group: int = 4) -> None:

@@ -68,6 +68,17 @@ def statement(v: dict) -> str:
     return text
 
 
+def status_text(t: dict | None) -> str:
+    if not t:
+        return ""
+    span = ""
+    if t["valid_from_utc"]:
+        span = f" {t['valid_from_utc'][:10]}→{(t['valid_to_utc'] or '')[:10]}"
+    elif t["valid_until_hint_utc"]:
+        span = f" until {t['valid_until_hint_utc'][:10]}"
+    return t["status"] + span
+
+
 def fact_filters(conn, about: str | None, predicate: str | None) -> tuple[list[str] | None, list[str] | None, list]:
     """(subject ids, predicate labels/categories, other matches) from the user's words."""
     from kenning.cli.entities import find_entities
@@ -92,6 +103,62 @@ def fact_filters(conn, about: str | None, predicate: str | None) -> tuple[list[s
     return subject_ids, preds, others
 
 
+def parse_when(value: str | None, flag: str) -> str | None:
+    """A user's date or time ("2023-05-01", "2023-05-01T12:00Z") as a stored UTC timestamp; a bare date is its
+    start of day (UTC)."""
+    from kenning.sources.timestamps import normalize_to_utc
+
+    if value is None:
+        return None
+    ts = normalize_to_utc(value.strip())
+    if ts is None:
+        fail(f"{flag} {value!r} is not a date; use YYYY-MM-DD or ISO-8601 like 2023-05-01T12:00:00Z")
+    return ts
+
+
+def _valid_at(t: dict, when: str) -> bool:
+    """[valid_from, valid_to) holds ``when`` (NULL end = open, seed §0 interval semantics)."""
+    return bool(t["valid_from_utc"]) and t["valid_from_utc"] <= when and (t["valid_to_utc"] is None
+                                                                          or when < t["valid_to_utc"])
+
+
+def bitemporal_filter(conn, views: list[dict], valid_at: str | None, believed_at: str | None) -> list[dict]:
+    """Stage 5's view of each fact (status, valid time, transaction time); with ``believed_at`` the version Kenning
+    held then (facts it did not know yet, or no longer believed, drop out); with ``valid_at`` only facts whose valid
+    interval holds that time — never a retracted claim, nor one a correction replaced."""
+    from kenning.store import temporal as tsql
+
+    if not views or not tsql.has_stage5(conn):
+        if valid_at or believed_at:
+            fail("--valid-at/--believed-at need stage 5 (run `kenning ingest` again to compute it)")
+        return views
+    ids = [v["assertion_id"] for v in views]
+    cur = tsql.temporal_of(conn, ids)
+    held = tsql.versions_at(conn, ids, believed_at) if believed_at else None
+    out = []
+    for v in views:
+        t = cur.get(v["assertion_id"])
+        if t is None:
+            continue
+        src = t
+        if held is not None:
+            src = held.get(v["assertion_id"])
+            if src is None or src["status"] == "retracted":
+                continue
+        v["temporal"] = {"status": src["status"], "valid_time_type": src["valid_time_type"],
+                         "valid_from_utc": src["valid_from_utc"], "valid_to_utc": src["valid_to_utc"],
+                         "valid_until_hint_utc": src["valid_until_hint_utc"],
+                         "asserted_at_utc": t["asserted_at_utc"], "superseded_at_utc": t["superseded_at_utc"],
+                         "believed_from_utc": src.get("tx_from_utc"), "believed_until_utc": src.get("tx_to_utc")}
+        if valid_at:
+            if src["status"] == "retracted" or (src["status"] == "superseded" and src["valid_to_utc"] is None):
+                continue
+            if not _valid_at(src, valid_at):
+                continue
+        out.append(v)
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("facts")
     def facts_cmd(
@@ -103,19 +170,25 @@ def register(app: typer.Typer) -> None:
         questions: Annotated[bool, typer.Option("--questions/--no-questions",
                                                 help="Include questions (never facts).")] = True,
         limit: Annotated[int, typer.Option("--limit", help="How many (oldest first).")] = 200,
+        valid_at: Annotated[Optional[str], typer.Option("--valid-at", help="Only facts true at this date (valid "
+                                                        "time), e.g. 2023-05-01.")] = None,
+        believed_at: Annotated[Optional[str], typer.Option("--believed-at", help="As Kenning believed them at this "
+                                                           "date (transaction time): later messages unseen.")] = None,
         db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
     ) -> None:
         """Facts, preferences, plans and questions read from your messages: each with its quote, date, conversation,
-        confidence and how it was extracted."""
+        confidence and how it was extracted. --valid-at and --believed-at ask the bitemporal questions: what was true
+        then, and what Kenning had been told by then."""
         from kenning.store import assertions as asql
 
         if role is not None and role not in ("user", "assistant"):
             fail("--role must be user or assistant")
         with open_vault(db, config, readonly=True) as vault:
             subject_ids, preds, others = fact_filters(vault.conn, about, predicate)
+            va, ba = parse_when(valid_at, "--valid-at"), parse_when(believed_at, "--believed-at")
             rows = asql.facts(vault.conn, subject_ids=subject_ids, predicate_norms=preds, role=role,
-                              include_questions=questions, limit=limit)
-        views = [fact_view(r) for r in rows]
+                              include_questions=questions, limit=None if (va or ba) else limit)
+            views = bitemporal_filter(vault.conn, [fact_view(r) for r in rows], va, ba)[:limit]
         if json_out:
             print_json(views)
             return
@@ -123,7 +196,7 @@ def register(app: typer.Typer) -> None:
             out.print("no facts yet (run `kenning ingest`)" if not (about or predicate or role) else "no matching facts")
             return
         t = Table(show_edge=False)
-        for col in ("date", "said by", "statement", "quote", "conf", "how", "conversation"):
+        for col in ("date", "said by", "statement", "quote", "conf", "how", "status", "conversation"):
             t.add_column(col, justify="right" if col == "conf" else "left")
         for v in views:
             date = (v["message_date"] or "?")[:10] + ("" if v["timestamp_quality"] == "original" else "*")
@@ -138,7 +211,8 @@ def register(app: typer.Typer) -> None:
             how = v["extraction_method"] + (f" ({', '.join(flags)})" if flags else "")
             who = v["speaker"] or v["asserted_role"]
             t.add_row(*(escape(x) for x in (date, who, statement(v), f"“{(v['quote'] or '')[:70]}”",
-                                             f"{v['confidence']:.2f}", how, (v["conversation_title"] or "")[:28])))
+                                             f"{v['confidence']:.2f}", how, status_text(v.get("temporal")),
+                                             (v["conversation_title"] or "")[:28])))
         out.print(t)
         for o in others:
             out.print(f"also called {about!r}: {o['canonical_name']} ({o['entity_type']}, {o['entity_id'][:8]})",

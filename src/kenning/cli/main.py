@@ -51,6 +51,15 @@ def _register_fact_commands() -> None:
 _register_fact_commands()
 
 
+def _register_temporal_commands() -> None:
+    from kenning.cli.temporal import register
+
+    register(app)
+
+
+_register_temporal_commands()
+
+
 def _register_model_commands() -> None:
     from kenning.cli import models
 

@@ -142,6 +142,14 @@ class TemporalReasoningConfig(Strict):
     time_link_min_alignment: float
     fallback_valid_from_asserted: bool
     threshold_close: float
+    confidence_supersession_margin: float
+    use_detector_tier_tiebreak: bool
+    use_salience_conflict_tiebreak: bool
+    invalidation_rules: str
+    proximity_same_sentence: bool
+    temporal_bound_ends_validity: bool
+    transition_wins_ties: bool
+    publish_beliefs: bool
 
 
 class PipelineConfig(Strict):
@@ -431,6 +439,40 @@ class RetrievalConfig(Strict):
     index: SearchIndexConfig
 
 
+class ProfileConfig(Strict):
+    enable_temporal_profiles: bool
+    temporal_profile_config: str
+    focal_entities: list[str] | None
+    granularity: Literal["month", "quarter", "year"]
+    allowed_assertion_statuses: list[str]
+    user_grounded_only: bool
+    window_min_assertions: int
+    profile_version: str
+    include_value_members_in_profiles: bool
+    include_category_nodes: bool
+    include_window_sequence_edges: bool
+    include_window_top_edges: bool
+    window_top_n_members: int
+    window_top_n_clusters: int
+    include_window_assertion_edges: bool
+    include_cluster_evolution_edges: bool
+    include_member_evidence_edges: bool
+    member_evidence_edge_cap_per_window: int
+    salience_weights: dict[str, float]
+    recency_halflife_days: float
+
+
+class GraphConfig(Strict):
+    include_message_nodes: bool
+    include_lexicon_nodes: bool
+    include_detection_tier_metadata: bool
+    conflict_pairwise_max_n: int
+    include_inverse_lifecycle_edges: bool
+    include_time_mention_nodes: bool
+    include_time_qualifier_edges: bool
+    profile: ProfileConfig
+
+
 class Config(Strict):
     vault: VaultConfig
     ids: IdsConfig
@@ -444,6 +486,7 @@ class Config(Strict):
     calibration: CalibrationConfig
     entities: EntitiesConfig
     assertions: AssertionsConfig
+    graph: GraphConfig
 
 
     transcripts: TranscriptsConfig

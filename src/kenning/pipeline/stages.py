@@ -9,6 +9,8 @@ from kenning.pipeline.stage2a import EntityTimeDetection
 from kenning.pipeline.stage2b import LexiconAndEntities
 from kenning.pipeline.stage3 import EntityCanonicalization
 from kenning.pipeline.stage4 import AssertionExtraction
+from kenning.pipeline.stage5 import TemporalReasoning
+from kenning.pipeline.stage6 import GraphMaterialization
 from kenning.pipeline.stage_index import SearchIndex
 
 STAGES: dict[str, Stage] = {
@@ -18,6 +20,8 @@ STAGES: dict[str, Stage] = {
     "2B": LexiconAndEntities(),
     "3": EntityCanonicalization(),
     "4": AssertionExtraction(),
+    "5": TemporalReasoning(),
+    "6": GraphMaterialization(),
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }

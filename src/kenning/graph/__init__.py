@@ -1,0 +1,1 @@
+"""Stage 6 (seed 001 §6): the materialized graph, the temporal profile, exports and the timeline picture."""
