@@ -276,3 +276,58 @@ def test_injected_failure_rolls_back_llm_calls_too(tmp_path: Path, llm_server, l
         for t in ("llm_extraction_calls", "llm_extraction_runs", "ner_model_runs", "ner_model_run_io",
                   "entity_mention_candidates", "time_mentions", "detect_message_state"):
             assert v.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 0, t  # ... and nothing stayed
+
+
+# ---- a user-supplied spaCy pipeline (issue 4 "Names": the NER interface accepts a spaCy pipeline) -------------
+
+def _ruler_pipeline():
+    spacy = pytest.importorskip("spacy")  # installed by the `ner` extra (pyproject: spacy>=3.7,<4)
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "PERSON", "pattern": "Zoë Kowalczyk"}, {"label": "GPE", "pattern": "Lisbon"},
+                        {"label": "ORG", "pattern": "Vellmar Analytics"}])
+    return nlp
+
+
+def test_spacy_pipeline_saved_to_disk_runs_through_the_cli(tmp_path: Path, kenning_cli):
+    nlp = _ruler_pipeline()
+    nlp.to_disk(tmp_path / "my-pipeline")
+    export = write_export(tmp_path / "conversations.json", export_convs())
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"entities:\n  ner:\n    backend: spacy\n    spacy_model: {json.dumps(str(tmp_path / 'my-pipeline'))}\n",
+                   encoding="utf-8")
+    db = tmp_path / "k.db"
+    res = kenning_cli("ingest", str(export), "--db", str(db), "--config", str(cfg), "--stages", "0-3", "--llm", "none")
+    assert res.returncode == 0, res.stderr
+    got = query(db, "SELECT detector, entity_type_hint, surface_text, char_start, message_id FROM entity_mentions "
+                    "WHERE detector LIKE 'NER:%'")
+    assert {r["detector"] for r in got} == {"NER:spacy-en_pipeline"}   # named by the pipeline, not its path
+    assert {(r["surface_text"], r["entity_type_hint"]) for r in got} == {
+        ("Zoë Kowalczyk", "PERSON"), ("Lisbon", "LOCATION"), ("Vellmar Analytics", "ORG")}
+    texts = {r["message_id"]: r["text_raw"] for r in query(db, "SELECT message_id, text_raw FROM messages")}
+    assert all(texts[r["message_id"]][r["char_start"]:r["char_start"] + len(r["surface_text"])] == r["surface_text"]
+               for r in got)
+    [run] = query(db, "SELECT model_name, model_version, config_json FROM ner_model_runs")
+    assert run["model_name"] == "spacy-en_pipeline" and "spacy" in run["model_version"]
+    assert '"pipes":["entity_ruler"]' in run["config_json"]
+    ent = query(db, "SELECT canonical_name FROM entities WHERE entity_type='PERSON' AND entity_key='zoë kowalczyk'")
+    assert ent and ent[0]["canonical_name"] == "Zoë Kowalczyk"
+
+
+def test_spacy_pipeline_object_injected_into_stage_2a(tmp_path: Path):
+    """The API path: a Language object the caller built is the stage's backend (no model package needed)."""
+    from kenning.api import Vault
+    from kenning.detect.ner import SpacyNerBackend
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import run_stage
+    from kenning.pipeline.stage2a import EntityTimeDetection
+
+    backend = SpacyNerBackend(_ruler_pipeline(), 0.7, "my_ruler")
+    export = write_export(tmp_path / "conversations.json", export_convs())
+    with Vault.open(tmp_path / "k.db") as v:
+        v.ingest([export], as_of="2024-12-31T00:00:00Z", stages="0-1")
+        r = run_stage(v.conn, EntityTimeDetection(ner_backend=backend), v.config, Clock.from_option("2024-12-31T00:00:00Z"))
+        assert r.counts["ner_runs"] == 1
+        rows = v.conn.execute("SELECT surface_text, entity_type_hint, confidence FROM entity_mentions WHERE "
+                              "detector='NER:spacy-my_ruler' ORDER BY surface_text").fetchall()
+        assert ("Lisbon", "LOCATION", 0.7) in rows and ("Zoë Kowalczyk", "PERSON", 0.7) in rows

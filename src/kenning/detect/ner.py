@@ -22,6 +22,7 @@ Backends:
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -398,7 +399,10 @@ def make_backend(ner_cfg: Any) -> NerBackend | None:
             raise NerUnavailable("entities.ner.backend is 'spacy' but spaCy is not installed (pip install spacy)") from e
         except OSError as e:
             raise NerUnavailable(f"cannot load the spaCy model {ner_cfg.spacy_model!r}: {e}") from e
-        return SpacyNerBackend(nlp, ner_cfg.spacy_confidence, ner_cfg.spacy_model)
+        # A package name names the detector (NER:spacy-en_core_web_sm); a pipeline saved to a directory is named
+        # by its meta (NER:spacy-<lang>_<name>), so the vault does not depend on where it lives.
+        is_path = os.sep in ner_cfg.spacy_model or os.path.isdir(ner_cfg.spacy_model)
+        return SpacyNerBackend(nlp, ner_cfg.spacy_confidence, None if is_path else ner_cfg.spacy_model)
     if ner_cfg.backend == "llm":
         return None  # the model alone: stage 2A adds the LLM backend (it needs --llm live|replay)
     raise NerUnavailable(f"unknown entities.ner.backend {ner_cfg.backend!r}; use rules, spacy, llm or none")
