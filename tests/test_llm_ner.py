@@ -331,3 +331,30 @@ def test_spacy_pipeline_object_injected_into_stage_2a(tmp_path: Path):
         rows = v.conn.execute("SELECT surface_text, entity_type_hint, confidence FROM entity_mentions WHERE "
                               "detector='NER:spacy-my_ruler' ORDER BY surface_text").fetchall()
         assert ("Lisbon", "LOCATION", 0.7) in rows and ("Zoë Kowalczyk", "PERSON", 0.7) in rows
+
+
+def test_same_input_same_clock_same_answers_give_identical_tables(tmp_path: Path, llm_server, llm_config):
+    """Determinism with the model (seed 001 invariant 5): two vaults, the same export, clock and answers → the same
+    rows everywhere, the call log included once its timing and the server's completion ids (response bodies; the
+    parsed answers are compared) are set aside."""
+    from exportkit import dump_tables
+    from kenning.api import Vault
+
+    llm_server.default_chat = fake_model
+    export = write_export(tmp_path / "conversations.json", export_convs())
+    dumps = []
+    for name in ("a", "b"):
+        with Vault.open(tmp_path / f"{name}.db") as v:
+            v.config = llm_config(llm_server)
+            v.ingest([export], as_of="2024-12-31T00:00:00Z", stages="0-3", llm="live")
+        d = dump_tables(tmp_path / f"{name}.db")
+        cols = [r["name"] for r in query(tmp_path / f"{name}.db", "SELECT name FROM pragma_table_info('llm_extraction_calls')")]
+        timing = {cols.index(c) for c in ("latency_ms", "raw_io_json", "response_json")}
+        d["llm_extraction_calls"] = [tuple(x for i, x in enumerate(r) if i not in timing) for r in d["llm_extraction_calls"]]
+        dumps.append(d)
+    assert dumps[0]["entity_mentions"] and dumps[0]["llm_extraction_calls"]
+    diff = sorted(t for t in dumps[0] if dumps[0][t] != dumps[1].get(t))
+    assert diff in ([], ["llm_extraction_runs"]), diff
+    if diff:  # only the run's stats (latencies) may differ
+        a, b = dumps[0]["llm_extraction_runs"], dumps[1]["llm_extraction_runs"]
+        assert [r[0] for r in a] == [r[0] for r in b]
