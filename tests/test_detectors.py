@@ -95,6 +95,15 @@ def test_winner_sort_keys_tie_breaks():
     assert select_winners([e, d]) == [d]  # equal confidence and length: detector_order
     lex, ner = cand("LEXICON:b", 0, 5, 0.5, 155), cand("NER:x", 0, 10, 0.99, 160)
     assert select_winners([ner, lex]) == [lex]  # class before confidence (E9)
+    # E29: two NER backends on the same span, confidence and surface: detector then hint, whatever the input order
+    for flip in (False, True):
+        rules, llm = cand("NER:kenning-rules", 0, 5, 0.8, 160), cand("NER:llm-m", 0, 5, 0.8, 160)
+        assert select_winners([rules, llm][::-1] if flip else [rules, llm]) == [rules]
+        assert llm.reason == "OVERLAP_HIGHER_SCORE" and llm.suppressed_by == rules.candidate_id
+        per = Candidate("m", "NER:x", "1", 160, "PERSON", 0, 4, "Anna", 0.8)
+        org = Candidate("m", "NER:x", "1", 160, "ORG", 0, 4, "Anna", 0.8)
+        per.candidate_id, org.candidate_id = "p", "o"
+        assert select_winners([per, org][::-1] if flip else [per, org]) == [org]
 
 
 def test_keys_and_tiers():

@@ -263,11 +263,20 @@ class DetectorsConfig(Strict):
     code_handles: list[str]
 
 
+class NerLlmConfig(Strict):
+    enabled: bool
+    labels: list[str]
+    confidence: float = Field(ge=0, le=1)
+    batch_max_messages: int = Field(ge=1)
+    batch_max_chars: int = Field(ge=1)
+
+
 class NerConfig(Strict):
     backend: Literal["rules", "spacy", "none", "llm"]
     spacy_model: str | None
     spacy_confidence: float = Field(ge=0, le=1)
     label_map: dict[str, str]
+    llm: NerLlmConfig
 
 
 class TimeMentionsConfig(Strict):

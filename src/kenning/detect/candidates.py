@@ -48,8 +48,10 @@ class Candidate:
         return self.candidate_id
 
     def sort_key(self) -> tuple:
-        """E9: precedence class (structured > LEXICON > NER), then the seed's six keys (§2A.6.2)."""
-        return (self.klass, -self.confidence, -(self.end - self.start), self.order, self.start, -self.end, self.shash)
+        """E9: precedence class (structured > LEXICON > NER), then the seed's six keys (§2A.6.2), then detector and
+        hint (E29: two NER backends can tie on all six; the winner must not depend on candidate order)."""
+        return (self.klass, -self.confidence, -(self.end - self.start), self.order, self.start, -self.end, self.shash,
+                self.detector, self.hint)
 
     def suppress(self, reason: str, by: str | None = None) -> None:
         self.eligible = False

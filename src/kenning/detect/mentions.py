@@ -39,7 +39,9 @@ class MessageOutput:
     candidates: list[Candidate]
     winners: list[Candidate]
     times: list
-    ner_io: tuple | None = None          # (input_sha256, chunks_json, output_json)
+    ner_io: tuple | None = None          # (input_sha256, chunks_json, output_json) of the first NER backend
+    ner_ios: list = field(default_factory=list)   # [(backend, (input_sha256, chunks_json, output_json))] of all
+    ner_retry: bool = False              # an LLM NER request failed: detect this message again next run (E28)
     warnings: list[tuple[str, str, dict]] = field(default_factory=list)
 
 
@@ -48,7 +50,7 @@ class _TextScan:
     """What the detectors, the NER backend and the time patterns find in a text: a function of the text alone."""
 
     hits: list[tuple[Detector, Hit]]
-    ner: tuple[NerResult, tuple] | None     # (result, (input_sha256, chunks_json, output_json))
+    ner: list[tuple[NerBackend, NerResult, tuple]]  # per backend: (backend, result, (sha256, chunks, output))
     times: list[TimeCandidate] | None
 
 
@@ -62,7 +64,7 @@ _SCAN_CACHE_SIZE = 4096
 class MessageDetector:
     """Everything stage 2A runs on a message, configured once per run."""
 
-    def __init__(self, config: Config, ner: NerBackend | None):
+    def __init__(self, config: Config, ner: NerBackend | None, extra_ner: tuple[NerBackend, ...] = ()):
         ed = config.pipeline.entity_detection
         dc = config.entities.detectors
         self.config = config
@@ -72,7 +74,9 @@ class MessageDetector:
         self.noise = NoiseRules.from_config(dc)
         self.include_blockquotes = ed.ignore_markdown_blockquotes
         self.ner = ner if ed.enable_ner else None
-        self.ner_detector = f"NER:{self.ner.name}" if self.ner else None
+        # Every NER backend that runs: the configured one, then extra ones (LLM NER, E27), each its own detector.
+        self.extra_ner = tuple(extra_ner) if ed.enable_ner else ()
+        self.ners = ((self.ner,) if self.ner is not None else ()) + self.extra_ner
         self.ner_max, self.ner_stride = ed.ner_max_chars, ed.ner_stride
         self.label_map = dict(config.entities.ner.label_map)
         self.label_allow = set(ed.ner_label_allowlist)
@@ -86,6 +90,8 @@ class MessageDetector:
                              "detector_order": {k: ORDER[k] for k in sorted(ORDER)}}
         if self.ner:
             v["ner"] = {"name": self.ner.name, "version": self.ner.version, "config": self.ner.config()}
+        if self.extra_ner:
+            v["ner_extra"] = [{"name": b.name, "version": b.version, "config": b.config()} for b in self.extra_ner]
         if self.times:
             v["time_patterns"] = self.times.version
         return v
@@ -93,8 +99,10 @@ class MessageDetector:
     def fingerprint(self) -> str:
         """What every message's 2A output depends on besides the message itself."""
         c = self.config
+        # entities.ner.llm matters only when the LLM backend runs, and then its config() is in versions()
         return jcs_hash({"versions": self.versions(), "entity_detection": c.pipeline.entity_detection.model_dump(mode="json"),
-                         "entities": {k: getattr(c.entities, k).model_dump(mode="json")
+                         "entities": {k: getattr(c.entities, k).model_dump(mode="json", exclude={"llm"} if k == "ner"
+                                                                           else None)
                                       for k in ("detectors", "ner", "time_mentions")},
                          "time": c.time.model_dump(mode="json"), "ids": c.ids.model_dump(mode="json")})
 
@@ -120,13 +128,14 @@ class MessageDetector:
         has_digit = _DIGIT.search(text) is not None  # most texts have none; several detectors need one
         hits = [(det, hit) for det in self.detectors if not (det.needs_digit and not has_digit) and det.prefilter(text)
                 for hit in det.find(text)]
-        ner = None
-        if self.ner is not None and text.strip():
-            result = run_chunked(self.ner, text, self.ner_max, self.ner_stride)
-            # one chunk is the whole text, whose hash run_chunked has just computed
-            whole = result.chunks[0]["input_sha256"] if len(result.chunks) == 1 else sha256_text(text)
-            ner = (result, (whole, canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
-                            canonicalize(result.chunks)))
+        ner = []
+        if self.ners and text.strip():
+            for backend in self.ners:
+                result = run_chunked(backend, text, self.ner_max, self.ner_stride)
+                # one chunk is the whole text, whose hash run_chunked has just computed
+                whole = result.chunks[0]["input_sha256"] if len(result.chunks) == 1 else sha256_text(text)
+                ner.append((backend, result, (whole, canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
+                                              canonicalize(result.chunks))))
         found = _TextScan(hits, ner, self.times.candidates(text) if self.times is not None else None)
         if len(text) <= _SCAN_CACHE_TEXT_MAX:
             self._scans[text] = found
@@ -143,9 +152,13 @@ class MessageDetector:
             cands.append(Candidate(m.message_id, det.name, det.version, det.order, det.hint, hit.start, hit.end,
                                    text[hit.start:hit.end], hit.confidence, raw))
         out = MessageOutput(cands, [], [])
-        if scan.ner is not None:
-            out.ner_io = scan.ner[1]
-            self._ner(m, scan.ner[0], cands, stats)
+        for backend, result, io in scan.ner:
+            if out.ner_io is None:
+                out.ner_io = io
+            out.ner_ios.append((backend, io))
+            if result.failed:
+                out.ner_retry = True
+            self._ner(m, backend, result, cands, stats)
         # one candidate per (detector, span, hint, surface): a detector reporting a span twice keeps its best
         unique: dict[tuple, Candidate] = {}
         for c in cands:
@@ -178,8 +191,9 @@ class MessageDetector:
                 stats[k] += v
         return out
 
-    def _ner(self, m: MessageInput, result: NerResult, cands: list[Candidate], stats: Counter) -> None:
-        assert self.ner is not None and self.ner_detector is not None
+    def _ner(self, m: MessageInput, backend: NerBackend, result: NerResult, cands: list[Candidate],
+             stats: Counter) -> None:
+        detector = f"NER:{backend.name}"
         best: dict[tuple, Candidate] = {}
         if result.spans:  # (a key only once there is a span: the run's counts list the keys they hold)
             stats["ner_spans_raw"] += len(result.spans)
@@ -199,7 +213,7 @@ class MessageDetector:
                 raw["spanless"] = True
                 if self.emit_spanless:
                     raw["spanless_emitted"] = True  # §2A.6.1 emit_spanless_ner: a mention without offsets
-            c = Candidate(m.message_id, self.ner_detector, self.ner.version, ORDER["NER"], hint, sp.start, sp.end,
+            c = Candidate(m.message_id, detector, backend.version, ORDER["NER"], hint, sp.start, sp.end,
                           surface, max(0.0, min(1.0, float(sp.confidence))), raw)
             key = (c.start, c.end, c.hint, c.shash)  # §2A.5.4 dedupe within the message, highest confidence kept
             prev = best.get(key)

@@ -13,15 +13,16 @@ Backends:
 - :class:`SpacyNerBackend` — any spaCy ``Language`` (a user's installed model, or a blank pipeline with
   an EntityRuler). spaCy offsets are Python string indices, i.e. code points, as Kenning needs.
 - :class:`ReplayNerBackend` — answers from a stored run's raw outputs (no model needed).
-- LLM NER (hook for the model layer, issue 3): implement this protocol with a class whose ``detect``
-  calls the logged LLM client with a JSON schema ``[{start, end, label, text}]`` and whose ``name`` is
-  ``llm-<model>``; its calls are logged by the model layer and its outputs here, so a run is replayable
-  with :class:`ReplayNerBackend`. ``make_backend`` raises a clear error for ``backend: llm`` until then.
+- :class:`kenning.detect.llm_ner.LlmNerBackend` — names from the configured model through the model layer
+  (``--llm live|replay``, E27–E29): batched requests logged in ``llm_extraction_calls``, offsets found by
+  Kenning in the exact text. Stage 2A builds it (it needs the stage's LLM run), beside the backend
+  ``make_backend`` returns, or alone with ``backend: llm``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -84,14 +85,24 @@ class NerResult:
     chunks: list[dict]          # raw I/O per chunk: offset, length, input_sha256, spans (chunk-relative)
     spans: list[NerSpan]        # offsets relative to the whole text
 
+    @property
+    def failed(self) -> bool:
+        """A chunk got no answer (an LLM request failed): the message should be tried again next run."""
+        return any("error" in c.get("llm", ()) for c in self.chunks)
+
 
 def run_chunked(backend: NerBackend, text: str, max_chars: int, stride: int) -> NerResult:
     chunks, spans = [], []
+    info = getattr(backend, "chunk_info", None)  # LLM NER: the calls behind a chunk, or its error (E28)
     for off, size in chunk_bounds(len(text), max_chars, stride):
         piece = text[off:off + size]
         found = backend.detect(piece)
-        chunks.append({"offset": off, "length": size, "input_sha256": sha256_text(piece),
-                       "spans": [s.as_raw() for s in found]})
+        chunk = {"offset": off, "length": size, "input_sha256": sha256_text(piece),
+                 "spans": [s.as_raw() for s in found]}
+        extra = info(piece) if info is not None else None
+        if extra:
+            chunk["llm"] = extra
+        chunks.append(chunk)
         for s in found:
             if s.start is None or s.end is None or not off:  # spans are frozen: the first chunk's are reused
                 spans.append(s)
@@ -388,6 +399,10 @@ def make_backend(ner_cfg: Any) -> NerBackend | None:
             raise NerUnavailable("entities.ner.backend is 'spacy' but spaCy is not installed (pip install spacy)") from e
         except OSError as e:
             raise NerUnavailable(f"cannot load the spaCy model {ner_cfg.spacy_model!r}: {e}") from e
-        return SpacyNerBackend(nlp, ner_cfg.spacy_confidence, ner_cfg.spacy_model)
-    raise NerUnavailable("entities.ner.backend 'llm' needs the model layer, which this build does not have yet; "
-                         "use 'rules' or 'spacy'")
+        # A package name names the detector (NER:spacy-en_core_web_sm); a pipeline saved to a directory is named
+        # by its meta (NER:spacy-<lang>_<name>), so the vault does not depend on where it lives.
+        is_path = os.sep in ner_cfg.spacy_model or os.path.isdir(ner_cfg.spacy_model)
+        return SpacyNerBackend(nlp, ner_cfg.spacy_confidence, None if is_path else ner_cfg.spacy_model)
+    if ner_cfg.backend == "llm":
+        return None  # the model alone: stage 2A adds the LLM backend (it needs --llm live|replay)
+    raise NerUnavailable(f"unknown entities.ner.backend {ner_cfg.backend!r}; use rules, spacy, llm or none")

@@ -7,6 +7,7 @@ versions); everything it derived before is deleted first. A rerun on an unchange
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from typing import Any
 
@@ -28,26 +29,44 @@ class EntityTimeDetection:
         self.ner_backend = ner_backend
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
+        with contextlib.ExitStack() as stack:
+            return self._run(ctx, stack)
+
+    def _run(self, ctx: StageContext, stack: contextlib.ExitStack) -> dict[str, Any]:
         cfg = ctx.config
         try:
             ner = self.ner_backend if self.ner_backend is not None else make_backend(cfg.entities.ner)
         except NerUnavailable as e:
             raise NerUnavailable(str(e)) from None
-        det = MessageDetector(cfg, ner)
+        llm_ner = self._llm_backend(ctx, stack)
+        det = MessageDetector(cfg, ner, (llm_ner,) if llm_ner is not None else ())
         fp = det.fingerprint()
         states = msql.detect_states(ctx.conn)
         stats: Counter = Counter()
-        ner_run_id = None
-        ner_io_count = 0
+        ner_runs: dict[int, str] = {}      # id(backend) -> ner_model_runs.run_id
+        ner_io_counts: Counter = Counter()
         batch: list[MessageInput] = []
         gone: list[str] = []
         hashes: dict[str, str] = {}
 
+        def ner_run_id(backend) -> str:
+            rid = ner_runs.get(id(backend))
+            if rid is None:
+                rid = ner_runs[id(backend)] = ctx.ids.make("ner_run", ctx.run_id, backend.name, backend.version)
+                msql.insert_ner_run(ctx.conn, {
+                    "run_id": rid, "model_name": backend.name, "model_version": backend.version,
+                    "config_json": canonicalize({"backend": backend.config(),
+                                                 "entity_detection": cfg.pipeline.entity_detection.model_dump(mode="json"),
+                                                 "label_map": dict(cfg.entities.ner.label_map)}),
+                    "started_at_utc": ctx.clock.now(), "pipeline_run_id": ctx.run_id})
+            return rid
+
         def flush() -> None:
-            nonlocal ner_run_id, ner_io_count
             if not batch:
                 return
             msql.delete_message_detections(ctx.conn, [m.message_id for m in batch if m.message_id in states])
+            if llm_ner is not None:  # one batched round of model requests for the whole batch (E28)
+                llm_ner.prefetch((m.conversation_id, m.message_id, m.text) for m in batch)
             cand_rows, mention_rows, time_rows, io_rows, state_rows = [], [], [], [], []
             for m in batch:
                 out = det.run(m, ctx.ids, stats)
@@ -68,23 +87,20 @@ class EntityTimeDetection:
                                       res["valid_to_utc"], res["resolution_granularity"], det.tz, t.confidence,
                                       canonicalize(raw)))
                     stats[f"times_{res['resolved_type']}"] += 1
-                if out.ner_io is not None:
-                    if ner_run_id is None:
-                        ner_run_id = ctx.ids.make("ner_run", ctx.run_id, det.ner.name, det.ner.version)
-                        msql.insert_ner_run(ctx.conn, {
-                            "run_id": ner_run_id, "model_name": det.ner.name, "model_version": det.ner.version,
-                            "config_json": canonicalize({"backend": det.ner.config(),
-                                                         "entity_detection": cfg.pipeline.entity_detection.model_dump(mode="json"),
-                                                         "label_map": dict(cfg.entities.ner.label_map)}),
-                            "started_at_utc": ctx.clock.now(), "pipeline_run_id": ctx.run_id})
-                    io_rows.append((ner_run_id, m.message_id, *out.ner_io))
-                state_rows.append((m.message_id, hashes[m.message_id], ctx.run_id))
+                for backend, io in out.ner_ios:
+                    rid = ner_run_id(backend)
+                    io_rows.append((rid, m.message_id, *io))
+                    ner_io_counts[rid] += 1
+                h = hashes[m.message_id]
+                if out.ner_retry:  # a state that never matches: the next run detects this message again
+                    h += ":retry"
+                    stats["messages_ner_retry"] += 1
+                state_rows.append((m.message_id, h, ctx.run_id))
             msql.insert_candidates(ctx.conn, cand_rows)
             msql.insert_mentions(ctx.conn, mention_rows)
             msql.insert_time_mentions(ctx.conn, time_rows)
             if io_rows:
                 msql.insert_ner_io(ctx.conn, io_rows)
-                ner_io_count += len(io_rows)
             msql.upsert_detect_states(ctx.conn, state_rows)
             stats["messages_processed"] += len(batch)
             batch.clear()
@@ -111,11 +127,44 @@ class EntityTimeDetection:
             msql.delete_message_detections(ctx.conn, gone)
             msql.delete_detect_states(ctx.conn, gone)
             stats["messages_cleared"] += len(gone)
-        if ner_run_id is not None:
-            msql.finish_ner_run(ctx.conn, ner_run_id, ctx.clock.now(), canonicalize({
-                "io_table": "ner_model_run_io", "messages": ner_io_count, "spans_raw": stats["ner_spans_raw"],
-                "spans_label_filtered": stats["ner_spans_label_filtered"]}))
+        for backend in det.ners:
+            rid = ner_runs.get(id(backend))
+            if rid is None:
+                continue
+            summary = {"io_table": "ner_model_run_io", "messages": ner_io_counts[rid]}
+            if len(det.ners) == 1:
+                summary.update(spans_raw=stats["ner_spans_raw"], spans_label_filtered=stats["ner_spans_label_filtered"])
+            if hasattr(backend, "summary"):
+                summary["llm"] = backend.summary()
+            msql.finish_ner_run(ctx.conn, rid, ctx.clock.now(), canonicalize(summary))
             stats["ner_runs"] += 1
+        if llm_ner is not None and llm_ner.client is not None:
+            llm_ner.client.run.add(messages_processed=ner_io_counts[ner_runs.get(id(llm_ner), "")],
+                                   assertions_extracted=0)
         counts: dict[str, Any] = {k: stats[k] for k in sorted(stats)}
         counts["detector_versions"] = det.versions()["detectors"]
+        if llm_ner is not None:
+            counts["llm_ner"] = {k: llm_ner.stats[k] for k in sorted(llm_ner.stats)}
         return counts
+
+    @staticmethod
+    def _llm_backend(ctx: StageContext, stack: contextlib.ExitStack):
+        """LLM NER when the run has a model (``--llm live|replay``) and ``entities.ner.llm.enabled`` or
+        ``backend: llm`` asks for it (E27). Its model-layer run opens on the first request."""
+        cfg = ctx.config
+        mode = getattr(ctx, "llm_mode", "none") or "none"
+        wanted = cfg.entities.ner.backend == "llm" or cfg.entities.ner.llm.enabled
+        if not cfg.pipeline.entity_detection.enable_ner or not wanted:
+            return None
+        if mode == "none":
+            if cfg.entities.ner.backend == "llm":
+                raise NerUnavailable("entities.ner.backend is 'llm' but this run has no model: run with --llm live "
+                                     "(KENNING_LLM_BASE_URL and KENNING_LLM_MODEL set) or --llm replay, or choose "
+                                     "backend rules")
+            return None
+        from kenning.detect.llm_ner import LlmNerBackend, llm_ner_version
+        from kenning.llm.client import open_llm_run
+
+        version = llm_ner_version(cfg, mode)
+        return LlmNerBackend(cfg, version=version,
+                             open_client=lambda: stack.enter_context(open_llm_run(ctx, "ner", extractor_version=version)))
