@@ -38,7 +38,9 @@ class MessageState:
     persons: list[tuple[int, str]] = field(default_factory=list)     # (position, entity_id), in text order
     locations: list[tuple[int, str]] = field(default_factory=list)
     eligible: bool = False
-    masked: str | None = None
+    masked: str | None = None          # eligible and too-short messages (context for the model, §4.4.1)
+    mentions: list[Mention] = field(default_factory=list)
+    times: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -98,6 +100,9 @@ class ConversationProcessor:
             self.counts[f"messages_{reason}"] += 1
             st = MessageState(m, sp, eligible=ok)
             ments = [Mention(*t) for t in mentions.get(m["message_id"], [])]
+            st.mentions, st.times = ments, times.get(m["message_id"], [])
+            if not ok and reason == "too_short":
+                st.masked = mask(m["text_raw"], excl)
             text = m["text_raw"] or ""
             st.persons = [(x.start or 0, _ref(x, text)) for x in ments if x.entity_type == "PERSON"]
             st.locations = [(x.start or 0, _ref(x, text)) for x in ments if x.entity_type == "LOCATION"]
