@@ -317,6 +317,15 @@ def test_replay_with_the_server_stopped_reproduces_identical_assertions(live, tm
     assert after["assertions"] == before["assertions"] and after["retractions"] == before["retractions"]
 
 
+def test_two_live_runs_give_identical_assertions(live, tmp_path, export, server):
+    """Invariant 5 for stage 4 with a model: same input, same answers, same clock ⇒ the same rows (the call log's
+    timings aside)."""
+    db, *_ = live
+    other = tmp_path / "again.db"
+    run(other, export, server, "live")
+    assert assertion_tables(other) == assertion_tables(db)
+
+
 def test_replay_with_a_missing_response_is_a_clear_error(live, tmp_path):
     db, _, _, _ = live
     copy = tmp_path / "missing.db"
