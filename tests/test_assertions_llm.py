@@ -94,12 +94,16 @@ def model(body: dict) -> dict:
             claim("SPEAKER", "learns", lit("Portuguese"), "I'm learning Portuguese", modality="fact"),  # loose quote
             claim("Anna", "has_trait", lit("great"), "Anna", confidence=0.6),                          # quote twice
             claim("SPEAKER", "lives_in", ent("Rome"), "I live in Rome"),                               # fenced only
+            claim("my sister", "learns", lit("Portuguese"), "Portuguese with Anna", modality="fact",
+                  confidence=0.7),                                     # the sister named in the window: Anna
+            claim("she", "likes", lit("Portuguese"), "Anna is great"),                                # a pronoun
         ]}
     return {"assertions": []}
 
 
 INVALID = {"QUOTE_NOT_IN_TEXT", "ENTITY_ID_UNKNOWN", "PREDICATE_UNKNOWN", "NAME_NOT_IN_CONTEXT", "ARITY_MISMATCH",
-           "OBJECT_LITERAL_INVALID", "CONFIDENCE_OUT_OF_RANGE", "SPEAKER_NOT_A_PERSON", "QUOTE_IN_EXCLUDED_TEXT"}
+           "OBJECT_LITERAL_INVALID", "CONFIDENCE_OUT_OF_RANGE", "SPEAKER_NOT_A_PERSON", "QUOTE_IN_EXCLUDED_TEXT",
+           "PRONOUN_NOT_RESOLVED"}
 
 
 def overrides(server: OpenAITestServer | None, **llm) -> dict:
@@ -217,6 +221,14 @@ def test_entity_ids_and_detector_tiers_in_model_claims(live):
     assert 1 <= st <= 4 and 1 <= ot <= 4
     assert a["confidence_grounding"] == pytest.approx(min(1.0, ((1 + (4 - st) * 0.05) + (1 + (4 - ot) * 0.05)) / 2))
     assert a["confidence_final"] == pytest.approx(0.8 * a["confidence_grounding"])
+
+
+def test_kin_references_resolve_like_the_rules(live):
+    """"my sister" from the model is the rules' kin reference: the sister named earlier in the window (A27)."""
+    db, *_ = live
+    [a] = [r for r in facts(db) if r["predicate"] == "learns" and r["subject"] == "Anna"]
+    assert a["extraction_method"] == "llm" and a["surface_text"] == "Portuguese with Anna"
+    assert json.loads(a["raw_assertion_json"])["subject_resolution"]["step"] == "kin_coreference"
 
 
 def test_assistant_model_claims_with_and_without_corroboration(live):

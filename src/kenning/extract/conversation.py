@@ -142,7 +142,12 @@ class ConversationProcessor:
         grounded = self._ground_all(cands, mc, st, window)
         if llm_cands:
             llm_cands.sort(key=lambda c: c.sort_key())
-            grounded = self._merge_hybrid(grounded, self._ground_all(llm_cands, mc, st, window))
+            # the model's kin references ("my sister") may name someone this message's rule claims named
+            n = len(st.grounded)
+            st.grounded.extend(grounded)
+            llm_grounded = self._ground_all(llm_cands, mc, st, window)
+            del st.grounded[n:]
+            grounded = self._merge_hybrid(grounded, llm_grounded)
         st.grounded.extend(grounded)
 
     def _ground_all(self, cands: list[Candidate], mc: MessageContext, st: MessageState,

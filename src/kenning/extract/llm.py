@@ -39,6 +39,10 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 _APOS = "'’‘`´"
 _DQ = "\"“”„"
 RELIABILITY = {1: "high", 2: "high", 3: "medium", 4: "low"}
+# A pronoun is not a referent: the model is asked to name who "he" or "there" is (A27 for rules); left unnamed, the
+# claim is invalid rather than grounded to an entity called "he".
+PRONOUNS = frozenset("he she they him her them it its there here we us you your his their this that".split())
+_KIN = re.compile(r"^(?P<poss>my|your)\s+(?P<kin>[a-z\-]+)$", re.I)
 
 
 # -- the answer's schema (assertion_extract_v1.schema.json) ---------------------------------------------------------
@@ -225,7 +229,7 @@ class LLMExtractor:
 
     def request(self, mc: Any, window: list[Any], proc: Any) -> tuple[dict[str, Any], str]:
         index = proc.index
-        context, hay = [], [mc.text]
+        context, hay, used = [], [mc.text], []
         for w in window:
             m = w.message
             if m["role"] not in ("user", "assistant") or w.masked is None:
@@ -235,6 +239,8 @@ class LLMExtractor:
                 entry["speaker"] = w.speaker.name
             context.append(entry)
             hay.append(w.masked)
+            used.append(w)
+        window = used
         eids: set[str] = set()
         for ments in [mc.mentions, *[w.mentions for w in window]]:
             eids.update(x.entity_id for x in ments if x.entity_id)
@@ -394,6 +400,8 @@ class LLMExtractor:
     def _check_name(self, name: str, hay: str, what: str) -> None:
         if not name.strip():
             raise Invalid("NAME_EMPTY", f"{what} is empty")
+        if name.casefold() in PRONOUNS:
+            raise Invalid("PRONOUN_NOT_RESOLVED", f"{what} {name!r} is a pronoun, not a name")
         if self.lcfg.require_names_in_context and " ".join(name.split()).casefold() not in hay:
             raise Invalid("NAME_NOT_IN_CONTEXT", f"{what} {name!r} occurs nowhere in the messages it was given")
 
@@ -411,6 +419,18 @@ class LLMExtractor:
             if not mc.speaker.human:
                 raise Invalid("SPEAKER_NOT_A_PERSON", "subject 'I' in an assistant message")
             return SubjectRef("speaker", "I")
+        kin = _KIN.match(name)
+        if kin and kin.group("kin").lower() in proc.rules.kin_pred:
+            # "my sister" / "your brother": the rules' kin reference (the named one in the window, else a
+            # descriptor entity; A10, A27)
+            if kin.group("poss").lower() == "my":
+                if not mc.speaker.human:
+                    raise Invalid("SPEAKER_NOT_A_PERSON", f"subject {name!r} in an assistant message")
+                owner = "speaker"
+            else:
+                owner = "self"
+            ns, ne = _locate(name, mc.text, s, e)
+            return SubjectRef("kin", name, ns, ne, kin=kin.group("kin").lower(), owner=owner)
         self._check_name(name, hay, "subject")
         ns, ne = _locate(name, mc.text, s, e)
         return SubjectRef("text", name, ns, ne)
