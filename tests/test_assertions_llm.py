@@ -494,6 +494,34 @@ def test_multi_run_keeps_the_majority_with_the_mean_confidence(tmp_path, export,
     assert assertion_tables(copy) == before
 
 
+def test_transcript_speakers_are_their_own_subjects(tmp_path, server):
+    """In a transcript the model's SPEAKER is the turn's speaker (A10), human speakers are user-grounded whatever
+    their stored role, and USER is refused where it could mean anyone."""
+    from conftest import transcript_doc
+
+    def people(body):
+        req = request_of(body)
+        t = req["target"]
+        if t["text"].startswith("I started learning the violin"):
+            assert t["speaker"] == "Ben" and t["role"] == "user"
+            return {"assertions": [claim("SPEAKER", "plays", lit("violin"), "learning the violin", modality="fact"),
+                                   claim("USER", "likes", lit("violin"), "the violin")]}
+        return {"assertions": []}
+
+    server.default_chat = people
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(transcript_doc()), encoding="utf-8")
+    db = tmp_path / "t.db"
+    with Vault.open(db, overrides=overrides(server)) as v:
+        v.ingest([path], as_of=AS_OF, self_name="Ana", llm="live")
+    [violin] = [r for r in facts(db) if r["predicate"] == "plays"]
+    assert (violin["subject"], violin["asserted_role"], violin["extraction_method"]) == ("Ben", "user", "llm")
+    reasons = [json.loads(e["context_json"])["reason"] for e in
+               query(db, "SELECT context_json FROM run_events WHERE code='LLM_CANDIDATE_INVALID'")]
+    assert reasons == ["USER_AMBIGUOUS"]
+    assert len(server.chat_requests) == query(db, "SELECT COUNT(*) n FROM llm_extraction_calls")[0]["n"] >= 5
+
+
 # -- the CLI ---------------------------------------------------------------------------------------------------------
 
 @pytest.mark.slow

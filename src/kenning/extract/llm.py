@@ -232,9 +232,10 @@ class LLMExtractor:
         context, hay, used = [], [mc.text], []
         for w in window:
             m = w.message
-            if m["role"] not in ("user", "assistant") or w.masked is None:
+            if w.speaker.trust_role not in ("user", "assistant") or w.masked is None:
                 continue
-            entry: dict[str, Any] = {"role": m["role"], "text": self._cut(w.masked)}
+            # the role as stage 4 reads it: a transcript's human speakers are users whatever the stored role (A12)
+            entry: dict[str, Any] = {"role": w.speaker.trust_role, "text": self._cut(w.masked)}
             if w.speaker.name and proc.speakers.is_transcript(m["conversation_id"]):
                 entry["speaker"] = w.speaker.name
             context.append(entry)
@@ -255,7 +256,8 @@ class LLMExtractor:
             if tl.get("resolved_type") in ("instant", "interval"):
                 times.append({"message": where, "surface": tl["surface_text"], "valid_from_utc": tl["valid_from_utc"],
                               "valid_to_utc": tl["valid_to_utc"], "granularity": tl["resolution_granularity"]})
-        target: dict[str, Any] = {"role": mc.message["role"], "text": mc.masked, "entities": entities, "times": times}
+        target: dict[str, Any] = {"role": mc.speaker.trust_role, "text": mc.masked, "entities": entities,
+                                  "times": times}
         if mc.speaker.name and mc.is_transcript:
             target["speaker"] = mc.speaker.name
         hay.extend(r["name"] for r in entities)
@@ -264,7 +266,7 @@ class LLMExtractor:
     # -- one message ------------------------------------------------------------------------------------------------
     def extract(self, mc: Any, window: list[Any], proc: Any) -> list[Candidate]:
         m = mc.message
-        if m["role"] not in self.lcfg.roles:
+        if mc.speaker.trust_role not in self.lcfg.roles:
             self.counts["llm_messages_role_skipped"] += 1
             return []
         if len(mc.text) > self.lcfg.target_max_chars:
@@ -390,6 +392,9 @@ class LLMExtractor:
                               "assistant's first person is not a claim)")
             return "speaker", mc.speaker.entity_id
         if up in ("USER", "SELF"):
+            if mc.is_transcript and mc.speaker.kind == "person":
+                raise Invalid("USER_AMBIGUOUS", f"{what} USER in a turn by {mc.speaker.name}: in a transcript the "
+                              "person addressed must be named")
             return "self", proc.speakers.self_id
         if _UUID.match(t):
             if proc.index.get(t) is None:
