@@ -239,7 +239,7 @@ class LLMExtractor:
             if w.speaker.name and proc.speakers.is_transcript(m["conversation_id"]):
                 entry["speaker"] = w.speaker.name
             context.append(entry)
-            hay.append(w.masked)
+            hay.append(entry["text"])            # what the model was shown
             used.append(w)
         window = used
         eids: set[str] = set()
