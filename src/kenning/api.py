@@ -78,7 +78,9 @@ class Vault:
             for name in names:
                 results.append(run_stage(
                     self.conn, STAGES[name], self.config, clock,
-                    inputs={"paths": exports, "self_name": self_name},
+                    inputs={"paths": exports, "self_name": self_name,
+                            # A32: stage 4 asks the model only when the mode was asked for
+                            "llm_explicit": llm is not None or self.config.llm.mode != "auto"},
                     args=args,
                     progress=progress, llm_mode=llm_mode,
                 ))

@@ -42,8 +42,9 @@ LlmOpt = Annotated[
     typer.Option("--llm", metavar="none|live|replay", envvar="KENNING_LLM_MODE",
                  help="Model use: none (rules only), live (call the configured endpoint, log every call), replay "
                       "(answer only from logged calls, no network). Default: live when KENNING_LLM_BASE_URL and "
-                      "KENNING_LLM_MODEL are set, else none. For wiki workspaces it also names the verifier's "
-                      "judge (only none so far).", show_default=False),
+                      "KENNING_LLM_MODEL are set, else none. On `ingest`, an explicit live/replay also has stage 4 "
+                      "read facts with the model; for wiki workspaces it names the verifier's judge.",
+                 show_default=False),
 ]
 
 

@@ -119,7 +119,7 @@ def ingest(
             fail(str(e))
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
-                                                   llm=mode))
+                                                   llm=llm))
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)

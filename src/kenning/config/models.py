@@ -344,6 +344,20 @@ class ResolutionConfidence(Strict):
     created_entity: float = Field(ge=0, le=1)
 
 
+class AssertionsLlmConfig(Strict):
+    """Stage 4 LLM extraction (seed 001 §4.4.4; docs/decisions.md A32–A38)."""
+
+    prompt: str
+    roles: list[Literal["user", "assistant"]]
+    context_max_chars: int = Field(ge=0)
+    target_max_chars: int = Field(ge=1)
+    max_entities: int = Field(ge=0)
+    max_assertions_per_message: int = Field(ge=1)
+    max_confidence: float = Field(ge=0, le=1)
+    accept_new_predicates: bool
+    require_names_in_context: bool
+
+
 class AssertionsConfig(Strict):
     pattern_registry: str
     predicate_vocabulary: str
@@ -364,6 +378,7 @@ class AssertionsConfig(Strict):
     hedge_factor: float = Field(ge=0, le=1)
     qualifier_max_gap_chars: int = Field(ge=0)
     batch_conversations: int = Field(ge=1)
+    llm: AssertionsLlmConfig
 
 
 class TranscriptsConfig(Strict):

@@ -38,7 +38,9 @@ class MessageState:
     persons: list[tuple[int, str]] = field(default_factory=list)     # (position, entity_id), in text order
     locations: list[tuple[int, str]] = field(default_factory=list)
     eligible: bool = False
-    masked: str | None = None
+    masked: str | None = None          # eligible and too-short messages (context for the model, §4.4.1)
+    mentions: list[Mention] = field(default_factory=list)
+    times: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -98,6 +100,9 @@ class ConversationProcessor:
             self.counts[f"messages_{reason}"] += 1
             st = MessageState(m, sp, eligible=ok)
             ments = [Mention(*t) for t in mentions.get(m["message_id"], [])]
+            st.mentions, st.times = ments, times.get(m["message_id"], [])
+            if not ok and reason == "too_short":
+                st.masked = mask(m["text_raw"], excl)
             text = m["text_raw"] or ""
             st.persons = [(x.start or 0, _ref(x, text)) for x in ments if x.entity_type == "PERSON"]
             st.locations = [(x.start or 0, _ref(x, text)) for x in ments if x.entity_type == "LOCATION"]
@@ -137,7 +142,12 @@ class ConversationProcessor:
         grounded = self._ground_all(cands, mc, st, window)
         if llm_cands:
             llm_cands.sort(key=lambda c: c.sort_key())
-            grounded = self._merge_hybrid(grounded, self._ground_all(llm_cands, mc, st, window))
+            # the model's kin references ("my sister") may name someone this message's rule claims named
+            n = len(st.grounded)
+            st.grounded.extend(grounded)
+            llm_grounded = self._ground_all(llm_cands, mc, st, window)
+            del st.grounded[n:]
+            grounded = self._merge_hybrid(grounded, llm_grounded)
         st.grounded.extend(grounded)
 
     def _ground_all(self, cands: list[Candidate], mc: MessageContext, st: MessageState,

@@ -43,7 +43,11 @@ class AssertionExtraction:
     title = "assertions"
 
     def __init__(self, llm_extractor_factory: Any = None):
-        # The model path (``--llm``) plugs in here; tests may inject a factory.
+        # The model path (``--llm``, kenning.extract.llm) plugs in here; tests may inject a factory.
+        if llm_extractor_factory is None:
+            from kenning.extract.llm import LLMExtractorFactory
+
+            llm_extractor_factory = LLMExtractorFactory()
         self.llm_extractor_factory = llm_extractor_factory
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
@@ -51,10 +55,11 @@ class AssertionExtraction:
         acfg = cfg.assertions
         registry = load_registry(acfg.pattern_registry)
         vocab = load_vocabulary(acfg.predicate_vocabulary)
-        llm_mode = getattr(ctx, "llm_mode", "none") or "none"
-        llm_extra = {}
-        if llm_mode != "none" and self.llm_extractor_factory is not None:
-            llm_extra = self.llm_extractor_factory.version_info(ctx)
+        # A32: the model is used under --llm live|replay (or with enable_llm_assertion_extraction); otherwise this
+        # stage is rules-only whatever the mode, and its fingerprint says so.
+        use_llm = self.llm_extractor_factory is not None and self.llm_extractor_factory.wanted(ctx)
+        llm_mode = (getattr(ctx, "llm_mode", "none") or "none") if use_llm else "none"
+        llm_extra = self.llm_extractor_factory.version_info(ctx) if use_llm else {}
         ev = extractor_version(registry, vocab, llm_extra)
         fingerprint = jcs_hash({
             "messages": asql.message_digest(ctx.conn), "2A": _digest_2a(ctx), "2B": msql.get_fingerprint(ctx.conn, "2B"),
@@ -75,9 +80,7 @@ class AssertionExtraction:
         speakers = SpeakerResolver(ctx.conn, ctx.ids, speaker_confidence=acfg.resolution_confidence.speaker,
                                    existing_entity=lambda eid: index.get(eid) or asql.entity_exists(ctx.conn, eid))
         rules = RuleExtractor(registry, acfg)
-        llm = None
-        if llm_mode != "none" and self.llm_extractor_factory is not None:
-            llm = self.llm_extractor_factory.open(ctx, ev)
+        llm = self.llm_extractor_factory.open(ctx, ev, vocab) if use_llm else None
 
         def info(code: str, message: str, **context: Any) -> None:
             counts[f"info_{code}"] += 1
@@ -92,14 +95,29 @@ class AssertionExtraction:
                 chunk = conv_ids[i:i + batch]
                 self._process_chunk(ctx, proc, preds, chunk, counts)
                 ctx.progress(records=min(i + batch, len(conv_ids)), file="stage 4")
-        finally:
+        except BaseException:
             if llm is not None:
-                llm.close(counts)
+                llm.abort()
+            raise
         counts["retraction_links_updated"] = link_global(ctx.conn, counts)
         counts["predicate_rows_updated"] = asql.refresh_predicate_stats(ctx.conn)
         counts["created_entities_deleted"] = asql.delete_unused_created_entities(ctx.conn)
         asql.set_entity_assertion_counts(ctx.conn, acfg.update_entity_assertion_counts)
-        msql.set_fingerprint(ctx.conn, "4", fingerprint, ctx.run_id)
+        if llm is not None:
+            # §4.8.1: the run row is finished in this transaction; assertions_extracted = llm + hybrid rows
+            llm.finish(counts, asql.count_model_assertions(ctx.conn))
+            counts["llm_mode"] = llm_mode
+            counts["llm_extractor_version"] = llm_extra.get("llm")
+            counts["llm_run_id"] = llm.run_id
+        if llm is not None and llm.budget_exhausted:
+            # A37: messages the budget left unread got rules only; the next run must ask again, so this
+            # run's fingerprint is stored marked incomplete (it never equals a real one).
+            ctx.warn("LLM_BUDGET_EXHAUSTED_STAGE_INCOMPLETE", "the LLM budget ran out; some messages have rule "
+                     "claims only. Raise llm.budget and run stage 4 again to read them")
+            counts["llm_incomplete_budget"] = 1
+            msql.set_fingerprint(ctx.conn, "4", fingerprint + ":incomplete", ctx.run_id)
+        else:
+            msql.set_fingerprint(ctx.conn, "4", fingerprint, ctx.run_id)
         out: dict[str, Any] = {k: counts[k] for k in sorted(counts) if not k.startswith("info_")}
         out["extractor_version"] = ev
         out["temporal_qualifiers_unlinked"] = counts.get("info_TEMPORAL_QUALIFIER_UNLINKED", 0)

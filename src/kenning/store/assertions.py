@@ -240,6 +240,12 @@ def refresh_predicate_stats(conn: apsw.Connection) -> int:
     return int(conn.total_changes() - before)
 
 
+def count_model_assertions(conn: apsw.Connection) -> int:
+    """§4.8.1 ``assertions_extracted``: rows whose extraction_method is llm or hybrid."""
+    return int(conn.execute("SELECT COUNT(*) FROM assertions WHERE extraction_method IN ('llm', 'hybrid')"
+                            ).fetchone()[0])
+
+
 # -- assertions and retractions: diff-based writes ------------------------------------------------------------------
 
 def assertions_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> dict[str, tuple]:
