@@ -9,6 +9,8 @@ from kenning.pipeline.stage2a import EntityTimeDetection
 from kenning.pipeline.stage2b import LexiconAndEntities
 from kenning.pipeline.stage3 import EntityCanonicalization
 from kenning.pipeline.stage_index import SearchIndex
+from kenning.selfbelief.stage import (SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview, SelfMerge,
+                                      SelfRollback)
 
 STAGES: dict[str, Stage] = {
     "0": Preprocess(),
@@ -16,6 +18,7 @@ STAGES: dict[str, Stage] = {
     "2A": EntityTimeDetection(),
     "2B": LexiconAndEntities(),
     "3": EntityCanonicalization(),
+    "self": SelfBeliefStage(),   # seed 000: self-statements → belief nodes (issue 7)
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
@@ -31,6 +34,11 @@ SIDE_STAGES: dict[str, Stage] = {
     "beliefs-publish": PublishBeliefs(),
     "beliefs-supersede": ManualSupersede(),
     "beliefs-drift": MarkDrifted(),
+    "self-rollback": SelfRollback(),
+    "self-merge": SelfMerge(),
+    "self-links": SelfLinkReview(),
+    "self-conflicts": SelfConflictResolve(),
+    "self-demote": SelfDemote(),
 }
 
 
