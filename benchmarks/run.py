@@ -1,12 +1,15 @@
 """Kenning's performance suite: one entry point, every figure next to a baseline measured in the same run.
 
     python benchmarks/run.py search --sizes 100000,1000000 [--vectors hash|none] [--queries 200] [--json OUT]
+    python benchmarks/run.py facts [--facts-conversations 2000]
 
 Sections (each a function registered in SECTIONS; other issues add theirs — ingest throughput, `why`,
 `facts` — as one more entry):
 - ``search``: builds a vault of N synthetic messages (raw rows written in bulk, then the real search-index
   stage: FTS5 + vectors), and times ``Searcher.search`` (p50/p95) against a bare FTS5 MATCH of the same
   words (baseline 1) and, when vectors are on, a numpy matrix product over the same vectors (baseline 2).
+- ``facts``: stage 4 on a ``kenning.bench.synth`` export against one precompiled regex pass over the same texts,
+  and the LoCoMo dev coverage / precision of ``benchmarks/extraction.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kenning.api import Vault  # noqa: E402
 from kenning.pipeline.clock import Clock  # noqa: E402
@@ -169,8 +173,18 @@ def bench_search(args) -> dict[str, Any]:
 
 # Hooks for the figures other issues add: ingest throughput (synthetic exports, rules-only with hash and
 # minilm embeddings, per stage, peak RSS), `why` and `facts` latency. Each is a function(args) -> dict.
+def bench_facts(args) -> dict[str, Any]:
+    """Stage 4 (issue 5): speed on a synthetic export against a one-regex baseline, and LoCoMo dev coverage and
+    hand-labelled precision (details: benchmarks/extraction.py)."""
+    import extraction
+
+    return {"synthetic": extraction.synth_speed(args.facts_conversations, 5),
+            "locomo_dev": extraction.run("dev", 100, 5, extraction.LABELS, None)}
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
+    "facts": bench_facts,
 }
 
 
@@ -182,6 +196,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR"), help="where the temporary vaults go")
     ap.add_argument("--json", dest="json_out", help="write the whole report here")
+    ap.add_argument("--facts-conversations", type=int, default=2000, help="synthetic conversations for `facts`")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:

@@ -13,3 +13,8 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     conn = apsw.Connection(str(db))
     assert conn.execute("SELECT COUNT(*) FROM conversations WHERE source_kind='chatgpt'").fetchone()[0] == 40
     assert conn.execute("SELECT COUNT(*) FROM rejects").fetchone()[0] == 0  # the damaged sample used its own vault
+    # stage 4 in the demo: the author's residence, work and family, with quotes
+    assert "you — where you live" in text and "“I moved to Paris”" in text
+    assert "you — family and friends" in text and "“My partner Sam”" in text
+    assert "you confirmed it" in text and "temporal_bound: “I stopped running” → linked" in text
+    assert conn.execute("SELECT COUNT(*) FROM assertions").fetchone()[0] > 50

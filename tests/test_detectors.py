@@ -295,3 +295,31 @@ def test_choose_name_lexicon_bonus_changes_outcome():
     assert with_bonus["winner"] == "phoenix project" and with_bonus["audit"]["lexicon"]["bonus_applied"]
     total = 0.9 + 0.37 + 0.74 + 0.2
     assert with_bonus["confidence"] == pytest.approx(min(1, (0.37 + 0.74 + 0.2) / total + 0.05), abs=1e-6)
+
+
+@pytest.mark.parametrize("text, surface, pattern_id", [
+    ("see you previous week", "previous week", "REL_UNIT"),           # no other relative cue word in the text
+    ("due in\t3 days", "in\t3 days", "REL_IN"),                       # any whitespace, not just a space
+    ("due in\n2 weeks", "in\n2 weeks", "REL_IN"),
+])
+def test_time_prefilters_do_not_hide_matches(text, surface, pattern_id):
+    assert resolve(text)[surface][0] == pattern_id
+
+
+def test_arxiv_prefix_in_any_case():
+    assert hits("see ARxiv:2101.00001 now").get("ARXIV") == ["ARxiv:2101.00001"]
+
+
+@pytest.mark.parametrize("text, surface, frm, gran", [
+    # re's IGNORECASE matches ſ to s and ı/İ to i; resolution must read these words as re matched them
+    ("laſt week", "laſt week", "2024-06-03", "week"),
+    ("THİS MONTH", "THİS MONTH", "2024-06-01", "month"),
+    ("TONİGHT", "TONİGHT", "2024-06-12", "day"),
+    ("fıve days ago", "fıve days ago", "2024-06-07", "day"),
+    ("10 mınutes ago", "10 mınutes ago", "2024-06-12T09:50", "minute"),
+    ("laſt Frıday", "laſt Frıday", "2024-06-07", "day"),
+    ("ſpring 2022", "ſpring 2022", "2022-03-01", "month"),
+])
+def test_relative_words_folded_like_the_regex_matched_them(text, surface, frm, gran):
+    pid, rtype, f, _t, g = resolve(text)[surface]
+    assert rtype != "unresolved" and f.startswith(frm) and g == gran

@@ -98,7 +98,8 @@ class Vault:
         stage = SIDE_STAGES["beliefs-rebuild" if rebuild else "wiki"]
         return run_stage(self.conn, stage, self.config, clock or Clock.from_option(as_of),
                          inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge},
-                         args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of})
+                         args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of},
+                         llm_mode=getattr(judge, "mode", "none"))
 
     # ---- the belief ledger (seed 002) ----------------------------------------------------------------
     def why(self, query: str, *, workspace: str | None = None, since: str | None = None, until: str | None = None,
@@ -160,9 +161,15 @@ class Vault:
 
     def m1(self, judge: Any = None, *, workspace: str | None = None, sample: int | None = None,
            seed: int | None = None) -> dict[str, Any]:
-        from kenning.beliefs.judge import NoJudge
+        from kenning.beliefs.judge import ModelJudgeRequest, NoJudge
         from kenning.beliefs.verify import m1
 
+        if isinstance(judge, ModelJudgeRequest):  # model calls are logged, so M1 runs as a (side) stage
+            inputs: dict[str, Any] = {"workspace": workspace, "sample": sample, "seed": seed}
+            run_stage(self.conn, SIDE_STAGES["beliefs-m1"], self.config, Clock.from_option(None), inputs=inputs,
+                      args={"workspace": workspace, "sample": sample, "seed": seed, "llm": judge.mode},
+                      llm_mode=judge.mode)
+            return inputs["report"]
         return m1(self.conn, self.config, judge or NoJudge(), workspace, sample, seed)
 
     def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None) -> RunResult:

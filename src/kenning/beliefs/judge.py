@@ -1,8 +1,9 @@
 """The verifier's model-judged votes (seed 002 checks 3 and 4, and M1) behind one small protocol.
 
 Deterministic checks decide on their own; a `Judge` is only asked what needs reading comprehension. The
-`none` judge answers `not_checked` — recorded as such and never counted as a pass. `CallableJudge` wraps any
-``(prompt) -> JSON`` function, which is where the LLM client (model layer, issue 3) plugs in.
+`none` judge answers `not_checked` — recorded as such and never counted as a pass. `LLMJudge` asks the model
+layer (every call logged in the stage's transaction, replayable with ``--llm replay``); `CallableJudge` wraps
+any ``(prompt) -> JSON`` function (a script, a person, tests).
 """
 
 from __future__ import annotations
@@ -10,23 +11,34 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Literal, Protocol
 
 import orjson
+from pydantic import BaseModel
 
 NOT_CHECKED = "not_checked"
 STATEMENT_VOTES = ("supports", "partially_supports", "does_not_support")
 SUPERSESSION_VOTES = ("contradicts", "refines", "unrelated")
 
 
-def _prompt(name: str) -> str:
-    return resources.files("kenning.beliefs").joinpath("prompts", name).read_text(encoding="utf-8")
+STATEMENT_PROMPT_NAME = "wiki_statement_support"
+SUPERSESSION_PROMPT_NAME = "wiki_supersession"
 
 
-STATEMENT_PROMPT = _prompt("statement_support.txt")
-SUPERSESSION_PROMPT = _prompt("supersession.txt")
-# Versioned prompts: their hash is part of every judged input, so a new prompt re-judges.
-PROMPT_VERSION = hashlib.sha256((STATEMENT_PROMPT + "\0" + SUPERSESSION_PROMPT).encode()).hexdigest()[:12]
+def _prompt(name: str):
+    from kenning.config import load_config
+    from kenning.llm.prompts import prompt_for
+
+    return prompt_for(load_config(), name)
+
+
+def _prompt_version() -> str:
+    # The pinned prompts' hashes are part of every judged input, so a new prompt re-judges.
+    return hashlib.sha256("\0".join(_prompt(n).sha256 for n in (STATEMENT_PROMPT_NAME, SUPERSESSION_PROMPT_NAME))
+                          .encode()).hexdigest()[:12]
+
+
+PROMPT_VERSION = _prompt_version()
 
 
 @dataclass(frozen=True)
@@ -60,12 +72,22 @@ class NoJudge:
         return Vote(NOT_CHECKED, error="no model configured (--llm none)")
 
 
+def _chat_text(name: str, variables: dict[str, str]) -> str:
+    """The prompt as one text (for judges that take a plain prompt)."""
+    return "\n\n".join(m["content"] for m in _prompt(name).render(variables))
+
+
+def _quotes(quotes: list[str]) -> str:
+    return "\n".join(f'- "{q}"' for q in quotes)
+
+
 def render_statement_prompt(statement: str, quotes: list[str]) -> str:
-    return STATEMENT_PROMPT.format(statement=statement, quotes="\n".join(f'- "{q}"' for q in quotes))
+    return _chat_text(STATEMENT_PROMPT_NAME, {"statement": statement, "quotes": _quotes(quotes)})
 
 
 def render_supersession_prompt(old_statement: str, new_statement: str, reason: str) -> str:
-    return SUPERSESSION_PROMPT.format(old_statement=old_statement, new_statement=new_statement, reason=reason)
+    return _chat_text(SUPERSESSION_PROMPT_NAME, {"old_statement": old_statement, "new_statement": new_statement,
+                                                 "reason": reason})
 
 
 def parse_vote(answer: Any, allowed: tuple[str, ...]) -> Vote:
@@ -105,15 +127,60 @@ class CallableJudge:
         return self._ask(render_supersession_prompt(old_statement, new_statement, reason), SUPERSESSION_VOTES)
 
 
+class StatementVoteOut(BaseModel):
+    vote: Literal["supports", "partially_supports", "does_not_support"]
+    rationale: str | None = None
+
+
+class SupersessionVoteOut(BaseModel):
+    vote: Literal["contradicts", "refines", "unrelated"]
+    rationale: str | None = None
+
+
+class LLMJudge:
+    """The model layer as the judge: structured votes, one repair attempt, every call logged (and replayable)
+    in the stage's transaction. A failed item is ``not_checked`` with the reason — never a pass."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+        self.name = f"llm:{llm.model}" if getattr(llm, "model", None) else "llm"
+
+    def _vote(self, prompt: str, variables: dict[str, str], schema: type[BaseModel]) -> Vote:
+        key = hashlib.sha256(orjson.dumps(variables, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+        res = self.llm.structured(prompt, variables, schema, item_key=key)
+        if not res.ok:
+            return Vote(NOT_CHECKED, error=f"the judge's call failed: {res.error_code}")
+        return Vote(res.value.vote, res.value.rationale)
+
+    def statement_support(self, statement: str, quotes: list[str]) -> Vote:
+        return self._vote(STATEMENT_PROMPT_NAME, {"statement": statement, "quotes": _quotes(quotes)},
+                          StatementVoteOut)
+
+    def supersession(self, old_statement: str, new_statement: str, reason: str) -> Vote:
+        return self._vote(SUPERSESSION_PROMPT_NAME, {"old_statement": old_statement, "new_statement": new_statement,
+                                                     "reason": reason}, SupersessionVoteOut)
+
+
+@dataclass(frozen=True)
+class ModelJudgeRequest:
+    """``--llm live|replay`` for the verifier: the stage opens the LLM run and judges with an `LLMJudge`."""
+
+    mode: str
+
+    @property
+    def name(self) -> str:
+        return f"llm-{self.mode}"
+
+
 class JudgeUnavailable(ValueError):
     """The CLI asked for a judge this build cannot provide."""
 
 
-def judge_for(llm: str | None, default: str) -> Judge:
-    """The judge a command-line ``--llm`` value names. The model layer (issue 3, ``kenning.llm``) exists; wiring
-    a live/replay judge through it (an ``open_llm_run`` inside the wiki stage) is still to do."""
+def judge_for(llm: str | None, default: str) -> Judge | ModelJudgeRequest:
+    """The judge a command-line ``--llm`` value (already resolved to none | live | replay) names."""
     choice = llm or default
     if choice == "none":
         return NoJudge()
-    raise JudgeUnavailable(f"--llm {choice}: the wiki verifier's model-judged checks are not connected to the model "
-                           "layer yet; use --llm none (they are then recorded as not_checked)")
+    if choice in ("live", "replay"):
+        return ModelJudgeRequest(choice)
+    raise JudgeUnavailable(f"--llm {choice}: not a judge; use none, live or replay")

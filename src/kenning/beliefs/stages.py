@@ -61,3 +61,21 @@ class MarkDrifted:
         ctx.inputs["report"] = report
         return {"quotes_checked": report["quotes_checked"], "drifted": report["drifted"],
                 "source_missing": report["source_missing"], "beliefs_marked_drifted": len(marked)}
+
+
+class JudgedM1:
+    """Side stage ``beliefs-m1``: M1 with a model judge, its calls logged in this run (seed 002 M1)."""
+
+    name = "beliefs-m1"
+    title = "M1 citation fidelity (model-judged)"
+
+    def run(self, ctx: StageContext) -> dict[str, Any]:
+        from kenning.beliefs.judge import LLMJudge
+        from kenning.beliefs.verify import m1
+        from kenning.llm.client import open_llm_run
+
+        i = ctx.inputs
+        with open_llm_run(ctx, "m1_judge") as llm:
+            report = m1(ctx.conn, ctx.config, LLMJudge(llm), i.get("workspace"), i.get("sample"), i.get("seed"))
+        i["report"] = report
+        return {k: v for k, v in report.items() if isinstance(v, (int, float, str)) or v is None}

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kenning.beliefs import ledger
-from kenning.beliefs.judge import NOT_CHECKED, PROMPT_VERSION, Judge, NoJudge
+from kenning.beliefs.judge import NOT_CHECKED, PROMPT_VERSION, Judge, LLMJudge, ModelJudgeRequest, NoJudge
 from kenning.beliefs.quotes import decode_raw, quote_hash
 from kenning.beliefs.timeutil import TimeValueError, parse_instant, parse_valid_time
 from kenning.pipeline.runner import StageContext
@@ -594,5 +594,11 @@ class WikiImport:
         root = Path(ctx.inputs["wiki_root"]).expanduser().resolve()
         workspace = ctx.inputs.get("workspace") or ctx.config.beliefs.default_workspace
         judge = ctx.inputs.get("judge") or NoJudge()
-        counts = _Run(ctx, root, workspace, judge, bool(ctx.inputs.get("rebuild"))).run()
+        if isinstance(judge, ModelJudgeRequest):
+            from kenning.llm.client import open_llm_run
+
+            with open_llm_run(ctx, "wiki_verifier") as llm:
+                counts = _Run(ctx, root, workspace, LLMJudge(llm), bool(ctx.inputs.get("rebuild"))).run()
+        else:
+            counts = _Run(ctx, root, workspace, judge, bool(ctx.inputs.get("rebuild"))).run()
         return {"workspace": workspace, "root": str(root), **counts}

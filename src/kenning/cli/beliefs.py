@@ -19,8 +19,8 @@ beliefs_app = typer.Typer(help="The belief ledger: list, history, supersede, exp
 WorkspaceOpt = Annotated[Optional[str], typer.Option("--workspace", "-w", help="Workspace (default: config "
                                                      "beliefs.default_workspace, i.e. personal).", show_default=False)]
 LlmOpt = Annotated[Optional[str], typer.Option("--llm", help="Judge for model-judged checks: none (recorded as "
-                                               "not_checked). live/replay arrive with the model layer.",
-                                               show_default=False)]
+                                               "not_checked), live (the configured model; every call logged) or "
+                                               "replay (only stored answers).", show_default=False)]
 
 REASON_TEXT = {
     "contradicted_by_new_source": "contradicted by a new source",
@@ -300,13 +300,15 @@ def beliefs_m1(
 ) -> None:
     """Citation fidelity M1 = supports / total over sampled current beliefs (hash check first, then the judge)."""
     from kenning.beliefs.judge import JudgeUnavailable, judge_for
+    from kenning.cli.common import llm_mode
 
-    with open_vault(db, config, readonly=True) as vault:
+    with open_vault(db, config) as vault:  # writable: a model judge's calls are logged in the vault
         try:
-            judge = judge_for(llm, vault.config.beliefs.verifier.judge)
+            judge = judge_for(llm_mode(vault.config, llm) if llm else None, vault.config.beliefs.verifier.judge)
         except JudgeUnavailable as e:
             fail(str(e))
-        report = vault.m1(judge, workspace=workspace, sample=sample, seed=seed)
+        with user_errors():
+            report = vault.m1(judge, workspace=workspace, sample=sample, seed=seed)
     if json_out:
         print_json(report)
         return

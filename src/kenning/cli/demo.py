@@ -126,6 +126,7 @@ def run_demo(db: Path | None, config: Path | None) -> None:
             t.add_row(name, f"{n:,}")
     out.print(t)
     _show_entities(db, config)
+    _show_facts(db, config)
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
 
@@ -152,3 +153,46 @@ def _show_entities(db: Path | None, config: Path | None, top: int = 10) -> None:
         shown = ", ".join(f"{t['canonical_surface']} ({t['entity_type_hint']})" for t in terms[:15])
         out.print(f"personal lexicon (kenning lexicon): {len(terms)} terms of {build['candidates_total']} "
                   f"candidates{': ' + shown if shown else ''}", highlight=False, markup=False)
+
+
+def _show_facts(db: Path | None, config: Path | None, per_group: int = 4) -> None:
+    """Stage 4 in the demo: what the author said about themselves — residence, work, family — with the quotes,
+    plus a correction and an assistant claim with and without the author's word behind it."""
+    from rich.markup import escape
+
+    from kenning.cli.facts import fact_view, statement
+    from kenning.detect.entities import self_entity_id
+    from kenning.sources.ids import IdFactory
+    from kenning.store import assertions as asql
+
+    with open_vault(db, config, readonly=True) as vault:
+        counts = asql.assertion_counts(vault.conn)
+        me = [self_entity_id(IdFactory())]
+        groups = [(title, [fact_view(r) for r in asql.facts(vault.conn, subject_ids=me, predicate_norms=cats,
+                                                            role="user", include_questions=False)])
+                  for title, cats in (("where you live", ["residence"]), ("work", ["work"]),
+                                      ("family and friends", ["family", "partner", "friends", "colleagues"]),
+                                      ("likes and habits", ["preference", "habit"]))]
+        assistant = [fact_view(r) for r in asql.facts(vault.conn, subject_ids=me, role="assistant")]
+        retractions = asql.retractions_in_order(vault.conn)
+    console.print(f"[green]facts[/] (kenning facts): {counts['assertions']} claims, "
+                  + ", ".join(f"{k} {v}" for k, v in counts["by_role"].items()) + "; "
+                  + ", ".join(f"{k} {v}" for k, v in counts["by_modality"].items())
+                  + f"; {counts['retractions']} retractions and corrections")
+    for title, views in groups:
+        if not views:
+            continue
+        t = Table(title=f"you — {title}", show_edge=False, show_header=False)
+        for v in views[:per_group]:
+            date = (v["message_date"] or "?")[:10]
+            mark = " (corrected)" if v["supersession_type"] else (" (retracted)" if v["retracted_by"] else "")
+            t.add_row(*(escape(x) for x in (date, statement(v) + mark, f"“{(v['quote'] or '')[:60]}”",
+                                             f"{v['confidence']:.2f}")))
+        out.print(t)
+    for v in assistant[:3]:
+        out.print(f"  assistant said: {statement(v)} — “{(v['quote'] or '')[:50]}” "
+                  f"({'you confirmed it' if v['corroborated'] else 'never confirmed by you'}, "
+                  f"confidence {v['confidence']:.2f})", highlight=False, markup=False)
+    for r in retractions[:3]:
+        target = "→ linked" if r["target_assertion_id"] else "→ ambiguous, left unlinked"
+        out.print(f"  {r['retraction_type']}: “{r['surface_text']}” {target}", highlight=False, markup=False)

@@ -42,6 +42,15 @@ def _register_entity_commands() -> None:
 _register_entity_commands()
 
 
+def _register_fact_commands() -> None:
+    from kenning.cli.facts import register
+
+    register(app)
+
+
+_register_fact_commands()
+
+
 def _register_model_commands() -> None:
     from kenning.cli import models
 

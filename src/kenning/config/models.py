@@ -312,6 +312,38 @@ class EntitiesConfig(Strict):
     canonicalization: CanonicalizationConfig
 
 
+class ResolutionConfidence(Strict):
+    speaker: float = Field(ge=0, le=1)
+    first_person_plural: float = Field(ge=0, le=1)
+    kin_descriptor: float = Field(ge=0, le=1)
+    kin_coreference: float = Field(ge=0, le=1)
+    pronoun_coreference: float = Field(ge=0, le=1)
+    elided_subject: float = Field(ge=0, le=1)
+    created_entity: float = Field(ge=0, le=1)
+
+
+class AssertionsConfig(Strict):
+    pattern_registry: str
+    predicate_vocabulary: str
+    min_extractable_chars: int = Field(ge=0)
+    mask_citations: bool
+    detector_grounding_bonus: float = Field(ge=0)
+    enable_salience_confidence_boost: bool
+    salience_confidence_bonus: float = Field(ge=0)
+    enable_temporal_bounds_validation: bool
+    temporal_bounds_violation_penalty: float = Field(ge=0, le=1)
+    enable_fuzzy_entity_linking: bool
+    predicate_similarity_threshold: float = Field(ge=0, le=1)
+    corroboration_same_polarity: bool
+    update_entity_assertion_counts: bool
+    skip_context_kinds: list[str]
+    memory_write_recipients: list[str]
+    resolution_confidence: ResolutionConfidence
+    hedge_factor: float = Field(ge=0, le=1)
+    qualifier_max_gap_chars: int = Field(ge=0)
+    batch_conversations: int = Field(ge=1)
+
+
 class TranscriptsConfig(Strict):
     default_timezone: str
 
@@ -392,6 +424,9 @@ class Config(Strict):
     embeddings: EmbeddingsConfig
     calibration: CalibrationConfig
     entities: EntitiesConfig
+    assertions: AssertionsConfig
+
+
     transcripts: TranscriptsConfig
     retrieval: RetrievalConfig
     beliefs: "BeliefsConfig"

@@ -59,7 +59,7 @@ class Candidate:
     def row(self) -> tuple:
         return (self.candidate_id, self.message_id, self.detector, self.version, self.order, self.hint, self.start,
                 self.end, self.surface, self.shash, self.confidence, 1 if self.eligible else 0, self.suppressed_by,
-                self.reason, canonicalize(self.raw))
+                self.reason, canonicalize(self.raw) if self.raw else "{}")
 
     def mention_row(self, ids, entity_id: str | None = None, extra: dict | None = None) -> tuple:
         raw = {"details": self.raw["details"]} if self.raw.get("details") else {}
@@ -67,7 +67,7 @@ class Candidate:
             raw.update(extra)
         return (ids.make("mention", self.message_id, self.candidate_id), self.message_id, entity_id,
                 self.candidate_id, self.detector, self.version, self.hint, self.start, self.end, self.surface,
-                self.shash, self.confidence, canonicalize(raw))
+                self.shash, self.confidence, canonicalize(raw) if raw else "{}")
 
 
 def check_offsets(c: Candidate, text: str) -> bool:

@@ -15,6 +15,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Iterator
 
+from kenning.detect.textfold import fold
+
 # Pinned detector_order (§2A.5.1 numbering ×10; LEXICON between the structured detectors and NER, E4).
 ORDER = {
     "EMAIL": 10, "URL": 20, "DOI": 30, "UUID": 40, "HASH_HEX": 50, "IP_ADDRESS": 60, "PHONE": 70,
@@ -70,6 +72,7 @@ class Detector:
     hint: str                                   # entity_type_hint == entity type (E13)
     find: Callable[[str], Iterator[Hit]]
     prefilter: Callable[[str], bool]
+    needs_digit: bool = False                   # every hit holds a digit: skip texts without one (checked once)
 
     @property
     def order(self) -> int:
@@ -192,7 +195,7 @@ def canonical_ipv4(s: str) -> str | None:
 
 
 def _find_ip(text: str) -> Iterator[Hit]:
-    if "." in text:
+    if _IPV4_SHAPE.search(text):
         for m in _IPV4.finditer(text):
             canon = canonical_ipv4(m.group())
             if canon is not None:
@@ -259,7 +262,9 @@ _LETTER = re.compile(r"[A-Za-z]")
 def _find_filepath(text: str) -> Iterator[Hit]:
     seen: set[tuple[int, int]] = set()
     if "/" in text:
-        for rx, conf in ((_UNIX_ABS, 0.85), (_UNIX_REL, 0.8)):
+        for rx, shape, conf in ((_UNIX_ABS, _UNIX_ABS_SHAPE, 0.85), (_UNIX_REL, _UNIX_REL_SHAPE, 0.8)):
+            if not shape.search(text):
+                continue
             for m in rx.finditer(text):
                 end = _trim_trailing(text, m.start(), m.end())
                 s = text[m.start():end]
@@ -341,9 +346,53 @@ def _find_git_sha(text: str) -> Iterator[Hit]:
 # the registry
 
 def _has(*needles: str) -> Callable[[str], bool]:
+    if len(needles) == 1:
+        needle = needles[0]
+        return lambda text: needle in text
+
     def pre(text: str) -> bool:
         return any(n in text for n in needles)
     return pre
+
+
+# Shapes: a stretch of text every match of a detector contains, led by a literal or a digit. re jumps straight to
+# those characters, whereas the detectors' own regexes begin with a lookbehind and are tried at every position;
+# searching the shape first skips most texts at a fraction of the cost. tests/test_prefilters.py checks each
+# shape against its regex.
+_UUID_SHAPE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
+# A hash is a run of 32+ hex characters holding a digit: after its first digit come 16 more hex characters, or
+# before it stand 16 hex letters. (The lookbehind runs only at digits.)
+_HASH_SHAPE = re.compile(r"\d(?:[0-9a-fA-F]{16}|(?<=[a-fA-F]{16}\d))")
+_IPV4_SHAPE = re.compile(r"\.\d{1,3}\.\d{1,3}\.")
+_PHONE_SHAPE = re.compile(r"\d[ .-]\d")                 # \d{1,5}(?:[ .-]\d{1,8}){1,5} is in every phone match
+_UNIX_ABS_SHAPE = re.compile(rf"/{_SEG}/{_SEG}|~/{_SEG}|\./{_SEG}")  # _SEG ends in +
+_UNIX_REL_SHAPE = re.compile(rf"/{_SEG}\.[A-Za-z0-9]")
+_DOMAIN_SHAPE = re.compile(r"\.(?:[a-z]{2}|[A-Z]{2})")
+_ORCID_SHAPE = re.compile(r"-\d{4}-\d{4}-")
+# On the folded text (textfold.fold), because the cue words are case-insensitive; every cue word holds one of
+# _GIT_SHA_CUES, which substring tests find faster than the regex (led by common letters) can.
+_GIT_SHA_SHAPE = re.compile(r"(?:commit|sha|sha1|rev|revision|cherry-pick|revert|checkout)[:#]?[ \t]+[0-9a-f]{7}")
+_GIT_SHA_CUES = ("commit", "sha", "rev", "cherry-pick", "checkout")
+_HASHTAG_SHAPE = re.compile(r"#[A-Za-z][A-Za-z0-9_]{2}")
+
+
+def _may_hold_git_sha(text: str) -> bool:
+    folded = fold(text)
+    return any(w in folded for w in _GIT_SHA_CUES) and _GIT_SHA_SHAPE.search(folded) is not None
+
+
+def _may_hold_ip(text: str) -> bool:
+    return _IPV4_SHAPE.search(text) is not None or "::" in text or text.count(":") >= 7  # as _find_ip decides
+
+
+def _may_hold_filepath(text: str) -> bool:
+    return ("/" in text and (_UNIX_ABS_SHAPE.search(text) is not None or _UNIX_REL_SHAPE.search(text) is not None)
+            or ":\\" in text)  # as _find_filepath decides
+
+
+def _shape(rx: re.Pattern) -> Callable[[str], bool]:
+    search = rx.search
+    return lambda text: search(text) is not None
 
 
 def _any(_: str) -> bool:
@@ -360,19 +409,21 @@ def build_detectors(*, optional_enabled: list[str], phone_default_region: str | 
         Detector("EMAIL", "1", "EMAIL", _find_email, _has("@")),
         Detector("URL", "1", "URL", _find_url, lambda t: "://" in t),
         Detector("DOI", "1", "DOI", _find_doi, _has("10.")),
-        Detector("UUID", "1", "UUID", _find_uuid, _has("-")),
-        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, lambda t: _HAS_DIGIT_PRE(t) is not None),
-        Detector("IP_ADDRESS", "1", "IP_ADDRESS", _find_ip, _has(".", ":")),
-        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region),
-                 lambda t: _HAS_DIGIT_PRE(t) is not None),
-        Detector("FILEPATH", "1", "FILEPATH", _find_filepath, _has("/", ":\\")),
-        Detector("BARE_DOMAIN", "1", "BARE_DOMAIN", make_domain_finder(domain_tld_allowlist_enabled), _has(".")),
-        Detector("ARXIV", "1", "ARXIV", _simple(_ARXIV, 0.97), lambda t: "rxiv:" in t or "RXIV:" in t or "rXiv:" in t),
+        Detector("UUID", "1", "UUID", _find_uuid, _shape(_UUID_SHAPE)),
+        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, _shape(_HASH_SHAPE), needs_digit=True),
+        Detector("IP_ADDRESS", "1", "IP_ADDRESS", _find_ip, _may_hold_ip),
+        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region), _shape(_PHONE_SHAPE),
+                 needs_digit=True),
+        Detector("FILEPATH", "1", "FILEPATH", _find_filepath, _may_hold_filepath),
+        Detector("BARE_DOMAIN", "1", "BARE_DOMAIN", make_domain_finder(domain_tld_allowlist_enabled),
+                 _shape(_DOMAIN_SHAPE)),
+        Detector("ARXIV", "2", "ARXIV", _simple(_ARXIV, 0.97), lambda t: "rxiv:" in t.lower(),  # 2: any case
+                 needs_digit=True),
         Detector("CVE", "1", "CVE", _simple(_CVE, 0.99), _has("CVE-")),
-        Detector("ORCID", "1", "ORCID", _find_orcid, _has("-")),
-        Detector("GIT_SHA", "1", "GIT_SHA", _find_git_sha, lambda t: _HAS_DIGIT_PRE(t) is not None),
+        Detector("ORCID", "1", "ORCID", _find_orcid, _shape(_ORCID_SHAPE), needs_digit=True),
+        Detector("GIT_SHA", "1", "GIT_SHA", _find_git_sha, _may_hold_git_sha, needs_digit=True),
         Detector("HANDLE", "1", "HANDLE", _simple(_HANDLE, 0.9), _has("@")),
-        Detector("HASHTAG", "1", "HASHTAG", _simple(_HASHTAG, 0.9), _has("#")),
+        Detector("HASHTAG", "1", "HASHTAG", _simple(_HASHTAG, 0.9), _shape(_HASHTAG_SHAPE)),
     ]
     enabled = set(optional_enabled)
     return [d for d in dets if d.name not in OPTIONAL or d.name in enabled]

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 
 from kenning.detect.keys import entity_key, entity_type_for
+from kenning.detect.times import parse_stored_utc
 from kenning.sources.jcs import canonicalize
-from kenning.sources.timestamps import parse_utc
 
 SELF_TYPE, SELF_KEY, SELF_NAME = "PERSON", "__SELF__", "SELF"
 
@@ -65,10 +65,16 @@ class EntityAgg:
         return min(self.surfaces, key=lambda s: (-self.surfaces[s], -self.user_surfaces[s], self.first_occ[s]))
 
 
+def _jcs_number(x: float) -> float | int:
+    """The same JCS text (RFC 8785 writes 1.0 as 1), but canonicalize's fast path only takes non-integral floats,
+    and these ratios are often exactly 0 or 1."""
+    return int(x) if x.is_integer() else x
+
+
 def recency_factor(last_seen: str | None, reference: str | None, halflife_days: float) -> float:
     if last_seen is None or reference is None:
         return 0.0
-    days = max(0.0, (parse_utc(reference) - parse_utc(last_seen)) / dt.timedelta(days=1))
+    days = max(0.0, (parse_stored_utc(reference) - parse_stored_utc(last_seen)) / dt.timedelta(days=1))
     return 0.5 ** (days / halflife_days)
 
 
@@ -119,8 +125,8 @@ def plan_upserts(aggs: dict[str, EntityAgg], existing: dict[str, dict], self_id:
         ratio = agg.user_mentions / agg.mentions if agg.mentions else 0.0
         rec = recency_factor(agg.last_seen, reference_time, sal_cfg.salience_recency_halflife_days)
         sal = salience(agg.mentions, len(agg.conversations), ratio, rec, sal_cfg)
-        stats = canonicalize({"user_mentions": agg.user_mentions, "user_mention_ratio": round(ratio, 9),
-                              "recency_factor": round(rec, 9), "recency_reference_utc": reference_time,
+        stats = canonicalize({"user_mentions": agg.user_mentions, "user_mention_ratio": _jcs_number(round(ratio, 9)),
+                              "recency_factor": _jcs_number(round(rec, 9)), "recency_reference_utc": reference_time,
                               "detectors": dict(sorted(agg.detectors.items())), "name_2b": agg.name_2b()})
         alias_json = canonicalize(sorted(aliases))
         if old is None:

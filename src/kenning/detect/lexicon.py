@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from kenning.detect.keys import collapse
+from kenning.detect.scan import finditer_at
 from kenning.detect.spans import Exclusions, FENCE, BLOCKQUOTE, CITATION
 
 GENERATOR_ORDER = ("TITLE_CASE", "ALLCAPS", "CAMEL_CASE", "HASHTAG", "HANDLE", "QUOTED", "NOUN_CHUNK")
@@ -28,6 +29,18 @@ _GEN = (
     ("HANDLE", re.compile(r"(?<![\w@./+-])@([a-zA-Z][a-zA-Z0-9_]{2,})\b"), 0),
     ("QUOTED", re.compile(r"\"([A-Z][^\"]{3,50})\""), 1),
 )
+# The generators begin with \b or a lookbehind, so re would try them at every position. Each has a literal-led
+# regex matching wherever one of its matches begins: the generator is tried only there (scan.finditer_at).
+# CAMEL_CASE matches can begin at any small letter, so its regex (a capital right after a small letter, in every
+# match) only decides whether the text is scanned at all. tests/test_prefilters.py checks all of them.
+_GEN_STARTS = {
+    "TITLE_CASE": re.compile(r"[A-Z][a-z]+[ \t]+[A-Z][a-z]"),
+    "ALLCAPS": re.compile(r"[A-Z][A-Z]"),
+    "HASHTAG": re.compile(r"#[a-zA-Z][a-zA-Z0-9_]{2}"),
+    "HANDLE": re.compile(r"@[a-zA-Z][a-zA-Z0-9_]{2}"),
+    "QUOTED": re.compile(r"\"[A-Z]"),
+}
+_CAMEL_SHAPE = re.compile(r"[A-Z](?<=[a-z][A-Z])")
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # E19: a TITLE_CASE run loses a leading function word ("The Acme Corp" → "Acme Corp"); one word left → dropped.
 _TITLE_LEADING = frozenset("The A An My Our Your His Her Their Its This That These Those In On At For And But Or So "
@@ -89,7 +102,13 @@ class Inducer:
         fence_ranges = excl.kind_ranges(FENCE)
         inline = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)] if "`" in text else []
         for gen, rx, group in _GEN:
-            for m in rx.finditer(text):
+            if gen in _GEN_STARTS:
+                found = finditer_at(rx, text, _GEN_STARTS[gen])
+            elif _CAMEL_SHAPE.search(text):
+                found = rx.finditer(text)
+            else:
+                continue
+            for m in found:
                 s, e = m.span(group)
                 surface = text[s:e]
                 if gen == "TITLE_CASE":

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+import re
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.config import Config
 from kenning.detect.candidates import Candidate, apply_eligibility, check_offsets, select_winners
-from kenning.detect.detectors import ORDER, build_detectors, detector_versions
-from kenning.detect.ner import NerBackend, run_chunked, sha256_text
+from kenning.detect.detectors import ORDER, Detector, Hit, build_detectors, detector_versions
+from kenning.detect.ner import NerBackend, NerResult, run_chunked, sha256_text
 from kenning.detect.noise import NOISE_RULES_VERSION, NoiseRules
 from kenning.detect.spans import Exclusions
-from kenning.detect.times import TimeDetector
+from kenning.detect.times import TimeCandidate, TimeDetector
 from kenning.sources.jcs import canonicalize, jcs_hash
+
+
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -39,6 +43,22 @@ class MessageOutput:
     warnings: list[tuple[str, str, dict]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _TextScan:
+    """What the detectors, the NER backend and the time patterns find in a text: a function of the text alone."""
+
+    hits: list[tuple[Detector, Hit]]
+    ner: tuple[NerResult, tuple] | None     # (result, (input_sha256, chunks_json, output_json))
+    times: list[TimeCandidate] | None
+
+
+# Exports repeat short messages word for word ("continue", a pasted prompt, a template answer): a bounded cache of
+# recent scans, keyed by the text, skips the scanning for repeats (the NER backend is then called once per distinct
+# text of a run). Long texts rarely repeat and would make the cache large, so they are not kept.
+_SCAN_CACHE_TEXT_MAX = 2000
+_SCAN_CACHE_SIZE = 4096
+
+
 class MessageDetector:
     """Everything stage 2A runs on a message, configured once per run."""
 
@@ -59,6 +79,7 @@ class MessageDetector:
         self.emit_spanless = ed.emit_spanless_ner
         self.times = TimeDetector(config) if config.entities.time_mentions.enabled else None
         self.tz = config.time.anchor_timezone
+        self._scans: OrderedDict[str, _TextScan] = OrderedDict()
 
     def versions(self) -> dict[str, Any]:
         v: dict[str, Any] = {"detectors": detector_versions(self.detectors), "noise_rules": NOISE_RULES_VERSION,
@@ -91,19 +112,40 @@ class MessageDetector:
                                 include_blockquotes=self.include_blockquotes)
 
     # ------------------------------------------------------------------------------------------------------
+    def scan(self, text: str) -> _TextScan:
+        found = self._scans.get(text)
+        if found is not None:
+            self._scans.move_to_end(text)
+            return found
+        has_digit = _DIGIT.search(text) is not None  # most texts have none; several detectors need one
+        hits = [(det, hit) for det in self.detectors if not (det.needs_digit and not has_digit) and det.prefilter(text)
+                for hit in det.find(text)]
+        ner = None
+        if self.ner is not None and text.strip():
+            result = run_chunked(self.ner, text, self.ner_max, self.ner_stride)
+            # one chunk is the whole text, whose hash run_chunked has just computed
+            whole = result.chunks[0]["input_sha256"] if len(result.chunks) == 1 else sha256_text(text)
+            ner = (result, (whole, canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
+                            canonicalize(result.chunks)))
+        found = _TextScan(hits, ner, self.times.candidates(text) if self.times is not None else None)
+        if len(text) <= _SCAN_CACHE_TEXT_MAX:
+            self._scans[text] = found
+            if len(self._scans) > _SCAN_CACHE_SIZE:
+                self._scans.popitem(last=False)
+        return found
+
     def run(self, m: MessageInput, ids, stats: Counter) -> MessageOutput:
         text = m.text
+        scan = self.scan(text)
         cands: list[Candidate] = []
-        for det in self.detectors:
-            if not det.prefilter(text):
-                continue
-            for hit in det.find(text):
-                raw = {"details": hit.details} if hit.details else {}
-                cands.append(Candidate(m.message_id, det.name, det.version, det.order, det.hint, hit.start, hit.end,
-                                       text[hit.start:hit.end], hit.confidence, raw))
+        for det, hit in scan.hits:
+            raw = {"details": hit.details} if hit.details else {}
+            cands.append(Candidate(m.message_id, det.name, det.version, det.order, det.hint, hit.start, hit.end,
+                                   text[hit.start:hit.end], hit.confidence, raw))
         out = MessageOutput(cands, [], [])
-        if self.ner is not None and text.strip():
-            self._ner(m, cands, out, stats)
+        if scan.ner is not None:
+            out.ner_io = scan.ner[1]
+            self._ner(m, scan.ner[0], cands, stats)
         # one candidate per (detector, span, hint, surface): a detector reporting a span twice keeps its best
         unique: dict[tuple, Candidate] = {}
         for c in cands:
@@ -131,20 +173,18 @@ class MessageDetector:
         stats["mentions_emitted"] += len(out.winners)
         if self.times is not None:
             tstats: dict = {}
-            out.times = self.times.detect(text, excl, m.created_at_utc, m.timestamp_quality, tstats)
+            out.times = self.times.detect(text, excl, m.created_at_utc, m.timestamp_quality, tstats, scan.times)
             for k, v in tstats.items():
                 stats[k] += v
         return out
 
-    def _ner(self, m: MessageInput, cands: list[Candidate], out: MessageOutput, stats: Counter) -> None:
+    def _ner(self, m: MessageInput, result: NerResult, cands: list[Candidate], stats: Counter) -> None:
         assert self.ner is not None and self.ner_detector is not None
-        result = run_chunked(self.ner, m.text, self.ner_max, self.ner_stride)
-        out.ner_io = (sha256_text(m.text), canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
-                      canonicalize(result.chunks))
         best: dict[tuple, Candidate] = {}
+        if result.spans:  # (a key only once there is a span: the run's counts list the keys they hold)
+            stats["ner_spans_raw"] += len(result.spans)
         for sp in result.spans:
             hint = self.label_map.get(sp.label, sp.label)
-            stats["ner_spans_raw"] += 1
             if hint not in self.label_allow:
                 stats["ner_spans_label_filtered"] += 1
                 continue

@@ -28,6 +28,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
+from kenning.detect.scan import finditer_at
+from kenning.detect.textfold import fold
+
 
 @dataclass(frozen=True)
 class NerSpan:
@@ -90,11 +93,11 @@ def run_chunked(backend: NerBackend, text: str, max_chars: int, stride: int) -> 
         chunks.append({"offset": off, "length": size, "input_sha256": sha256_text(piece),
                        "spans": [s.as_raw() for s in found]})
         for s in found:
-            if s.start is None or s.end is None:
+            if s.start is None or s.end is None or not off:  # spans are frozen: the first chunk's are reused
                 spans.append(s)
             else:
                 spans.append(NerSpan(s.start + off, s.end + off, s.label, s.text, s.confidence,
-                                     {**s.extra, "chunk_offset": off} if off else s.extra))
+                                     {**s.extra, "chunk_offset": off}))
     return NerResult(chunks, spans)
 
 
@@ -108,6 +111,8 @@ _WORD = (rf"(?:[{_UP}][{_LO}]+(?:[-'’][{_UP}]?[{_LO}]+)*|Mc[{_UP}][{_LO}]+|[{_
 _CONNECT = r"(?:[ \t]+(?:of|de|da|do|dos|van|von|der|den|del|la|le|du|di|&)[ \t]+|[ \t]+)"
 _CAPS_SPAN = re.compile(rf"(?<![\w@#./\\-]){_WORD}(?:{_CONNECT}{_WORD})*(?:(?<=Inc|Ltd)\.|(?<=Jr|Sr|Co)\.|(?<=Corp)\.)?"
                         rf"(?![\w@-])")
+# Every _CAPS_SPAN match begins with a capital ("Mc…" too): the only places finditer_at tries it.
+_CAPS_START = re.compile(rf"[{_UP}]")
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Sir|Madam|Aunt|Uncle|Grandma|Grandpa|Coach)"
                            r"\.?[ \t]+$")
 _QUOTED = re.compile(r"[\"“]([A-Z][^\"”\n]{2,50})[\"”]")
@@ -149,6 +154,48 @@ _RELATION = re.compile(r"(?:\b(?:my|our|his|her|their|your)\s+)?(?:little\s+|old
                        r"girlfriend|son|daughter|kid|child|friend|colleague|coworker|co-worker|boss|manager|cousin|"
                        r"aunt|uncle|niece|nephew|grandmother|grandfather|grandma|grandpa|mentor|teammate|neighbor|"
                        r"neighbour|roommate|therapist|doctor|teacher|fiancée?|spouse)s?,?\s+$", re.IGNORECASE)
+# The cue regexes above and below end in "\s+$" or "\s*$", and a search over the 40-character window before a
+# span costs ~20 µs (re tries every start position). Every match ends with one of these words (plus an optional
+# plural "s" and comma for relations) before the trailing whitespace, so _ends_with() rules most windows out
+# for a fraction of that; when it passes, the regex still decides. Checked by tests/test_prefilters.py.
+_RELATION_ENDS = ("sister", "brother", "mother", "father", "mom", "mum", "dad", "wife", "husband", "partner",
+                  "boyfriend", "girlfriend", "son", "daughter", "kid", "child", "friend", "colleague", "coworker",
+                  "co-worker", "boss", "manager", "cousin", "aunt", "uncle", "niece", "nephew", "grandmother",
+                  "grandfather", "grandma", "grandpa", "mentor", "teammate", "neighbor", "neighbour", "roommate",
+                  "therapist", "doctor", "teacher", "fiancé", "fiancée", "spouse")
+_ORG_CUE_ENDS = ("at", "for", "with", "joined", "joining", "join", "left", "leaving", "leave", "quit", "quitting")
+_LOC_CUE_ENDS = ("live", "lives", "living", "lived", "moved", "move", "moving", "based", "born", "raised", "up",
+                 "flew", "fly", "flying", "trip", "travel", "travelling", "traveling", "traveled", "travelled",
+                 "visit", "visiting", "visited", "relocate", "relocating", "relocated", "stay", "staying", "stayed",
+                 "vacation", "holiday", "holidays", "in", "to", "from", "near", "around")
+_TITLE_ENDS = ("Mr", "Mrs", "Ms", "Miss", "Dr", "Prof", "Professor", "Sir", "Madam", "Aunt", "Uncle", "Grandma",
+               "Grandpa", "Coach")
+
+
+def _tail(before: str) -> str:
+    """``before`` folded as re's IGNORECASE compares letters, without trailing whitespace (what \\s matches)."""
+    return fold(before).rstrip()
+
+
+def _ends_with(tail: str, words: tuple[str, ...], *, plural_comma: bool = False) -> bool:
+    r"""Could a case-insensitive cue regex ending in ``word s? ,? \s*$`` match the text whose :func:`_tail` this
+    is? False means it cannot."""
+    if plural_comma:
+        if tail.endswith(","):
+            tail = tail[:-1]
+        if tail.endswith("s") and tail[:-1].endswith(words):
+            return True
+    return tail.endswith(words)
+
+
+def _may_follow_title(text: str, start: int) -> bool:
+    r"""Could _TITLE_BEFORE (``Title\.?[ \t]+$``, case-sensitive) match the 16 characters before ``start``?"""
+    tail = text[max(0, start - 16):start].rstrip(" \t\n")  # "$" may also match before a final newline
+    if tail.endswith("."):
+        tail = tail[:-1]
+    return tail.endswith(_TITLE_ENDS)
+
+
 _PERSON_VERB = re.compile(r"^(?:'s\s+)?\s*(?:said|says|told|tells|asked|asks|thinks|thought|wants|wanted|suggested|"
                           r"mentioned|texted|called|emailed|replied|wrote|agreed|argued|believes|loves|likes|hates)\b")
 _ORG_CUE = re.compile(r"\b(?:work|works|working|worked|job|role|position|interview|interviewing|internship|"
@@ -201,9 +248,18 @@ class RulesNerBackend:
         found: list[NerSpan] = []
         labelled: dict[str, tuple[str, str]] = {}
         pending: list[tuple[int, int, str, bool]] = []
-        for m in _CAPS_SPAN.finditer(text):
+        for m in finditer_at(_CAPS_SPAN, text, _CAPS_START):
             s, e = m.start(), m.end()
-            toks = [(t.start() + s, t.end() + s, t.group()) for t in _TOKEN.finditer(m.group())]
+            span = m.group()
+            if " " in span or "\t" in span:  # words join only with spaces or tabs (_CONNECT)
+                toks = [(t.start() + s, t.end() + s, t.group()) for t in _TOKEN.finditer(span)]
+            else:
+                # One word, the common case: most are stop or time words ("The", "I", "March"), which the
+                # stripping below would drop; drop them here without tokenizing or looking back.
+                low = span.lower()
+                if low.rstrip(".") in _STOP or low in _TIME_WORDS or low in _STOP:
+                    continue
+                toks = [(s, e, span)]
             initial = _sentence_initial(text, s)
             # strip leading stop words / time words, and trailing time words
             while toks and (toks[0][2].lower().rstrip(".") in _STOP or toks[0][2].lower() in _TIME_WORDS):
@@ -224,7 +280,7 @@ class RulesNerBackend:
                 s = toks[1][0]  # "Dr Smith" → span "Smith", titled
                 pending.append((s, e, "TITLE", False))
                 continue
-            if _TITLE_BEFORE.search(text, max(0, s - 16), s):  # "Dr. Smith": the title ends a "sentence"
+            if _may_follow_title(text, s) and _TITLE_BEFORE.search(text, max(0, s - 16), s):  # "Dr. Smith"
                 pending.append((s, e, "TITLE", False))
                 continue
             pending.append((s, e, "", initial and len(toks) == 1))
@@ -261,13 +317,15 @@ class RulesNerBackend:
             return "PERSON", 0.85, "title"
         if words[-1] in _ORG_SUFFIXES or words[0] in _ORG_PREFIXES and len(words) > 1:
             return "ORG", 0.8, "org_suffix"
-        if _RELATION.search(before):
+        tail = _tail(before)
+        spaced = before[-1:].isspace()  # the relation and work cues end in \s+
+        if spaced and _ends_with(tail, _RELATION_ENDS, plural_comma=True) and _RELATION.search(before):
             return "PERSON", 0.8, "relation_cue"
         if low in gaz:
             return "LOCATION", 0.8, "gazetteer"
-        if _ORG_CUE.search(before):
+        if spaced and _ends_with(tail, _ORG_CUE_ENDS) and _ORG_CUE.search(before):
             return "ORG", 0.65, "work_cue"
-        if _LOC_CUE.search(before):
+        if _ends_with(tail, _LOC_CUE_ENDS) and _LOC_CUE.search(before):
             return "LOCATION", 0.65, "place_cue"
         if _PERSON_VERB.match(after) and len(words) <= 3:
             return "PERSON", 0.6, "speech_verb"

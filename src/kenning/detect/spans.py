@@ -27,7 +27,7 @@ def surface_hash(surface: str | None) -> str:
 
 
 def _ranges(raw_json: str | None) -> list[tuple[int, int]]:
-    if not raw_json:
+    if not raw_json or raw_json == "[]":  # most messages: no need to parse
         return []
     return [(int(r["char_start"]), int(r["char_end"])) for r in orjson.loads(raw_json)]
 

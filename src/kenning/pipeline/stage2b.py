@@ -125,7 +125,7 @@ class LexiconAndEntities:
             matcher = LexiconMatcher(terms)
             detector = f"LEXICON:{build['build_id']}"
             dversion = f"lexicon-v{build['build_version']}"
-            for (mid, _cid, _role, _created, _q, text, _f, _b, _c) in msql.iter_messages_for_detection(ctx.conn):
+            for mid, text in msql.iter_message_texts(ctx.conn):
                 if not text:
                     continue
                 hits = matcher.find(text)

@@ -8,6 +8,7 @@ from kenning.pipeline.stage1 import RawImport
 from kenning.pipeline.stage2a import EntityTimeDetection
 from kenning.pipeline.stage2b import LexiconAndEntities
 from kenning.pipeline.stage3 import EntityCanonicalization
+from kenning.pipeline.stage4 import AssertionExtraction
 from kenning.pipeline.stage_index import SearchIndex
 from kenning.selfbelief.stage import (SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview, SelfMerge,
                                       SelfRollback)
@@ -18,6 +19,7 @@ STAGES: dict[str, Stage] = {
     "2A": EntityTimeDetection(),
     "2B": LexiconAndEntities(),
     "3": EntityCanonicalization(),
+    "4": AssertionExtraction(),
     "self": SelfBeliefStage(),   # seed 000: self-statements → belief nodes (issue 7)
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
@@ -25,7 +27,7 @@ STAGES: dict[str, Stage] = {
 
 # Source and ledger stages outside the conversation pipeline's order: `kenning ingest` picks the source stage
 # by what a path is (sources/inputs.py); the belief commands run the others. Not part of --stages ranges.
-from kenning.beliefs.stages import ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
+from kenning.beliefs.stages import JudgedM1, ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
 from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
 
 SIDE_STAGES: dict[str, Stage] = {
@@ -34,6 +36,7 @@ SIDE_STAGES: dict[str, Stage] = {
     "beliefs-publish": PublishBeliefs(),
     "beliefs-supersede": ManualSupersede(),
     "beliefs-drift": MarkDrifted(),
+    "beliefs-m1": JudgedM1(),
     "self-rollback": SelfRollback(),
     "self-merge": SelfMerge(),
     "self-links": SelfLinkReview(),

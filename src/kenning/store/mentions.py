@@ -38,6 +38,11 @@ def iter_messages_for_detection(conn: apsw.Connection) -> Iterator[tuple]:
         " blockquote_ranges_json, citation_ranges_json FROM messages ORDER BY conversation_id, order_index, message_id")
 
 
+def iter_message_texts(conn: apsw.Connection) -> Iterator[tuple[str, str | None]]:
+    """(message_id, text_raw) of every message, in no particular order (for LexiconMatch, keyed by message)."""
+    yield from conn.execute("SELECT message_id, text_raw FROM messages")
+
+
 def message_texts(conn: apsw.Connection, message_ids: list[str]) -> dict[str, tuple]:
     out = {}
     for i in range(0, len(message_ids), 500):

@@ -1,0 +1,19 @@
+"""Case folding that agrees with Python's ``re`` under IGNORECASE, for cheap substring tests and lookups.
+
+``re`` compares letters case-insensitively by their lowercase forms and also treats "İ" (U+0130) and "ı"
+(U+0131) as "i" and "ſ" (U+017F) as "s", which ``str.lower()`` leaves alone ("İ" even lowers to two code
+points); the Kelvin sign already lowers to "k". After :func:`fold`, a case-insensitive match of an ASCII
+word is a plain substring of the folded text, so a prefilter can test ``word in fold(text)`` and never
+skip a text the regex would match. ``tests/test_textfold.py`` checks this against every code point.
+"""
+
+from __future__ import annotations
+
+_RE_CASE_EXTRAS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+def fold(s: str) -> str:
+    # str.translate walks the text in Python-level steps; three substring tests are far cheaper, and rarely true
+    if "\u0130" in s or "\u0131" in s or "\u017f" in s:
+        return s.translate(_RE_CASE_EXTRAS).lower()
+    return s.lower()

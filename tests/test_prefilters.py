@@ -1,0 +1,223 @@
+"""Every prefilter is a necessary condition: a text it rejects is one its regex cannot match.
+
+The prefilters exist only for speed; if one rejected a text its pattern matches, output would silently
+change. Hypothesis generates texts from each pattern's own regex (with random text around the match:
+Unicode digits and whitespace, mixed case, the letters re's IGNORECASE folds), plus texts stitched from
+the patterns' vocabulary, and the prefilter must admit every one that matches.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.config import load_config
+from kenning.detect.times import TimeDetector, _TextFacts
+
+TD = TimeDetector(load_config())
+TIME_PATTERNS = {p.pattern_id: p for p in TD.patterns}
+
+WORDS = ["in", "In", "IN", "last", "LAST", "laſt", "next", "this", "thıs", "THİS", "previous", "coming", "week",
+         "weekend", "month", "year", "day", "days", "ago", "AGO", "a", "an", "a couple of", "a few", "three", "twelve",
+         "yesterday", "today", "Tonight", "tomorrow", "morning", "the", "night", "before", "after", "of", "on",
+         "Monday", "friday", "SUNDAY", "Mondays", "January", "May", "may", "Sept", "Sep", "Dec", "March", "mar",
+         "spring", "Summer", "fall", "early", "mid", "late", "since", "back in", "around", "2024", "1999", "2048",
+         "19", "20", "15", "3", "03", "12", "٣", "T", "Z", "st", "th", "-", "/", ".", ":", ",", " ", "  ", "\t", "\n",
+         "MB", "%", "$", "#", "@", "'s time", "e\u0301", "🎉"]
+VOCABULARY = st.lists(st.sampled_from(WORDS), max_size=12).flatmap(
+    lambda ws: st.sampled_from(["", " "]).map(lambda sep: sep.join(ws)))
+
+
+def _time_cues_admit(pid: str, text: str) -> None:
+    p = TIME_PATTERNS[pid]
+    if p.regex.search(text) is not None:
+        assert _TextFacts(text).admit(p.cues), (pid, text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid", sorted(TIME_PATTERNS))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_time_pattern_cues_admit_every_match(pid, data):
+    _time_cues_admit(pid, data.draw(st.from_regex(TIME_PATTERNS[pid].regex)))
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None)
+@given(VOCABULARY)
+def test_time_pattern_cues_admit_vocabulary_texts(text):
+    for pid in TIME_PATTERNS:
+        _time_cues_admit(pid, text)
+
+
+# ---- rules NER cue regexes --------------------------------------------------------------------------------------
+
+from kenning.detect import ner  # noqa: E402
+
+NER_CONTEXT = st.text(alphabet=st.sampled_from("aAsSıİſ ,\t\n.-'’éÉ"), max_size=6)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._RELATION), NER_CONTEXT)
+def test_relation_gate_admits_every_match(before, junk):
+    for b in (before, junk + before, before + junk):
+        if ner._RELATION.search(b):
+            assert b[-1:].isspace() and ner._ends_with(ner._tail(b), ner._RELATION_ENDS, plural_comma=True), b
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._ORG_CUE), NER_CONTEXT)
+def test_org_cue_gate_admits_every_match(before, junk):
+    for b in (before, junk + before, before + junk):
+        if ner._ORG_CUE.search(b):
+            assert b[-1:].isspace() and ner._ends_with(ner._tail(b), ner._ORG_CUE_ENDS), b
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._LOC_CUE), NER_CONTEXT)
+def test_loc_cue_gate_admits_every_match(before, junk):
+    for b in (before, junk + before, before + junk):
+        if ner._LOC_CUE.search(b):
+            assert ner._ends_with(ner._tail(b), ner._LOC_CUE_ENDS), b
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(ner._TITLE_BEFORE), NER_CONTEXT, st.integers(0, 20))
+def test_title_gate_admits_every_match(text, junk, cut):
+    for t in (text, junk + text, text + junk, text[:len(text) - cut]):
+        start = len(t)
+        if ner._TITLE_BEFORE.search(t, max(0, start - 16), start):
+            assert ner._may_follow_title(t, start), t
+        t2 = t + "Smith"
+        if ner._TITLE_BEFORE.search(t2, max(0, start - 16), start):
+            assert ner._may_follow_title(t2, start), t2
+
+
+def test_relation_gate_admits_every_listed_word():
+    words = re.search(r"\(\?:(sister\|[^)]*)\)s\?", ner._RELATION.pattern).group(1).split("|")
+    forms = [w for w in words if "?" not in w] + [w.replace("e?", "") for w in words if "?" in w] + \
+        [w.replace("?", "") for w in words if "?" in w]
+    assert "fiancé" in forms and len(forms) > 40
+    for w in forms:
+        for before in (f"my {w} ", f"Our {w.upper()}s,\t", f"{w}\n"):
+            assert ner._RELATION.search(before), before
+            tail = ner._tail(before)
+            assert before[-1:].isspace() and ner._ends_with(tail, ner._RELATION_ENDS, plural_comma=True), before
+
+
+# ---- deterministic detectors: each shape is in every match of its detector's regex -----------------------------
+
+from kenning.detect import detectors as D  # noqa: E402
+from kenning.detect.textfold import fold  # noqa: E402
+
+SHAPES = {
+    "UUID": (D._UUID, lambda t: D._UUID_SHAPE.search(t)),
+    # a hash hit also holds a digit (_find_hash); only those must pass the shape
+    "HASH_HEX": (D._HASH, lambda t: D._HASH_SHAPE.search(t), lambda m: D._HAS_DIGIT.search(m.group())),
+    "IPV4": (D._IPV4, lambda t: D._IPV4_SHAPE.search(t)),
+    "PHONE": (D._PHONE, lambda t: D._PHONE_SHAPE.search(t)),
+    "UNIX_ABS": (D._UNIX_ABS, lambda t: D._UNIX_ABS_SHAPE.search(t)),
+    "UNIX_REL": (D._UNIX_REL, lambda t: D._UNIX_REL_SHAPE.search(t)),
+    "BARE_DOMAIN": (D._DOMAIN, lambda t: D._DOMAIN_SHAPE.search(t)),
+    "ORCID": (D._ORCID, lambda t: D._ORCID_SHAPE.search(t)),
+    "GIT_SHA": (D._GIT_SHA, D._may_hold_git_sha, lambda m: D._HAS_DIGIT.search(m.group(1))),
+    "IP": (D._IPV4, D._may_hold_ip),
+    "IPV6": (D._IPV6, D._may_hold_ip, lambda m: "::" in m.group() or m.group().count(":") == 7),
+    "FILEPATH_ABS": (D._UNIX_ABS, D._may_hold_filepath),
+    "FILEPATH_REL": (D._UNIX_REL, D._may_hold_filepath),
+    "FILEPATH_WIN": (D._WIN, D._may_hold_filepath),
+    "HASHTAG": (D._HASHTAG, lambda t: D._HASHTAG_SHAPE.search(t)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SHAPES))
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_detector_shapes_admit_every_match(name, data):
+    rx, shape, *relevant = SHAPES[name]
+    text = data.draw(st.from_regex(rx))
+    for m in rx.finditer(text):
+        if not relevant or relevant[0](m):
+            assert shape(text), (name, text)
+
+
+def test_hash_shape_on_runs_with_one_digit_anywhere():
+    for n in (32, 40, 64):
+        for i in range(n):
+            run = "a" * i + "7" + "b" * (n - i - 1)
+            assert D._HASH_SHAPE.search(f"x {run} y"), (n, i)
+
+
+# ---- lexicon generators ---------------------------------------------------------------------------------------------
+
+from kenning.detect import lexicon as LX  # noqa: E402
+
+
+CAMEL_CASE = {g: rx for g, rx, _group in LX._GEN}["CAMEL_CASE"]
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(CAMEL_CASE))
+def test_camel_case_shape_admits_every_match(text):
+    if CAMEL_CASE.search(text):
+        assert LX._CAMEL_SHAPE.search(text), text
+
+
+# ---- scan.finditer_at: the same matches as finditer, for every (pattern, starts) pair the code uses -----------------
+
+from kenning.detect.scan import finditer_at  # noqa: E402
+
+STARTS = {f"time:{p.pattern_id}": (p.regex, p.starts, True) for p in TD.patterns if p.starts is not None}
+STARTS["ner:caps"] = (ner._CAPS_SPAN, ner._CAPS_START, False)
+STARTS.update({f"lexicon:{g}": (rx, LX._GEN_STARTS[g], False) for g, rx, _group in LX._GEN if g in LX._GEN_STARTS})
+NER_WORDS = ["PHX", "ProjectPhoenix", "#deep_work", "@priya_k", '"Blue Garden"', '"', "Anna", "Mc", "McDonald", "O'Neil", "Jean-Luc", "ACME", "Corp", "Inc", ".", "of", "de", " ", "\t", "\n",
+             "the", "The", "Dr", "@", "#", "-", "É", "é", "Ölaf", "IBM", "x", "2024", "🎉", "Bank", "Co", "Jr"]
+
+
+def _same_matches(rx, starts, on_folded, text):
+    hay = fold(text) if on_folded else None
+    want = [(m.span(), m.groups()) for m in rx.finditer(text)]
+    got = [(m.span(), m.groups()) for m in finditer_at(rx, text, starts, hay)]
+    assert got == want, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(STARTS))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_finditer_at_matches_finditer(name, data):
+    rx, starts, on_folded = STARTS[name]
+    assert rx.match("") is None
+    vocabulary = st.lists(st.sampled_from(WORDS + NER_WORDS), max_size=12).map("".join)
+    parts = data.draw(st.lists(st.one_of(st.from_regex(rx), vocabulary), min_size=1, max_size=4))
+    for sep in ("", " "):
+        _same_matches(rx, starts, on_folded, sep.join(parts))
+
+
+ALL_DETECTORS = D.build_detectors(optional_enabled=list(D.OPTIONAL), phone_default_region="US",
+                                  domain_tld_allowlist_enabled=False)
+DIGIT_REGEXES = {"HASH_HEX": D._HASH, "PHONE": D._PHONE, "ARXIV": D._ARXIV, "ORCID": D._ORCID, "GIT_SHA": D._GIT_SHA}
+
+
+def test_needs_digit_is_declared_where_expected():
+    assert {d.name for d in ALL_DETECTORS if d.needs_digit} == set(DIGIT_REGEXES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DIGIT_REGEXES))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_detectors_that_need_a_digit_only_report_hits_with_one(name, data):
+    det = next(d for d in ALL_DETECTORS if d.name == name)
+    text = data.draw(st.from_regex(DIGIT_REGEXES[name]))
+    for h in det.find(text):
+        assert D._HAS_DIGIT.search(text[h.start:h.end]), (name, text)
