@@ -10,8 +10,8 @@ from kenning.pipeline.stage2b import LexiconAndEntities
 from kenning.pipeline.stage3 import EntityCanonicalization
 from kenning.pipeline.stage4 import AssertionExtraction
 from kenning.pipeline.stage_index import SearchIndex
-from kenning.selfbelief.stage import (SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview, SelfMerge,
-                                      SelfRollback)
+from kenning.selfbelief.stage import (SelfAnalyze, SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview,
+                                      SelfMerge, SelfRollback)
 
 STAGES: dict[str, Stage] = {
     "0": Preprocess(),
@@ -42,6 +42,7 @@ SIDE_STAGES: dict[str, Stage] = {
     "self-links": SelfLinkReview(),
     "self-conflicts": SelfConflictResolve(),
     "self-demote": SelfDemote(),
+    "self-analyze": SelfAnalyze(),
 }
 
 

@@ -76,7 +76,7 @@ _MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot
 _TAIL_TAGS = re.compile(r"(?:,? (?:i admit|i think|i guess|i suppose|i know|i believe|honestly|actually|weirdly|"
                         r"though|too|i swear|for sure|if i am honest|lol|haha|again|either|as well|a lot|"
                         r"i am afraid|now|these days|right now|at the moment|today|lately|recently|anyway))+$")
-_CAUSE_TAIL = re.compile(r"(?: because | since |, which | so that |, so | but not |, but not | though |,? (?:living|based|"
+_CAUSE_TAIL = re.compile(r"(?: because | since |, which | so that |, so | but not |, but not | though |,? though,? |,? (?:living|based|"
                          r"working|staying) (?:in|at|near|on|for|from) ).*$")
 _ADJ_LIST = re.compile(r"^i (am|feel) ((?:(?:a|an) )?[a-z-]+(?:, (?:(?:a|an) )?[a-z-]+)*,? and (?:(?:a|an) )?[a-z-]+)$")
 
@@ -238,6 +238,11 @@ def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
     return [x], sig
 
 
+_OBJ_VERBS = r"(?:love|like|enjoy|hate|dislike|adore|detest|loathe|despise|prefer|cannot stand|value|fear)"
+_IT_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") it$")
+_VERB_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") ((?!it$)[a-z][a-z -]{1,40})$")
+
+
 class RuleAtomizer:
     """The deterministic atomizer (no model)."""
 
@@ -248,12 +253,19 @@ class RuleAtomizer:
 
     def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:
         atoms: list[RawAtom] = []
+        last_object: tuple[int, str] | None = None   # (candidate end, object) of the last "i <verb> <object>"
         for c in candidates:
             texts, sig = normalize_clause(c.text)
             conf = self.reported if "reported" in sig else self.base
             for t in texts:
                 if not t:
                     continue
+                m = _IT_OBJECT.match(t)
+                if m and last_object is not None and c.span[0] - last_object[0] <= 12:
+                    t = f"{m.group(1)} {last_object[1]}"      # "I used to hate running, but now I love it" (S8)
+                    sig = {**sig, "it_resolved": last_object[1]}
+                m = _VERB_OBJECT.match(t)
+                last_object = (c.span[1], m.group(2)) if m else None
                 btype = classify_belief_type(t) if t.startswith("i ") else "TRAIT"
                 atoms.append(RawAtom(t, btype, "affirm", conf, c.idx, [c.span], c.text, self.origin, dict(sig)))
         return AtomizerResult(atoms)

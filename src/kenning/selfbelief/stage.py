@@ -201,5 +201,29 @@ class SelfDemote:
         return {"belief_id": ctx.inputs["belief_id"], **entry}
 
 
+class SelfAnalyze:
+    """`kenning self analyze --llm live|replay` and `kenning self annotate metrics --llm …`: phases 1–6 on given texts
+    with the LLM atomizer / epistemics fallback. Writes no belief rows — only the model layer's call log (so a
+    replay can answer the same prompts later). ``inputs["texts"]``: [{"text", "mode", "key"}]; the analyses are
+    left in ``inputs["report"]``."""
+
+    name = "self-analyze"
+    title = "analyze self-statements (phases 1–6, nothing stored)"
+
+    def run(self, ctx: StageContext) -> dict[str, Any]:
+        from kenning.selfbelief.analyze import Analyzer
+
+        version = current_version(ctx.config, ctx.llm_mode)
+        out = []
+        with open_llm_run(ctx, "self_beliefs_analyze", extractor_version=version) as llm:
+            an = Analyzer(ctx.config, llm)
+            for t in ctx.inputs["texts"]:
+                out.append(an.analyze(t["text"], mode=t.get("mode"), item_key=t.get("key") or ""))
+            llm.run.add(messages_processed=len(out), assertions_extracted=sum(len(a.atoms) for a in out))
+        ctx.inputs["report"] = out
+        return {"texts": len(out), "atoms": sum(len(a.atoms) for a in out), "extractor_version": version,
+                "atomizer": an.backend}
+
+
 def parse_history(js: str | None) -> list[dict]:
     return orjson.loads(js) if js else []

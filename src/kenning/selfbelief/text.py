@@ -77,7 +77,7 @@ _IRREGULAR_PAST = {
     "gave": "give", "told": "tell", "wrote": "write", "left": "leave", "came": "come", "saw": "see", "met": "meet",
     "spent": "spend", "bought": "buy", "lost": "lose", "became": "become", "began": "begin", "slept": "sleep",
     "understood": "understand", "hid": "hide", "fought": "fight", "grew": "grow", "held": "hold", "sat": "sit",
-    "stood": "stand", "taught": "teach", "caught": "catch", "brought": "bring", "said": "say", "paid": "pay",
+    "stood": "stand", "meant": "mean", "taught": "teach", "caught": "catch", "brought": "bring", "said": "say", "paid": "pay",
 }
 _E_VERBS = {"love", "hate", "like", "live", "move", "care", "use", "believe", "value", "dislike", "prefer",
             "admire", "despise", "loathe", "adore", "cherish", "realize", "realise", "hope", "change", "lose",

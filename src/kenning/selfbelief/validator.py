@@ -38,7 +38,7 @@ _REQUEST = re.compile(
     r"into|forward)|was wondering|wonder|am wondering|am thinking (?:about|of)|am considering|would|could|"
     r"do not mind|mind)\b")
 _FACT = re.compile(
-    r"^i (?:live|lived|am living|work (?:at|for|as|in|on|with|remotely|from)|worked|am working|was born|grew up|"
+    r"^i (?:do not |did not |never |no longer )?(?:live|lived|am living|work (?:at|for|as|in|on|with|remotely|from)|worked|am working|was born|grew up|"
     r"moved|am moving|studied|study|graduated|commute|am based|am staying|am visiting|am heading)\b|"
     r"^i (?:have|had) (?:lived|worked|moved|studied|been living|been working|been based|stayed)\b|"
     r"^i (?:have|had|got|own|owned) (?:a|an|two|three|four|five|six|\d+|no|some|my|the|many|lots|plenty|one)\b|"
@@ -56,8 +56,11 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "hardworking", "hard-working", "fun-loving", "nurturing", "uncompromising", "unassuming",
                    "welcoming", "intimidating", "inspiring", "promising", "outstanding", "self-loathing",
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
+_ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
+                        r"(?: with\b.*)?$")
+_CODE = re.compile(r"`|\b[A-Z][a-z]+(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|ya)\b")
-_OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am sure|am certain|am glad|"
+_OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
                       r"am sorry|am happy that|am excited to|am excited about)\b(?! i\b)(?! myself\b)")
 
 
@@ -105,6 +108,8 @@ class BeliefAtomValidator:
     def not_self_definitional(self, text: str, raw: str) -> bool:
         if _YOU.search(text) or _REQUEST.match(text) or _FACT.match(text) or _OPINION.match(text):
             return True
+        if _ANAPHORIC.match(text) or _CODE.search(raw):
+            return True  # "I always mix that up": about a thing only the conversation names; code and errors
         m = _PROGRESSIVE.match(text)
         if m and m.group(1) not in _PROGRESSIVE_OK:
             return True

@@ -476,9 +476,19 @@ def update_assignment(conn: apsw.Connection, belief_id: str, values: dict) -> No
 
 
 # ---- surfacing (seed §8.2) ---------------------------------------------------------------------------------
+SURFACE_ORDER = {
+    "activation": "bn.activation DESC, bn.core_score DESC, bn.belief_id",
+    "core": "bn.core_score DESC, bn.activation DESC, bn.belief_id",
+    "evidence": "(SELECT COUNT(*) FROM belief_occurrences o JOIN experiences e ON e.experience_id = "
+                f"o.source_experience_id WHERE o.belief_id = bn.belief_id AND {_LIVE}) DESC, bn.activation DESC, "
+                "bn.belief_id",
+}
+
+
 def surface(conn: apsw.Connection, *, stream: str | None, status: str | None, limit: int,
-            include_inactive: bool = False) -> list[dict]:
-    """§8.2: nodes joined with their stream assignment, filtered by stream / status, most active first."""
+            include_inactive: bool = False, order: str = "activation") -> list[dict]:
+    """§8.2: nodes joined with their stream assignment, filtered by stream / status, most active first (or by
+    core score, or by how often they were said)."""
     where = ["1=1"]
     params: list[Any] = []
     if stream:
@@ -499,7 +509,7 @@ def surface(conn: apsw.Connection, *, stream: str | None, status: str | None, li
         FROM belief_nodes bn
         JOIN stream_assignments sa ON bn.belief_id = sa.belief_id
         WHERE {' AND '.join(where)}
-        ORDER BY bn.activation DESC, bn.core_score DESC, bn.belief_id
+        ORDER BY {SURFACE_ORDER[order]}
         LIMIT ?""", params)
 
 
