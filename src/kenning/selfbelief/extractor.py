@@ -145,6 +145,8 @@ class HTNBeliefExtractor:
         ctx = analysis.source_context
         here: set[str] = set()
         aversion = self.sb.epistemics.cues.aversion
+        # this version's occurrences are the experience's evidence from now on (so the scores below count them)
+        sql.set_current_version(self.conn, exp["experience_id"], self.version)
         for p in plans:
             a, r = p.atom, p.resolution
             outcome, node_id = r.outcome, r.matched_node_id
@@ -214,7 +216,6 @@ class HTNBeliefExtractor:
         sql.insert_experience_run(self.conn, {"experience_id": exp["experience_id"], "extractor_version": self.version,
                                               "processed_at": now, "run_id": self.run_id, "llm_mode": self.llm_mode,
                                               "counts_json": canonicalize(res.counts())})
-        sql.set_current_version(self.conn, exp["experience_id"], self.version)
         self.touched.update(here)
         return res
 
