@@ -18,3 +18,9 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert "you — family and friends" in text and "“My partner Sam”" in text
     assert "you confirmed it" in text and "temporal_bound: “I stopped running” → linked" in text
     assert conn.execute("SELECT COUNT(*) FROM assertions").fetchone()[0] > 50
+    # seed 000 in the demo: beliefs the author would recognise, and a contradiction
+    assert "kenning self list" in text
+    for belief in ("I value honesty more than comfort.", "I am curious.", "I overthink decisions."):
+        assert belief in text
+    assert "contradiction: “I am a runner.” vs “I am not a runner.”" in text or \
+        "contradiction: “I am not a runner.” vs “I am a runner.”" in text
