@@ -142,13 +142,22 @@ _IDENTITY = re.compile(r"^i am (?:not )?(?:an? |the )?(?:[a-z]+ )?(?:runner|vege
                        r"^i (?:play|am a member of)\b")
 
 
+_FEEL_START = re.compile(r"^i (?:feel|felt|sleep|slept)\b")
+_IN_A_PLACE = re.compile(r"\bin an? (?:bad|good|dark|better|great|happy|tough|rough|weird) place\b")
+_I_AM_ADJ = re.compile(r"^i am (?:not |never )?(?:so |really |very |quite )?([a-z-]+)")
+_LEAD_ELLIPSIS = re.compile(r"^(?:\.\.\.|…)\s*")
+_I_START = re.compile(r"^i\b")
+_A_AN = re.compile(r"\ba (?=[aeiou])")
+_AN_A = re.compile(r"\ban (?=[^aeiou\s])(?!hour|honest)")
+_LIST_SPLIT = re.compile(r",? and |, ")
+
+
 def classify_belief_type(atom: str) -> str:
     """The belief type of a normalized atom ("i am patient with my kids" → RELATIONAL)."""
     a = atom
-    if re.match(r"^i (?:feel|felt|sleep|slept)\b", a) or re.search(r"\bin an? (?:bad|good|dark|better|great|"
-                                                                   r"happy|tough|rough|weird) place\b", a):
+    if _FEEL_START.match(a) or _IN_A_PLACE.search(a):
         return "FEELING_STATE"
-    m = re.match(r"^i am (?:not |never )?(?:so |really |very |quite )?([a-z-]+)", a)
+    m = _I_AM_ADJ.match(a)
     if m and m.group(1) in FEELING_ADJ:
         return "FEELING_STATE"
     if _META.search(a):
@@ -175,7 +184,7 @@ def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
     for _ in range(8):  # leading material, in any order
         before = x
         x = _LEAD_DATE.sub("", x)
-        x = re.sub(r"^(?:\.\.\.|…)\s*", "", x)
+        x = _LEAD_ELLIPSIS.sub("", x)
         x = _LEAD_DISCOURSE.sub("", x)
         m = _LEAD_SUBORD.match(x)
         if m:
@@ -208,7 +217,7 @@ def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
             rest = "more " + rest
         x = collapse(f"i value {obj} {rest}")
         sig["value_frame"] = True
-    if not re.match(r"^i\b", x):
+    if not _I_START.match(x):
         return [x.rstrip(" .!?;:,")], sig
     # qualifiers out (they are the epistemic frame's), aspect forms to the present
     x = _A_BIT_OF.sub("", x)
@@ -225,13 +234,13 @@ def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
             break
     x = _CAUSE_TAIL.sub("", x)
     x = collapse(x).rstrip(" .!?;:,")
-    x = re.sub(r"\ba (?=[aeiou])", "an ", x)
-    x = re.sub(r"\ban (?=[^aeiou\s])(?!hour|honest)", "a ", x)
+    x = _A_AN.sub("an ", x)
+    x = _AN_A.sub("a ", x)
     if cond:
         x = f"{x} {cond}"
     m = _ADJ_LIST.match(x)
     if m and not cond:
-        parts = [p.strip() for p in re.split(r",? and |, ", m.group(2)) if p.strip()]
+        parts = [p.strip() for p in _LIST_SPLIT.split(m.group(2)) if p.strip()]
         if 1 < len(parts) <= 5 and all(len(p.split()) <= 2 for p in parts):
             sig["split_list"] = len(parts)
             return [f"i {m.group(1)} {p}" for p in parts], sig

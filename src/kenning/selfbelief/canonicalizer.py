@@ -38,6 +38,9 @@ _NEG_RULES = [
 _TRAILING = re.compile(r"[\s.,!?;:…\"')\]]+$")
 
 
+_A_AN = re.compile(r"\ba (?=[aeiou])")
+
+
 def strip_negation(text: str) -> str:
     """Negation words out of the main clause of an expanded, lowercase text."""
     m = _CLAUSE_BREAK.search(text)
@@ -52,9 +55,9 @@ def canonical_text(text: str) -> str:
     s = expand_contractions(s)                      # 2
     s = strip_negation(s)                           # 2b (Kenning)
     s = _TRAILING.sub("", s)                        # 3
-    s = re.sub(r"\s+", " ", s)                      # 4
+    s = " ".join(s.split())                         # 4 (and 5)
     s = s.strip()                                   # 5
-    s = re.sub(r"\ba (?=[aeiou])", "an ", s)        # (articles left behind by removed words: "a organized")
+    s = _A_AN.sub("an ", s)                         # (articles left behind by removed words: "a organized")
     return nfc(s)                                   # 6
 
 

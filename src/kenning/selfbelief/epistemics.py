@@ -49,30 +49,77 @@ _SKIP = {"really", "very", "so", "just", "also", "always", "never", "usually", "
          "constantly", "deeply", "do", "does", "lately", "recently", "finally", "now", "currently", "even", "too"}
 
 
-def _cue_regex(cue: str) -> str:
-    cue = normalize_apostrophes(cue.lower())
-    parts = [r"[\w-]+ing" if w == "*ing" else re.escape(w) for w in cue.split()]
-    body = r"\s+".join(parts)
-    lead = "" if (not cue[0].isalnum() or cue.startswith("n'")) else r"\b"
-    tail = r"\b" if cue[-1].isalnum() or cue.endswith("*ing") or cue.endswith("'t") else ""
-    return lead + body + tail
+_TOKEN = re.compile(r"[a-z0-9]+(?=n't\b)|n't\b|'[a-z]+\b|[a-z0-9]+(?:-[a-z0-9]+)*|\*ing")
+_ING = re.compile(r"[\w-]+ing")
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """Words of lowercase text with their offsets; clitics are their own tokens ("don't" → do, n't)."""
+    return [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
 class CueMatcher:
-    """All cue lists in one alternation, longest first; each cue maps to its categories."""
+    """Every cue list matched in one left-to-right pass over the words: at each word the longest cue starting
+    there wins (cues are whole words; "n't" and "'ve" are words of their own; "*ing" is any -ing word), and the
+    scan resumes after it — so each word is read once ("right now" is a state cue, not "now")."""
 
     def __init__(self, cues: dict[str, set[str]]):
         self.cues = {normalize_apostrophes(c.lower()): cats for c, cats in cues.items()}
-        ordered = sorted(self.cues, key=lambda c: (-len(c), c))
-        self._rx = re.compile("|".join(f"(?:{_cue_regex(c)})" for c in ordered))
-        self._lookup = [(re.compile(_cue_regex(c) + r"$"), c) for c in ordered]
+        self._by_first: dict[str, list[tuple[tuple[str, ...], tuple[bool, ...], str]]] = {}
+        self._wild_first: list[tuple[tuple[str, ...], tuple[bool, ...], str]] = []
+        for cue in self.cues:
+            toks = _tokens(cue)
+            if not toks:
+                continue
+            words = tuple(t for t, _, _ in toks)
+            joined = tuple(toks[i][1] == toks[i - 1][2] for i in range(1, len(toks)))   # True: no space between
+            entry = (words, joined, cue)
+            if words[0] == "*ing":
+                self._wild_first.append(entry)
+            else:
+                self._by_first.setdefault(words[0], []).append(entry)
+        for lst in self._by_first.values():
+            lst.sort(key=lambda e: (-len(e[0]), -len(e[2]), e[2]))
+
+    @staticmethod
+    def _match(entry, toks, i: int, text: str) -> bool:
+        words, joined, _ = entry
+        if i + len(words) > len(toks):
+            return False
+        for j in range(1, len(words)):
+            w, s, _ = toks[i + j]
+            prev_end = toks[i + j - 1][2]
+            if joined[j - 1]:
+                if s != prev_end:
+                    return False
+            elif s == prev_end or not text[prev_end:s].isspace():
+                return False
+            want = words[j]
+            if want == "*ing":
+                if not _ING.fullmatch(w):
+                    return False
+            elif w != want:
+                return False
+        return True
 
     def find(self, text: str) -> list[tuple[str, set[str], int, int]]:
+        toks = _tokens(text)
         out = []
-        for m in self._rx.finditer(text):
-            found = m.group(0)
-            cue = found if found in self.cues else next((c for rx, c in self._lookup if rx.fullmatch(found)), found)
-            out.append((cue, self.cues.get(cue, set()), m.start(), m.end()))
+        i, n = 0, len(toks)
+        while i < n:
+            cands = self._by_first.get(toks[i][0])
+            hit = None
+            if cands:
+                for e in cands:
+                    if self._match(e, toks, i, text):
+                        hit = e
+                        break
+            if hit is None:
+                i += 1
+                continue
+            k = len(hit[0])
+            out.append((hit[2], self.cues[hit[2]], toks[i][1], toks[i + k - 1][2]))
+            i += k
         return out
 
 
@@ -114,6 +161,9 @@ def cue_lists(cfg) -> dict[str, list[str]]:
         out["modality_" + name] = list(getattr(c.modality, name))
     out["stative_verbs"] = list(cfg.stative_verbs)
     return out
+
+
+_WORDS = re.compile(r"[a-z'-]+")
 
 
 def _regions(rx: re.Pattern, text: str, to_comma: bool = True, include_keyword: bool = False
@@ -210,7 +260,7 @@ class EpistemicsRulesEngine:
 
     def predicate_form(self, low: str) -> tuple[str, str]:
         """Scope from the verb after "i" when no cue matched: copula/stative → state, other present → habitual."""
-        toks = re.findall(r"[a-z'-]+", expand_contractions(low))
+        toks = _WORDS.findall(expand_contractions(low))
         for i, t in enumerate(toks):
             if t != "i":
                 continue

@@ -44,6 +44,15 @@ _SUBORDINATE_OPEN = re.compile(r"\s*(?:when|whenever|if|unless|because|since|unt
 _BULLET = re.compile(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
 
 
+_LAST_WORD = re.compile(r"([A-Za-z.]+)\.$")
+_SPACE_CAP = re.compile(r"\s+[A-Z]")
+_PUNCT_BREAK = re.compile(r"(,|:|\s[-–—]|—)\s+")
+_SUBORD_END = re.compile(r"\b(?:if|when|whenever|unless|because|since|until|after|before|as|that|which|who)\s*$",
+                         re.I)
+_LETTER = re.compile(r"[A-Za-z\u00C0-\u024F]")
+_LEAD_PUNCT = re.compile(r"^[\s,;:()\[\]\"'“”‘’—–-]+")
+
+
 class BeliefSegmenter:
     def __init__(self, split_conjunctions: Iterable[str], keep_conjunctions: Iterable[str] = ()):
         conj = sorted({c.lower() for c in split_conjunctions}, key=len, reverse=True)
@@ -65,11 +74,11 @@ class BeliefSegmenter:
         for m in _SENT_END.finditer(text):
             end = m.end()
             if m.group(0) == ".":
-                word = re.search(r"([A-Za-z.]+)\.$", text[start:m.end()])
+                word = _LAST_WORD.search(text, start, m.end())
                 abbrev = word.group(1).lower().rstrip(".") if word else ""
                 if abbrev in _TITLES:
                     continue  # "Dr. Smith"
-                if abbrev in _ABBREV and not re.match(r"\s+[A-Z]", text[m.end():m.end() + 3]):
+                if abbrev in _ABBREV and not _SPACE_CAP.match(text, m.end(), m.end() + 3):
                     continue  # "Acme Corp. and I'm …", "e.g. this"
             if m.group(0) in (";", "\n"):
                 end = m.start()
@@ -92,7 +101,7 @@ class BeliefSegmenter:
                 continue
             cuts.append((s + m.start(), s + m.end()))
         # Kenning (S7): ", I …" comma splice, a colon or a dash before an independent clause
-        for m in re.finditer(r"(,|:|\s[-–—]|—)\s+", seg):
+        for m in _PUNCT_BREAK.finditer(seg):
             after = seg[m.end():]
             left = seg[:m.start()]
             if not left.strip() or not after.strip():
@@ -102,8 +111,7 @@ class BeliefSegmenter:
                     continue  # ", I admit." is a tag on the clause before it
                 if _SUBORDINATE_OPEN.match(left) and not initial:
                     continue  # "Whenever I'm stressed, I clean": the dependent clause stays attached
-                if re.search(r"\b(?:if|when|whenever|unless|because|since|until|after|before|as|that|which|who)\s*$",
-                             left, re.I):
+                if _SUBORD_END.search(left):
                     continue
             elif not _CLAUSE_START.match(after):
                 continue
@@ -128,14 +136,14 @@ class BeliefSegmenter:
         out: list[ClaimCandidate] = []
         for s, e in pieces:
             s, e = self._trim(text, s, e)
-            if e > s and re.search(r"[A-Za-z\u00C0-\u024F]", text[s:e]):
+            if e > s and _LETTER.search(text, s, e):
                 out.append(ClaimCandidate(text[s:e], (s, e), len(out)))
         return out
 
     def _trim(self, text: str, s: int, e: int) -> tuple[int, int]:
         while True:
             seg = text[s:e]
-            m = _BULLET.match(seg) or self._lead_conj.match(seg) or re.match(r"^[\s,;:()\[\]\"'“”‘’—–-]+", seg)
+            m = _BULLET.match(seg) or self._lead_conj.match(seg) or _LEAD_PUNCT.match(seg)
             if not m or m.end() == 0:
                 break
             s += m.end()

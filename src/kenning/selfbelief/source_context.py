@@ -25,6 +25,10 @@ from kenning.selfbelief.types import SourceContext
 MODES = ("journaling", "introspection", "normal_chat", "roleplay", "heated", "unknown")
 
 
+_LONE_I = re.compile(r"\bI\b")
+_W = re.compile(r"\w+")
+
+
 class VadLexiconError(ValueError):
     pass
 
@@ -68,10 +72,10 @@ class SourceContextClassifier:
 
     def signals(self, text: str) -> dict[str, Any]:
         h = self.cfg.heuristic_fallback
-        letters = [c for c in re.sub(r"\bI\b", "", text) if c.isalpha()]
+        letters = [c for c in _LONE_I.sub("", text) if c.isalpha()]
         upper = sum(1 for c in letters if c.isupper())
         caps_ratio = upper / len(letters) if letters else 0.0
-        words = re.findall(r"\w+", text)
+        words = _W.findall(text)
         exclaim = text.count("!") / max(1, len(words))
         return {
             "caps": len(letters) >= h.min_letters_for_caps and caps_ratio > h.caps_ratio,

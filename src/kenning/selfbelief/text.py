@@ -67,7 +67,7 @@ def nfc(text: str) -> str:
 
 
 def collapse(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(text.split())
 
 
 # -- verb forms (a small, closed lexicon: enough to turn "have always loved" into "love") ----------------

@@ -64,6 +64,10 @@ _OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am
                       r"am sorry|am happy that|am excited to|am excited about)\b(?! i\b)(?! myself\b)")
 
 
+_TOKS = re.compile(r"[a-z0-9'-]+")
+_HABIT_WORDS = re.compile(r"\b(always|never|every time|whenever|used to|each time|for years)\b")
+
+
 class BeliefAtomValidator:
     def __init__(self, cfg):
         self.cfg = cfg
@@ -76,7 +80,7 @@ class BeliefAtomValidator:
         """Why ``atom`` is rejected, or None."""
         raw = normalize_apostrophes(atom.evidence or atom.atom_text)
         text = normalize_apostrophes(atom.atom_text).lower().strip()
-        toks = re.findall(r"[a-z0-9'-]+", text)
+        toks = _TOKS.findall(text)
         if _TEMPLATE.search(raw) or _TEMPLATE.search(atom.atom_text):
             return "template_junk"
         if raw.rstrip(" )\"'”’").endswith("?") or text.endswith("?") or (
@@ -98,7 +102,7 @@ class BeliefAtomValidator:
                 return "generic"
             return "not_first_person"
         canon = canonical_text(text)
-        content = [t for t in re.findall(r"[a-z0-9'-]+", canon) if t not in _FUNCTION]
+        content = [t for t in _TOKS.findall(canon) if t not in _FUNCTION]
         if len(canon) < self.cfg.min_chars or len(content) < self.cfg.min_content_tokens:
             return "too_short"
         if self.not_self_definitional(text, raw):
@@ -116,7 +120,7 @@ class BeliefAtomValidator:
         toks = text.split()
         if len(toks) > 1 and is_past_form(toks[1]) and toks[1] not in ("used", "was", "were"):
             low = raw.lower()
-            if not re.search(r"\b(always|never|every time|whenever|used to|each time|for years)\b", low):
+            if not _HABIT_WORDS.search(low):
                 return True  # a one-off event: "I signed up for …", "I ran my first marathon in 2021"
         return False
 
