@@ -182,9 +182,18 @@ def bench_facts(args) -> dict[str, Any]:
             "locomo_dev": extraction.run("dev", 100, 5, extraction.LABELS, None)}
 
 
+def bench_self(args) -> dict[str, Any]:
+    """Seed 000 (issue 7): rules-only analyze throughput, one experience into a 50k-node vault (hash, MiniLM),
+    gold-set metrics (details: benchmarks/self_beliefs.py)."""
+    import self_beliefs
+
+    return self_beliefs.run_all(argparse.Namespace(statements=5000, nodes=args.self_nodes, experiences=60))
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
     "facts": bench_facts,
+    "self": bench_self,
 }
 
 
@@ -197,6 +206,7 @@ def main() -> None:
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR"), help="where the temporary vaults go")
     ap.add_argument("--json", dest="json_out", help="write the whole report here")
     ap.add_argument("--facts-conversations", type=int, default=2000, help="synthetic conversations for `facts`")
+    ap.add_argument("--self-nodes", type=int, default=50000, help="belief nodes in the vault for `self`")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:

@@ -54,6 +54,14 @@ class HTNBeliefEmbedder:
         self._embedder = None
         self.model_id: str | None = None
         self.failed: str | None = None
+        # One pass over the index serves both polarities of a vector (the resolver asks for one, the conflict
+        # engine for the other): vector bytes → (len(_created) then, {polarity: top hits}). Nodes this embedder
+        # indexes afterwards are scored directly, so the answers stay exact.
+        r = config.self_beliefs.resolution
+        self._k = max(r.top_k, r.tension.top_k_conflict_check) + 8
+        self._by_kind: dict[bytes, tuple[int, dict[str, list[Similar]]]] = {}
+        self._created: list[tuple[str, str, np.ndarray]] = []
+        self._version: str | None = None      # the vector table's version token the cache was made from
 
     def _active(self):
         assert self.index is not None
@@ -98,9 +106,30 @@ class HTNBeliefEmbedder:
         """The ``k`` nodes most similar to ``text`` (optionally of one polarity), best first."""
         if vector is not None and self.uses_vectors:
             assert self.index is not None
-            hits: list[Hit] = self.index.search(vector, k + len(exclude), space=self.space,
-                                                kinds=[polarity] if polarity else None, model_id=self.model_id)
-            return [Similar(h.item_id, h.score) for h in hits if h.item_id not in exclude][:k]
+            if polarity is None or k + len(exclude) > self._k:
+                hits: list[Hit] = self.index.search(vector, k + len(exclude), space=self.space,
+                                                    kinds=[polarity] if polarity else None, model_id=self.model_id)
+                return [Similar(h.item_id, h.score) for h in hits if h.item_id not in exclude][:k]
+            key = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            cached = self._by_kind.get(key)
+            if cached is None:
+                res = self.index.search_by_kind(vector, self._k, space=self.space, kinds=["affirm", "deny"],
+                                                model_id=self.model_id)
+                cached = (len(self._created), {p: [Similar(h.item_id, h.score) for h in hs] for p, hs in res.items()})
+                if len(self._by_kind) >= 256:
+                    self._by_kind.clear()
+                if not self._by_kind:
+                    self._version = self._table_version()
+                self._by_kind[key] = cached
+            since, per = cached
+            cands = list(per.get(polarity, []))
+            known = {c.belief_id for c in cands}
+            for bid, pol, vec in self._created[since:]:
+                if pol == polarity and bid not in known:
+                    cands.append(Similar(bid, float(np.dot(vector, vec))))
+            cands = [c for c in cands if c.belief_id not in exclude]
+            cands.sort(key=lambda c: -c.score)
+            return cands[:k]
         from kenning.store import selfbeliefs as sql
 
         scored = [Similar(bid, levenshtein_ratio(text, t)) for bid, t in
@@ -108,13 +137,37 @@ class HTNBeliefEmbedder:
         scored.sort(key=lambda s: (-s.score, s.belief_id))
         return scored[:k]
 
-    def index_node(self, belief_id: str, canonical: str, polarity: str) -> None:
+    def index_node(self, belief_id: str, canonical: str, polarity: str, vector: np.ndarray | None = None) -> None:
         if self.uses_vectors and self.index is not None:
+            fresh = self._by_kind and self._table_version() == self._version
             self.index.upsert(self.space, [(belief_id, canonical, polarity)])
+            if vector is not None and fresh:
+                self._created.append((belief_id, polarity, np.asarray(vector, dtype=np.float32)))
+                self._version = self._table_version()      # our own write: the cache stays exact
+            else:
+                self.forget()
 
     def unindex(self, belief_ids: Sequence[str]) -> None:
         if self.enabled and self.index is not None:
             self.index.delete(self.space, list(belief_ids))
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop the cached searches."""
+        self._by_kind.clear()
+        self._created.clear()
+        self._version = None
+
+    def _table_version(self) -> str | None:
+        from kenning.store import vectors as vsql
+
+        t = vsql.active_table(self.conn)
+        return t["version"] if t else None
+
+    def check_fresh(self) -> None:
+        """Forget the cached searches if anyone else has written to the index since they were made."""
+        if self._by_kind and self._table_version() != self._version:
+            self.forget()
 
     def cosine(self, a: np.ndarray | None, b: np.ndarray | None) -> float | None:
         if a is None or b is None:

@@ -134,6 +134,7 @@ class HTNBeliefExtractor:
         if self.before_write is not None:
             self.before_write(experience, plans)
         with write_scope(self.conn):                                 # 9–13
+            self.embedder.check_fresh()   # another writer may have added nodes before this one got the lock
             result = self.write(experience, analysis, plans)
         self.totals.update(result.counts())
         return result
@@ -168,7 +169,7 @@ class HTNBeliefExtractor:
                     r.signals["concurrency_retry"] = retries
                     outcome = "match"
                 else:
-                    self.embedder.index_node(node_id, a.atom.canonical_text, a.polarity)
+                    self.embedder.index_node(node_id, a.atom.canonical_text, a.polarity, p.vector)
                     self.streams.assign_initial(node_id, self.classifier.classify(
                         a.atom.belief_type, a.epistemics.frame.temporal_scope))
                     res.nodes_created.append(node_id)
