@@ -202,6 +202,12 @@ def bench_decompose(backend: str, n_nodes: int = 50000, n_exps: int = 60, warmup
             t0 = time.perf_counter()
             idx.search(emb[0], 10, space=config.self_beliefs.embeddings.space, kinds=["affirm"])
             base.append((time.perf_counter() - t0) * 1000)
+        emb_ms = []
+        for i in range(15):                          # one uncached embedding of a short statement
+            t0 = time.perf_counter()
+            ex.embedder._active().inner.embed([f"i am patient with my kids number {i}"]) \
+                if hasattr(ex.embedder._active(), "inner") else ex.embedder._active().embed([f"i am calm {i}"])
+            emb_ms.append((time.perf_counter() - t0) * 1000)
         nodes = sql.count_nodes(conn)
         conn.close()
     med = statistics.median(times)
@@ -213,7 +219,15 @@ def bench_decompose(backend: str, n_nodes: int = 50000, n_exps: int = 60, warmup
             "p90_ms": round(sorted(times)[int(0.9 * (len(times) - 1))], 2), "finish_batch_ms": round(finish_ms, 1),
             "baseline_one_knn_median_ms": round(statistics.median(base), 3),
             "ratio_to_knn": round(med / statistics.median(base), 1),
+            "baseline_one_embedding_median_ms": round(statistics.median(emb_ms), 2),
+            "torch_threads": _torch_threads(),
             "target_ms": 20 if backend == "hash" else 60, **{k: v for k, v in info.items() if k != "config"}}
+
+
+def _torch_threads():
+    if "torch" not in sys.modules:
+        return None
+    return sys.modules["torch"].get_num_threads()
 
 
 # -- gold ------------------------------------------------------------------------------------------------------------
