@@ -5,7 +5,7 @@ import apsw
 
 def test_demo_runs_end_to_end(tmp_path, cli):
     db = tmp_path / "demo.db"
-    proc = cli("demo", db=db)
+    proc = cli("demo", db=db, timeout=900)   # a loaded shared box takes minutes; the demo now also runs seed 000
     text = proc.stdout + proc.stderr
     assert "imported 40 conversations" in text
     assert "re-import of the same export: 40 unchanged" in text
