@@ -26,7 +26,7 @@ def responder(body: dict) -> dict:
     if "Raw output to repair:" in last:
         return {"atoms": [{"atom_text": "i am curious", "belief_type": "TRAIT", "polarity": "affirm",
                            "confidence": 0.8, "source_idx": 0, "quote": None}]}
-    if system.startswith("You extract the beliefs"):
+    if system.startswith("You extract the atomic"):
         atoms = []
         for c in candidates_in(body):
             t = re.sub(r"^i'm ", "i am ", c["text"].lower()).rstrip(".")
