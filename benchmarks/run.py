@@ -216,7 +216,7 @@ from kenning.api import Vault
 src, db, backend, out = ARGS
 v = Vault.open(db, overrides={"embeddings": {"backend": backend}})
 times = {}
-for stage in ["0,1", "2A", "2B", "3", "4", "index"]:
+for stage in ["0,1", "2A", "2B", "3", "4", "5", "6", "self", "index"]:
     t = time.perf_counter(); c = time.process_time()
     runs = v.ingest([src], as_of="2025-01-01T00:00:00Z", stages=stage)
     times[stage] = {"wall_s": round(time.perf_counter() - t, 2), "cpu_s": round(time.process_time() - c, 2),
@@ -376,11 +376,20 @@ def bench_vectors(args) -> dict[str, Any]:
     return report
 
 
+def bench_self(args) -> dict[str, Any]:
+    """Seed 000 (issue 7): rules-only analyze throughput, one experience into a 50k-node vault (hash, MiniLM),
+    gold-set metrics (details: benchmarks/self_beliefs.py)."""
+    import self_beliefs
+
+    return self_beliefs.run_all(argparse.Namespace(statements=5000, nodes=args.self_nodes, experiences=60))
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
     "ingest": bench_ingest,
     "vectors": bench_vectors,
     "facts": bench_facts,
+    "self": bench_self,
 }
 
 
@@ -398,6 +407,7 @@ def main() -> None:
     ap.add_argument("--rerank", type=int, default=0, help="vectors: re-ranked candidates (default: from config)")
     ap.add_argument("--vault", help="search: time queries on this already indexed vault instead of building one")
     ap.add_argument("--facts-conversations", type=int, default=2000, help="synthetic conversations for `facts`")
+    ap.add_argument("--self-nodes", type=int, default=50000, help="belief nodes in the vault for `self`")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:

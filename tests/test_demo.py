@@ -5,7 +5,7 @@ import apsw
 
 def test_demo_runs_end_to_end(tmp_path, cli):
     db = tmp_path / "demo.db"
-    proc = cli("demo", db=db)
+    proc = cli("demo", db=db, timeout=900)   # a loaded shared box takes minutes; the demo now also runs seed 000
     text = proc.stdout + proc.stderr
     assert "imported 40 conversations" in text
     assert "re-import of the same export: 40 unchanged" in text
@@ -24,3 +24,9 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert "kenning timeline --self --png timeline.png" in text
     assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
     assert conn.execute("SELECT COUNT(*) FROM graph_nodes WHERE node_type='TemporalWindow'").fetchone()[0] > 5
+    # seed 000 in the demo: beliefs the author would recognise, and a contradiction
+    assert "kenning self list" in text
+    for belief in ("I value honesty more than comfort.", "I am curious.", "I overthink decisions."):
+        assert belief in text
+    assert "contradiction: “I am a runner.” vs “I am not a runner.”" in text or \
+        "contradiction: “I am not a runner.” vs “I am a runner.”" in text

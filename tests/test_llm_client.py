@@ -56,7 +56,7 @@ def test_live_call_logged_with_full_raw_io(ingested_vault, llm_server, llm_confi
         assert json.loads(resp["choices"][0]["message"]["content"]) == json.loads(row["parsed_json"])
         assert row["parse_success"] == 1 and row["http_status"] == 200 and row["mode"] == "live"
         assert row["latency_ms"] > 0 and row["total_tokens"] == resp["usage"]["total_tokens"]
-        assert row["prompt_version"].startswith("atomizer@v1#") and row["model"] == "kenning-test-model"
+        assert row["prompt_version"].startswith("atomizer@v2#") and row["model"] == "kenning-test-model"
         assert row["retry_count"] == 0 and row["attempt_kind"] == "initial"
         io = json.loads(row["raw_io_json"])
         assert io["endpoint"] == llm_server.base_url and io["http_status"] == 200 and io["latency_ms"] > 0
@@ -100,7 +100,7 @@ def test_replay_missing_response_is_a_clear_error(ingested_vault, llm_server, ll
     with pytest.raises(StageFailed) as e:
         probe(ingested_vault, cfg, "replay")
     assert isinstance(e.value.cause, ReplayMissing)
-    assert "no stored response for prompt atomizer@v1" in str(e.value) and "never calls the model" in str(e.value)
+    assert "no stored response for prompt atomizer@v2" in str(e.value) and "never calls the model" in str(e.value)
     assert calls(ingested_vault.conn) == []                    # rolled back with the stage
     assert llm_server.requests == []
 

@@ -38,8 +38,8 @@ def test_malformed_and_unpinned_prompts_are_clear_errors():
     with pytest.raises(PromptError, match="before the first"):
         parse_prompt("t", 1, "stray text\n[user]\nx\n")
     with pytest.raises(PromptError, match="not pinned"):
-        prompt_for(load_config(), "verifier")
-    with pytest.raises(PromptError, match="shipped versions: \\[1\\]"):
+        prompt_for(load_config(), "wiki_judge_unpinned")
+    with pytest.raises(PromptError, match="shipped versions: \\[1, 2\\]"):
         load_prompt("atomizer", 9)
 
 

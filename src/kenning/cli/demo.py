@@ -128,6 +128,7 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     _show_entities(db, config)
     _show_facts(db, config)
     _show_time(db, config)
+    _show_self_beliefs(db, config)
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
 
@@ -264,3 +265,36 @@ def _show_facts(db: Path | None, config: Path | None, per_group: int = 4) -> Non
     for r in retractions[:3]:
         target = "→ linked" if r["target_assertion_id"] else "→ ambiguous, left unlinked"
         out.print(f"  {r['retraction_type']}: “{r['surface_text']}” {target}", highlight=False, markup=False)
+
+
+def _show_self_beliefs(db: Path | None, config: Path | None, top: int = 12) -> None:
+    """Seed 000 in the demo: what the author says they are, value, like and feel (`kenning self list`), and where
+    they contradict themselves (`kenning self conflicts`)."""
+    from rich.markup import escape
+
+    from kenning.store import selfbeliefs as sql
+
+    with open_vault(db, config, readonly=True) as vault:
+        counts = sql.table_counts(vault.conn)
+        nodes = sql.surface(vault.conn, stream=None, status=None, limit=top, order="evidence")
+        stats = sql.occurrence_stats(vault.conn, [n["belief_id"] for n in nodes])
+        edges = sql.list_edges(vault.conn, ["active"])
+        names = {n["belief_id"]: n["statement"] for n in sql.nodes_by_ids(
+            vault.conn, [x for e in edges for x in (e["node_a_id"], e["node_b_id"])]).values()}
+    console.rule("[bold]Self-beliefs (seed 000)")
+    console.print(f"{counts['experiences']} self-statements found, {counts['belief_nodes']} beliefs about yourself "
+                  f"from {counts['belief_occurrences']} occurrences, {counts['conflict_edges']} conflicts, "
+                  f"{counts['tentative_links']} tentative links")
+    if not nodes:
+        return
+    t = Table(title="$ kenning self list --sort evidence", show_edge=False, title_justify="left")
+    for col in ("belief", "type", "stream", "said", "last said"):
+        t.add_column(col)
+    for n in nodes:
+        st = stats.get(n["belief_id"]) or {}
+        t.add_row(escape(n["statement"]), n["belief_type"].lower(), n["primary_stream"], f"{st.get('n', 0)}×",
+                  (st.get("last_at") or "")[:10])
+    out.print(t)
+    for e in edges[:4]:
+        out.print(f"  {e['conflict_type']}: “{names.get(e['node_a_id'])}” vs “{names.get(e['node_b_id'])}”",
+                  markup=False, highlight=False)

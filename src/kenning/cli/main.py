@@ -72,6 +72,15 @@ def _register_model_commands() -> None:
 _register_model_commands()
 
 
+def _register_self_commands() -> None:
+    from kenning.cli.selfbeliefs import register
+
+    register(app)
+
+
+_register_self_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""

@@ -516,6 +516,7 @@ class Config(Strict):
     transcripts: TranscriptsConfig
     retrieval: RetrievalConfig
     beliefs: "BeliefsConfig"
+    self_beliefs: "SelfBeliefsConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -567,6 +568,283 @@ class BeliefsConfig(Strict):
         if unknown:  # the belief_overrides CHECK only admits the seed's four
             raise ValueError(f"unknown supersession reasons {unknown}; seed 002 allows {sorted(allowed)}")
         return v
+
+
+
+# ---- seed 000: the HTN self-belief decomposer --------------------------------------------------------
+
+BeliefType = Literal["TRAIT", "VALUE", "PREFERENCE", "CAPABILITY_LIMIT", "FEELING_STATE", "META_BELIEF",
+                     "RELATIONAL", "BELIEF_ABOUT_SELF"]
+Stream = Literal["identity", "state", "meta", "relational"]
+Mode = Literal["journaling", "introspection", "normal_chat", "roleplay", "heated", "unknown"]
+Scope = Literal["state", "ongoing", "habitual", "transitional", "past", "unknown"]
+
+
+class SelfDetectorConfig(Strict):
+    version: int
+    source_kinds: list[str]
+    roles: list[Literal["user", "assistant", "system", "tool", "unknown"]]
+    skip_context_kinds: list[str]
+    profile_context_kind: str
+    profile_sections: list[str]
+    max_chars: int = Field(gt=0)
+
+
+class HeuristicFallback(Strict):
+    profanity_penalty: float = Field(ge=0, le=1)
+    caps_penalty: float = Field(ge=0, le=1)
+    exclaim_penalty: float = Field(ge=0, le=1)
+    caps_ratio: float = Field(ge=0, le=1)
+    min_letters_for_caps: int = Field(ge=0)
+    exclaim_density: float = Field(ge=0)
+
+
+class VadConfig(Strict):
+    lexicon_path: str | None
+    arousal_weight: float = Field(ge=0)
+
+
+class SourceContextConfig(Strict):
+    mode_field: str
+    mode_weights: dict[Mode, float]
+    source_modes: dict[str, Mode]
+    heuristic_fallback: HeuristicFallback
+    profanity: list[str]
+    mode_cues: dict[Mode, list[str]]
+    heated_min_signals: int = Field(ge=1)
+    vad: VadConfig
+
+    @field_validator("mode_weights")
+    @classmethod
+    def _all_modes(cls, v: dict[str, float]) -> dict[str, float]:
+        missing = {"journaling", "introspection", "normal_chat", "roleplay", "heated", "unknown"} - set(v)
+        if missing:
+            raise ValueError(f"mode_weights needs a weight for every mode; missing {sorted(missing)}")
+        return v
+
+
+class SegmenterConfig(Strict):
+    split_conjunctions: list[str]
+    keep_conjunctions: list[str]
+
+
+class AtomizerConfig(Strict):
+    backend: Literal["auto", "llm", "rules"]
+    max_candidates_per_call: int = Field(gt=0)
+
+
+class ValidatorConfig(Strict):
+    min_chars: int = Field(ge=0)
+    min_content_tokens: int = Field(ge=0)
+    generic_subjects: list[str]
+    other_subjects: list[str]
+    imperative_verbs: list[str]
+    question_starts: list[str]
+
+
+class ModalityCues(Strict):
+    possible: list[str]
+    likely: list[str]
+    unsure: list[str]
+
+
+class EpistemicCues(Strict):
+    discourse: list[str]
+    negation: list[str]
+    negation_exceptions: list[str]
+    aversion: list[str]
+    modality: ModalityCues
+    past: list[str]
+    transitional: list[str]
+    habitual_strong: list[str]
+    habitual_soft: list[str]
+    ongoing: list[str]
+    state: list[str]
+    degree_strong: list[str]
+    degree_weak: list[str]
+
+
+class EpistemicConfidence(Strict):
+    explicit_cue: float = Field(ge=0, le=1)
+    competing_cues: float = Field(ge=0, le=1)
+    predicate_form: float = Field(ge=0, le=1)
+    no_cue: float = Field(ge=0, le=1)
+
+
+class DegreeConfig(Strict):
+    default: float = Field(ge=0, le=1)
+    strong: float = Field(ge=0, le=1)
+    weak: float = Field(ge=0, le=1)
+
+
+class EpistemicsConfig(Strict):
+    llm_fallback_threshold: float = Field(ge=0, le=1)
+    conflict_resolution: Literal["specificity_then_rightmost"]
+    temporal_specificity: dict[Scope, int]
+    cues: EpistemicCues
+    stative_verbs: list[str]
+    confidence: EpistemicConfidence
+    degree: DegreeConfig
+    modality_caps: dict[Literal["certain", "likely", "possible", "unsure"], float]
+
+
+class SimilarityThresholds(Strict):
+    match: float = Field(ge=0, le=1)
+    no_match: float = Field(ge=0, le=1)
+    tension: float = Field(ge=0, le=1)
+
+
+class SelfEmbeddingsConfig(Strict):
+    enabled: bool
+    space: str
+    fallback_to_text_similarity: bool
+    text_similarity_method: Literal["levenshtein_ratio"]
+    text_similarity_thresholds: SimilarityThresholds
+    linear_scan_max_nodes: int = Field(gt=0)
+
+
+class VerifierConfig(Strict):
+    enabled: bool
+    min_confidence: float = Field(ge=0, le=1)
+
+
+class TentativeLinkConfig(Strict):
+    auto_accept_threshold: float = Field(ge=0, le=1)
+    auto_reject_threshold: float = Field(ge=0, le=1)
+    a: float
+    b: float
+    c: float
+
+
+class TensionConfig(Strict):
+    enabled: bool
+    top_k_conflict_check: int = Field(gt=0)
+
+
+class ResolutionConfig(Strict):
+    top_k: int = Field(gt=0)
+    verifier: VerifierConfig
+    tentative_link: TentativeLinkConfig
+    tension: TensionConfig
+
+
+class ConcurrencyConfig(Strict):
+    strategy: Literal["unique_canonical_hash_retry"]
+    max_retries: int = Field(ge=0)
+    retry_delay_ms: int = Field(ge=0)
+
+
+class ComponentModels(Strict):
+    atomizer_model: str | None
+    epistemics_model: str | None
+    verifier_model: str | None
+
+
+class StreamRow(Strict):
+    primary: Stream
+    secondary: Stream | None
+
+
+class StreamConfidence(Strict):
+    scope_row: float = Field(ge=0, le=1)
+    type_default: float = Field(ge=0, le=1)
+    fallback: float = Field(ge=0, le=1)
+
+
+class StreamsConfig(Strict):
+    mapping: dict[BeliefType, dict[str, StreamRow]]
+    fallback: StreamRow
+    confidence: StreamConfidence
+
+
+class PromoteConfig(Strict):
+    min_spread: float = Field(ge=0, le=1)
+    min_diversity: float = Field(ge=0, le=1)
+    min_activation: float = Field(ge=0)
+
+
+class RatchetConfig(Strict):
+    enabled: bool
+    allow_demotion: bool
+    demotion_triggers: list[str]
+
+
+class MigrationConfig(Strict):
+    promote_state_to_identity: PromoteConfig
+    ratchet: RatchetConfig
+
+
+class ActivationConfig(Strict):
+    half_life_days: dict[Stream, float]
+
+
+class SupportConfig(Strict):
+    k_n: float = Field(gt=0)
+
+
+class SpreadConfig(Strict):
+    midpoint_days: float
+    temperature: float = Field(gt=0)
+
+
+class DiversityConfig(Strict):
+    midpoint_contexts: float
+    temperature: float = Field(gt=0)
+
+
+class ConflictPenaltyConfig(Strict):
+    weight: float = Field(ge=0)
+    recent_window_days: float = Field(ge=0)
+
+
+class StatusThresholds(Strict):
+    developing: float = Field(ge=0, le=1)
+    core: float = Field(ge=0, le=1)
+
+
+class CoreScoreConfig(Strict):
+    support: SupportConfig
+    spread: SpreadConfig
+    diversity: DiversityConfig
+    conflict_penalty: ConflictPenaltyConfig
+    status_thresholds: StatusThresholds
+
+
+class SelfConflictsConfig(Strict):
+    exclude_state_vs_state: bool
+    default_resolution: Literal["temporal_precedence", "evidence_weight"]
+
+
+class SelfLedgerConfig(Strict):
+    enabled: bool
+    workspace: str | None
+    subject: str
+    topic_prefix: str
+
+
+class AnnotateConfig(Strict):
+    export_seed: int
+    match_min_f1: float = Field(ge=0, le=1)
+
+
+class SelfBeliefsConfig(Strict):
+    detector: SelfDetectorConfig
+    source_context: SourceContextConfig
+    segmenter: SegmenterConfig
+    atomizer: AtomizerConfig
+    validator: ValidatorConfig
+    epistemics: EpistemicsConfig
+    embeddings: SelfEmbeddingsConfig
+    resolution: ResolutionConfig
+    concurrency: ConcurrencyConfig
+    models: ComponentModels
+    streams: StreamsConfig
+    migration: MigrationConfig
+    activation: ActivationConfig
+    core_score: CoreScoreConfig
+    conflicts: SelfConflictsConfig
+    ledger: SelfLedgerConfig
+    annotate: AnnotateConfig
 
 
 Config.model_rebuild()

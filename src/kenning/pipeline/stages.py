@@ -12,6 +12,8 @@ from kenning.pipeline.stage4 import AssertionExtraction
 from kenning.pipeline.stage5 import TemporalReasoning
 from kenning.pipeline.stage6 import GraphMaterialization
 from kenning.pipeline.stage_index import SearchIndex
+from kenning.selfbelief.stage import (SelfAnalyze, SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview,
+                                      SelfMerge, SelfRollback)
 
 STAGES: dict[str, Stage] = {
     "0": Preprocess(),
@@ -22,6 +24,7 @@ STAGES: dict[str, Stage] = {
     "4": AssertionExtraction(),
     "5": TemporalReasoning(),
     "6": GraphMaterialization(),
+    "self": SelfBeliefStage(),   # seed 000: self-statements → belief nodes (issue 7)
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
@@ -38,6 +41,12 @@ SIDE_STAGES: dict[str, Stage] = {
     "beliefs-supersede": ManualSupersede(),
     "beliefs-drift": MarkDrifted(),
     "beliefs-m1": JudgedM1(),
+    "self-rollback": SelfRollback(),
+    "self-merge": SelfMerge(),
+    "self-links": SelfLinkReview(),
+    "self-conflicts": SelfConflictResolve(),
+    "self-demote": SelfDemote(),
+    "self-analyze": SelfAnalyze(),
 }
 
 

@@ -1,0 +1,340 @@
+"""Phase 3 — BeliefAtomizer (seed 000 §4.3): claim candidates → raw atoms.
+
+Two atomizers with one output:
+
+* :class:`LLMAtomizer` — the seed's: one structured call per experience (``atomizer`` prompt, JSON repair by the
+  model layer), schema ``{"atoms": [{atom_text, belief_type, polarity, confidence, source_idx, quote}]}``
+  (``quote`` is Kenning's: the words of the candidate that state the atom, so its span is exact; S8).
+* :class:`RuleAtomizer` — deterministic, no model (issue 7): strips discourse markers, hedging frames
+  ("I think I'm …"), reported frames ("Sam says I'm …") and epistemic qualifiers (those live in the frame), turns
+  aspect forms into a present-tense belief ("used to be shy" → "i am shy", "have been sleeping badly" →
+  "i sleep badly", "tend to overthink" → "i overthink"), splits adjective lists ("excited and nervous"),
+  rewrites value frames ("honesty matters to me" → "i value honesty") and guesses the belief type.
+
+Atom text keeps its negation ("i am not a morning person"); the canonicalizer removes it and the epistemics rules
+decide the polarity (S1, S9). Candidates that state no first-person belief still yield a raw atom, so the
+validator can say why it was rejected (`kenning self analyze` shows it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from kenning.selfbelief.text import collapse, expand_contractions, lemma_ing, lemma_past, normalize_apostrophes
+from kenning.selfbelief.types import ClaimCandidate, RawAtom
+
+BeliefTypeLit = Literal["TRAIT", "PREFERENCE", "VALUE", "CAPABILITY_LIMIT", "FEELING_STATE", "META_BELIEF",
+                        "RELATIONAL", "BELIEF_ABOUT_SELF"]
+
+
+@dataclass
+class AtomizerResult:
+    atoms: list[RawAtom]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+# -- the rules ------------------------------------------------------------------------------------------------
+_DISCOURSE = (r"(?:honestly|also|plus|well|anyway|anyways|actually|ok|okay|oh|yeah|yes|frankly|to be honest|tbh|"
+              r"in fact|basically|look|listen|however|though|so|and|but|then|besides|again|still|now|lately|"
+              r"recently|maybe|perhaps|probably|apparently|obviously|clearly|definitely|certainly|admittedly|"
+              r"sometimes|usually|generally|often|today|currently|nowadays|other times|at times|these days|"
+              r"right now|at the moment|deep down|most days|finally|if i am honest|if i am being honest|"
+              r"to be fair|if you ask me|funnily enough|weirdly|truthfully|seriously|sadly|luckily|fortunately|"
+              r"unfortunately|in truth|quick update|for the record|for what it is worth|fyi|btw|by the way|"
+              r"in case it matters|for context|some context|background|one more thing about me|quick note about me|"
+              r"about me|journal|note)")
+_LEAD_DISCOURSE = re.compile(r"^" + _DISCOURSE + r"\b[,:;.!]*\s+")
+_LEAD_DATE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b[\s.…:,-]*")
+_LEAD_LABEL = re.compile(r"^[^:.!?]{1,48}:\s+(?=\S)")
+_LEAD_SUBORD = re.compile(r"^(when|whenever|if|unless|every time|each time|after|before|because|since|although|"
+                          r"though|while|as|once)\b([^,]+),\s*(?=i\b)")
+_LEAD_AS_A = re.compile(r"^as (?:a|an|the) [^,]{1,40},\s*(?=i\b)")
+_REPORTED = re.compile(r"^(?!i\b)(?:[a-z]+(?: [a-z]+)?) (?:says|said|say|thinks|think|thought|tells me|told me|"
+                       r"tell me|calls me|call me|believe|believes|keep telling me|keeps telling me)(?: that)? (?=i\b)")
+_MODAL_FRAME = re.compile(r"^i (?:do not |did not )?(?:think|guess|suspect|believe|feel like|feel that|feel|know|"
+                          r"suppose|admit|would say|reckon|bet|am sure|am pretty sure|am not sure|am convinced|"
+                          r"used to think|used to believe|used to feel|always thought|have always thought|"
+                          r"have come to realize|have realized|realized|realised|wonder if|am afraid)"
+                          r"(?: that| whether| if)? (?=i\b)")
+_VALUE_FRAME = re.compile(r"^(?!i\b)(.{2,60}?) (?:matters|means (?:a lot|everything|the world|so much)|"
+                          r"is (?:really |very |so |super |incredibly )?(?:the most |most |more |very )?important"
+                          r"(?: thing)?|is (?:a |my )?(?:top )?priority) ?((?:a lot |so much |more |most )?)to me(.*)$")
+_REMOVE_WORDS = re.compile(
+    r"\b(?:really|very|quite|extremely|incredibly|deeply|totally|completely|absolutely|truly|super|actually|"
+    r"honestly|weirdly|finally|also|even|simply|definitely|certainly|probably|maybe|perhaps|almost|basically|"
+    r"usually|generally|often|sometimes|rarely|seldom|typically|normally|constantly|always|lately|recently|"
+    r"currently|nowadays|(?<!sit )(?<!stand )(?<!hold )(?<!keep )still|today|tonight|formerly|previously|just|"
+    r"kind of|sort of|by nature|more and more|fairly|rather|somewhat|slightly|"
+    r"at the moment|right now|these days|most of the time|every time|each time|pretty|so|now|"
+    r"a little bit|a little|a bit)\b(?! than)")
+_A_BIT_OF = re.compile(r"\ba bit of (?=an? )")
+_MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!than)")
+_TAIL_TAGS = re.compile(r"(?:,? (?:i admit|i think|i guess|i suppose|i know|i believe|honestly|actually|weirdly|"
+                        r"though|too|i swear|for sure|if i am honest|lol|haha|again|either|as well|a lot|"
+                        r"i am afraid|now|these days|right now|at the moment|today|lately|recently|anyway))+$")
+_CAUSE_TAIL = re.compile(r"(?: because | since |, which | so that |, so | but not |, but not | though |,? though,? |,? (?:living|based|"
+                         r"working|staying) (?:in|at|near|on|for|from) ).*$")
+_ADJ_LIST = re.compile(r"^i (am|feel) ((?:(?:a|an) )?[a-z-]+(?:, (?:(?:a|an) )?[a-z-]+)*,? and (?:(?:a|an) )?[a-z-]+)$")
+
+_ASPECT = [
+    (re.compile(r"^i used to be "), "i am "),
+    (re.compile(r"^i used to (?=\w)"), "i "),
+    (re.compile(r"^i (?:have|had) (never |not )?been (\w+ing)\b"), lambda m: f"i {m.group(1) or ''}{lemma_ing(m.group(2))}"),
+    (re.compile(r"^i (?:have|had) (never |not )?been "), lambda m: f"i am {m.group(1) or ''}"),
+    (re.compile(r"^i was (not |never )?(\w+ing)\b(?! to)"), lambda m: f"i {m.group(1) or ''}{lemma_ing(m.group(2))}"),
+    (re.compile(r"^i (?:was|were) "), "i am "),
+    (re.compile(r"^i (?:have|had) (never |not )?(loved|liked|hated|enjoyed|disliked|valued|believed|cared|"
+                r"wanted|feared|struggled|preferred|admired|despised|trusted|doubted|felt|known|found)\b"),
+     lambda m: f"i {m.group(1) or ''}{lemma_past(m.group(2)) if m.group(2) != 'known' else 'know'}"),
+    (re.compile(r"^i am (?:becoming|turning into|getting to be|growing into) "), "i am "),
+    (re.compile(r"^i am (?:getting|growing) (?:better|worse|more|less)? ?(?=\w)"),
+     lambda m: "i am better " if "better" in m.group(0) else ("i am worse " if "worse" in m.group(0) else "i am ")),
+    (re.compile(r"^i (?:have become|became|have grown|grew) (?:more |less )?"), "i am "),
+    (re.compile(r"^i am (?:learning|starting|beginning|trying|continuing) to be "), "i am "),
+    (re.compile(r"^i am (?:learning|starting|beginning|continuing) to (?=\w)"), "i "),
+    (re.compile(r"^i (?:started|start|began|begin|continue|continued|tend|tended) to (?=\w)"), "i "),
+    (re.compile(r"^i am (?:inclined|prone|apt) to (?=\w)"), "i "),
+    (re.compile(r"^i (?:remain|remained|stay|stayed) "), "i am "),
+    (re.compile(r"^i (?:keep|kept) ([\w-]+ing)\b"), lambda m: f"i {lemma_ing(m.group(1))}"),
+    (re.compile(r"^i (?:might|may|could|must|would) (not )?be "), lambda m: f"i am {m.group(1) or ''}"),
+    (re.compile(r"^i (?:consider|considered) myself (?:to be |as )?"), "i am "),
+    (re.compile(r"^i (?:do not|did not) consider myself (?:to be |as )?"), "i am not "),
+    (re.compile(r"^i (?:see|think of|view) myself as "), "i am "),
+    (re.compile(r"^i would (?:describe myself as|call myself) "), "i am "),
+]
+
+FEELING_ADJ = {"anxious", "happy", "happier", "sad", "tired", "exhausted", "stressed", "overwhelmed", "worried",
+               "scared", "afraid", "frightened", "terrified", "excited", "nervous", "proud", "lonely", "angry", "mad",
+               "frustrated", "settled", "relieved", "guilty", "ashamed", "grateful", "thankful", "hopeful",
+               "depressed", "burnt", "burned", "irritable", "upset", "content", "miserable", "awful", "restless",
+               "drained", "energized", "motivated", "unmotivated", "insecure", "jealous", "hurt", "heartbroken",
+               "confused", "lost", "stuck", "lucky", "blessed", "glad", "fulfilled", "connected", "rested", "sleepy",
+               "behind", "homesick", "joyful", "down", "low", "numb", "panicked", "uneasy", "peaceful", "relaxed",
+               "annoyed", "embarrassed", "empty", "inspired", "thrilled", "nervy", "tense", "safe", "loved",
+               "unhappy", "cheerful", "disappointed", "discouraged", "helpless", "hopeless", "overjoyed", "tearful"}
+RELATIONS = (r"kids|kid|children|child|son|sons|daughter|daughters|partner|wife|husband|boyfriend|girlfriend|spouse|"
+             r"mom|mum|mother|dad|father|parents|parent|brother|brothers|sister|sisters|siblings|sibling|family|"
+             r"friend|friends|colleagues|coworkers|co-workers|boss|team|grandmother|grandfather|grandparents|"
+             r"grandma|grandpa|aunt|uncle|cousin|cousins|neighbours|neighbors|students|patients|clients")
+_RELATIONAL = re.compile(r"\b(?:my|our) (?:own )?(?:" + RELATIONS + r")\b|\bpeople[- ]pleaser\b|\ban? (?:good|bad|great|"
+                         r"terrible|better|worse|decent|loyal|supportive|present|absent|strict|loving|caring)? ?"
+                         r"(?:friend|father|mother|parent|partner|husband|wife|son|daughter|brother|sister|mom|dad)\b")
+_META = re.compile(r"\bmyself\b|\bwho i am\b|\bmy (?:own )?(?:instincts|judgment|judgement|mind|thoughts|feelings|"
+                   r"beliefs|intuition|gut)\b|\bsecond-guess|\bi doubt\b|\bmy own worst\b")
+_VALUE = re.compile(r"^i (?:value|believe in|believe (?!i\b)|care (?:about|for|deeply|a lot|what)|care\b|"
+                    r"prioriti[sz]e|stand for|respect|cherish|am passionate about|am committed to|realize|realise)\b")
+_PREFERENCE = re.compile(r"^i (?:love|like|enjoy|prefer|hate|dislike|adore|detest|loathe|despise|cannot stand|"
+                         r"can not stand|am (?:not )?(?:a (?:big |huge )?fan of|into|a sucker for|a (?:cat|dog) person|"
+                         r"obsessed with|crazy about))\b")
+_CAPABILITY = re.compile(r"\b(?:good|bad|great|terrible|awful|better|worse|decent|hopeless|useless|skilled|talented|"
+                         r"excellent|competent|incompetent|brilliant|poor|strong|weak)\s+(?:at|with)\b|"
+                         r"^i (?:can|cannot|could|could not|am able|am not able|am unable|struggle|am capable|"
+                         r"am incapable|am (?:not )?cut out|am an? (?:good|bad|great|terrible|decent|better|worse|"
+                         r"natural|expert|excellent|competent|poor) [a-z]+)\b|\bexpert\b")
+_IDENTITY = re.compile(r"^i am (?:not )?(?:an? |the )?(?:[a-z]+ )?(?:runner|vegetarian|vegan|smoker|engineer|developer|"
+                       r"designer|teacher|nurse|doctor|writer|artist|musician|student|adult|leader|programmer|"
+                       r"scientist|lawyer|athlete|chef|gamer|christian|muslim|jew|buddhist|atheist|"
+                       r"cyclist|swimmer|climber|hiker|photographer|manager|founder|researcher|dancer|singer)s?\b|"
+                       r"^i (?:play|am a member of)\b")
+
+
+_FEEL_START = re.compile(r"^i (?:feel|felt|sleep|slept)\b")
+_IN_A_PLACE = re.compile(r"\bin an? (?:bad|good|dark|better|great|happy|tough|rough|weird) place\b")
+_I_AM_ADJ = re.compile(r"^i am (?:not |never )?(?:so |really |very |quite )?([a-z-]+)")
+_LEAD_ELLIPSIS = re.compile(r"^(?:\.\.\.|…)\s*")
+_I_START = re.compile(r"^i\b")
+_A_AN = re.compile(r"\ba (?=[aeiou])")
+_AN_A = re.compile(r"\ban (?=[^aeiou\s])(?!hour|honest)")
+_LIST_SPLIT = re.compile(r",? and |, ")
+
+
+def classify_belief_type(atom: str) -> str:
+    """The belief type of a normalized atom ("i am patient with my kids" → RELATIONAL)."""
+    a = atom
+    if _FEEL_START.match(a) or _IN_A_PLACE.search(a):
+        return "FEELING_STATE"
+    m = _I_AM_ADJ.match(a)
+    if m and m.group(1) in FEELING_ADJ:
+        return "FEELING_STATE"
+    if _META.search(a):
+        return "META_BELIEF"
+    if _RELATIONAL.search(a):
+        return "RELATIONAL"
+    if _PREFERENCE.match(a):
+        return "PREFERENCE"
+    if _VALUE.match(a):
+        return "VALUE"
+    if _CAPABILITY.search(a):
+        return "CAPABILITY_LIMIT"
+    if _IDENTITY.match(a):
+        return "BELIEF_ABOUT_SELF"
+    return "TRAIT"
+
+
+def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
+    """A candidate's text → the atom texts it states (lowercase, contractions expanded) and what was done."""
+    sig: dict[str, Any] = {}
+    x = collapse(expand_contractions(normalize_apostrophes(text).lower()))
+    x = x.strip(" \"'“”‘’()[]{}*_`~>#-–—")
+    cond = ""
+    for _ in range(8):  # leading material, in any order
+        before = x
+        x = _LEAD_DATE.sub("", x)
+        x = _LEAD_ELLIPSIS.sub("", x)
+        x = _LEAD_DISCOURSE.sub("", x)
+        m = _LEAD_SUBORD.match(x)
+        if m:
+            if m.group(1) in ("when", "whenever", "if", "unless", "every time", "each time"):
+                cond = f"{m.group(1)}{m.group(2)}".strip()
+            sig["leading_clause"] = m.group(0).strip(" ,")
+            x = x[m.end():]
+        x = _LEAD_AS_A.sub("", x)
+        if not x.startswith("i ") and _LEAD_LABEL.match(x) and len(x[:x.find(":")].split()) <= 7:
+            rest = x[x.find(":") + 1:].strip()
+            if rest:
+                x = rest
+        x = x.strip(" \"'“”‘’()[]")
+        if x == before:
+            break
+    m = _REPORTED.match(x)
+    if m:
+        sig["reported"] = m.group(0).strip()
+        x = x[m.end():]
+    for _ in range(2):
+        m = _MODAL_FRAME.match(x)
+        if m:
+            sig.setdefault("frame", []).append(m.group(0).strip())
+            x = x[m.end():]
+    m = _VALUE_FRAME.match(x)
+    if m:
+        obj, extra, rest = m.group(1).strip(), m.group(2).strip(), m.group(3)
+        rest = rest.strip()
+        if extra == "more" and rest.startswith("than"):
+            rest = "more " + rest
+        x = collapse(f"i value {obj} {rest}")
+        sig["value_frame"] = True
+    if not _I_START.match(x):
+        return [x.rstrip(" .!?;:,")], sig
+    # qualifiers out (they are the epistemic frame's), aspect forms to the present
+    x = _A_BIT_OF.sub("", x)
+    x = _MORE_LESS.sub(lambda m: m.group(1) + " ", x)
+    x = _REMOVE_WORDS.sub(" ", x)
+    x = collapse(x).rstrip(" .!?;:,")
+    x = _TAIL_TAGS.sub("", x).rstrip(" ,")
+    for _ in range(3):
+        before = x
+        for rx, repl in _ASPECT:
+            x = rx.sub(repl, x, count=1) if isinstance(repl, str) else rx.sub(repl, x, count=1)
+        x = collapse(x)
+        if x == before:
+            break
+    x = _CAUSE_TAIL.sub("", x)
+    x = collapse(x).rstrip(" .!?;:,")
+    x = _A_AN.sub("an ", x)
+    x = _AN_A.sub("a ", x)
+    if cond:
+        x = f"{x} {cond}"
+    m = _ADJ_LIST.match(x)
+    if m and not cond:
+        parts = [p.strip() for p in _LIST_SPLIT.split(m.group(2)) if p.strip()]
+        if 1 < len(parts) <= 5 and all(len(p.split()) <= 2 for p in parts):
+            sig["split_list"] = len(parts)
+            return [f"i {m.group(1)} {p}" for p in parts], sig
+    return [x], sig
+
+
+_OBJ_VERBS = r"(?:love|like|enjoy|hate|dislike|adore|detest|loathe|despise|prefer|cannot stand|value|fear)"
+_IT_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") it$")
+_VERB_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") ((?!it$)[a-z][a-z -]{1,40})$")
+
+
+class RuleAtomizer:
+    """The deterministic atomizer (no model)."""
+
+    origin = "rules"
+
+    def __init__(self, base_confidence: float = 0.85, reported_confidence: float = 0.6):
+        self.base, self.reported = base_confidence, reported_confidence
+
+    def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:
+        atoms: list[RawAtom] = []
+        last_object: tuple[int, str] | None = None   # (candidate end, object) of the last "i <verb> <object>"
+        for c in candidates:
+            texts, sig = normalize_clause(c.text)
+            conf = self.reported if "reported" in sig else self.base
+            for t in texts:
+                if not t:
+                    continue
+                m = _IT_OBJECT.match(t)
+                if m and last_object is not None and c.span[0] - last_object[0] <= 12:
+                    t = f"{m.group(1)} {last_object[1]}"      # "I used to hate running, but now I love it" (S8)
+                    sig = {**sig, "it_resolved": last_object[1]}
+                m = _VERB_OBJECT.match(t)
+                last_object = (c.span[1], m.group(2)) if m else None
+                btype = classify_belief_type(t) if t.startswith("i ") else "TRAIT"
+                atoms.append(RawAtom(t, btype, "affirm", conf, c.idx, [c.span], c.text, self.origin, dict(sig)))
+        return AtomizerResult(atoms)
+
+
+# -- the LLM ------------------------------------------------------------------------------------------------
+class LLMAtom(BaseModel):
+    atom_text: str
+    belief_type: BeliefTypeLit
+    polarity: Literal["affirm", "deny"]
+    confidence: float = Field(ge=0, le=1)
+    source_idx: int
+    quote: str | None
+
+
+class AtomizerOutput(BaseModel):
+    """seed 000 §4.3 output schema (+ ``quote``, S8)."""
+
+    atoms: list[LLMAtom]
+
+
+class LLMAtomizer:
+    """Atoms from the configured LLM (``atomizer`` prompt); failed calls fall back to the rules for that chunk."""
+
+    origin = "llm"
+
+    def __init__(self, llm: Any, *, model: str | None = None, max_per_call: int = 24,
+                 fallback: RuleAtomizer | None = None):
+        self.llm, self.model, self.max_per_call = llm, model, max_per_call
+        self.fallback = fallback or RuleAtomizer()
+
+    def atomize(self, candidates: list[ClaimCandidate], *, message_id: str | None = None,
+                item_key: str = "") -> AtomizerResult:
+        atoms: list[RawAtom] = []
+        errors: list[dict[str, Any]] = []
+        by_idx = {c.idx: c for c in candidates}
+        for n in range(0, len(candidates), self.max_per_call):
+            chunk = candidates[n:n + self.max_per_call]
+            payload = [{"idx": c.idx, "text": c.text} for c in chunk]
+            res = self.llm.structured("atomizer", {"candidates": payload}, AtomizerOutput, message_id=message_id,
+                                      item_key=f"{item_key}#{n // self.max_per_call}",
+                                      options={"model": self.model} if self.model else None)
+            if not res.ok:
+                errors.append({"chunk": n // self.max_per_call, "error_code": res.error_code, "error": res.error,
+                               "fallback": "rules"})
+                atoms.extend(self.fallback.atomize(chunk).atoms)
+                continue
+            for a in res.value.atoms:
+                c = by_idx.get(a.source_idx)
+                if c is None or c not in chunk:
+                    errors.append({"chunk": n // self.max_per_call, "error_code": "BAD_SOURCE_IDX",
+                                   "error": f"atom {a.atom_text!r} names candidate {a.source_idx}, not in the request"})
+                    continue
+                span = c.span
+                if a.quote:
+                    pos = c.text.lower().find(a.quote.strip().lower())
+                    if pos >= 0:
+                        span = (c.span[0] + pos, c.span[0] + pos + len(a.quote.strip()))
+                evidence = c.text if span == c.span else c.text[span[0] - c.span[0]:span[1] - c.span[0]]
+                atoms.append(RawAtom(collapse(a.atom_text.lower()), a.belief_type, a.polarity, float(a.confidence),
+                                     c.idx, [span], evidence, self.origin,
+                                     {"llm_call_ids": list(res.call_ids), "quote_found": span != c.span}))
+        return AtomizerResult(atoms, errors)

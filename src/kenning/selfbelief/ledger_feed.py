@@ -1,0 +1,114 @@
+"""Self-belief nodes → the belief ledger (issue 8 §3, the self-belief half), so `kenning why "patient"` answers
+with the quote and the date.
+
+Each node with evidence is one ledger belief (same id):
+* ``statement``: the node's first-person sentence (≤ 280), ``subject``: SELF, ``predicate``: the belief type,
+  ``object``: the canonical text, ``topic``: "self: <type>";
+* ``sources``: one verbatim quote per evidence span (``messages.text_raw[start:end]``, hash-checked by the ledger);
+* ``asserted_at``: when Kenning first believed it (the node's ``created_at``, transaction time);
+  ``source_valid_from``: when it was first said;
+* ``contradicting_belief_ids``: the other ends of its active conflict edges;
+* superseded when a merge folds it into another node (``manual_correction``), when a conflict resolution decides
+  against it (``contradicted_by_new_source``, or ``manual_correction`` for a user override), or when a rollback
+  leaves it without evidence (``manual_correction``, no successor).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+from kenning.beliefs.ledger import BeliefInput, BeliefSource, publish_beliefs
+from kenning.store import beliefs as ledger_sql
+from kenning.store import selfbeliefs as sql
+
+
+def _sources(occurrences: list[dict], texts: dict[str, dict]) -> list[BeliefSource]:
+    out, seen = [], set()
+    import orjson
+
+    for o in occurrences:
+        msg = texts.get(o["message_id"])
+        if msg is None or msg["text_raw"] is None:
+            continue
+        for span in orjson.loads(o["raw_span"]):
+            key = (o["message_id"], span["start"], span["end"])
+            if key in seen:
+                continue
+            seen.add(key)
+            quote = msg["text_raw"][span["start"]:span["end"]]
+            if quote.strip():
+                out.append(BeliefSource(kind="conversation", quote=quote, conversation_id=msg["conversation_id"],
+                                        message_id=o["message_id"], char_start=span["start"], char_end=span["end"]))
+    return out
+
+
+def publish_nodes(conn, config, run, belief_ids: Sequence[str]) -> dict[str, Any]:
+    """Publish (or republish) the given nodes — plus the nodes they point at — in ``run``'s transaction."""
+    cfg = config.self_beliefs.ledger
+    ws = cfg.workspace or config.beliefs.default_workspace
+    want = set(belief_ids)
+    # close over successors and conflict partners, so every reference is in the batch or already published
+    frontier = set(want)
+    while frontier:
+        nodes = sql.nodes_by_ids(conn, sorted(frontier))
+        nxt = set()
+        for n in nodes.values():
+            for ref in (n["merged_into_belief_id"], n["superseded_by_belief_id"]):
+                if ref and ref not in want:
+                    nxt.add(ref)
+        for e in sql.edges_of(conn, sorted(frontier), "active"):
+            for ref in (e["node_a_id"], e["node_b_id"]):
+                if ref not in want:
+                    nxt.add(ref)
+        want |= nxt
+        frontier = nxt
+    ids = sorted(want)
+    nodes = sql.nodes_by_ids(conn, ids)
+    live = sql.live_occurrences(conn, ids)
+    every = sql.all_occurrences(conn, ids)
+    texts = sql.message_texts(conn, [o["message_id"] for occ in every.values() for o in occ])
+    published = set(ledger_sql.existing_belief_ids(conn, ids))
+    edges = sql.edges_of(conn, ids, "active")
+    now = run.clock.now()
+    items: list[BeliefInput] = []
+    skipped = 0
+    for bid in ids:
+        n = nodes[bid]
+        occ = live.get(bid) or []
+        sources = _sources(occ, texts)
+        superseded_at = by = reason = None
+        if n["merged_into_belief_id"]:
+            superseded_at, by, reason = n["merged_at"], n["merged_into_belief_id"], "manual_correction"
+        elif n["superseded_by_belief_id"]:
+            superseded_at, by, reason = n["superseded_at"], n["superseded_by_belief_id"], n["supersession_reason"]
+        elif not sources:
+            if bid not in published:
+                skipped += 1
+                continue
+            superseded_at, reason = now, "manual_correction"       # evidence rolled back
+        if not sources:
+            sources = _sources(every.get(bid) or [], texts)       # keep the quotes it was believed on
+        if not sources:
+            skipped += 1
+            continue
+        contra = sorted({e["node_b_id"] if e["node_a_id"] == bid else e["node_a_id"] for e in edges
+                         if bid in (e["node_a_id"], e["node_b_id"])})
+        said = [o["occurred_at"] for o in occ if o["occurred_at"]]
+        items.append(BeliefInput(
+            belief_id=bid, statement=n["statement"], topic=f"{cfg.topic_prefix}: {n['belief_type'].lower()}",
+            sources=tuple(sources), asserted_at=n["created_at"], subject=cfg.subject,
+            predicate=n["belief_type"].lower(), object=n["canonical_text"],
+            superseded_at=max(superseded_at, n["created_at"]) if superseded_at else None,
+            superseded_by=by, supersession_reason=reason, source_valid_from=min(said) if said else None,
+            contradicting_belief_ids=tuple(contra)))
+    present = {it.belief_id for it in items}
+    fixed = []
+    for it in items:  # a reference to a node that could not be published (no quote) is dropped, not fatal
+        contra = tuple(c for c in it.contradicting_belief_ids if c in present or c in published)
+        by = it.superseded_by if (it.superseded_by is None or it.superseded_by in present
+                                  or it.superseded_by in published) else None
+        fixed.append(dataclasses.replace(it, contradicting_belief_ids=contra, superseded_by=by))
+    result = publish_beliefs(conn, ws, fixed, run) if fixed else None
+    counts = result.counts() if result else {"beliefs_inserted": 0, "beliefs_updated": 0, "beliefs_unchanged": 0}
+    return {f"ledger_{k}": v for k, v in counts.items()} | {"ledger_skipped": skipped}

@@ -1,0 +1,326 @@
+"""Seed 000 §4 rules, one test (or more) per rule, with the seed's own examples where it gives them."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import unicodedata
+
+import pytest
+
+from kenning.config import load_config
+from kenning.selfbelief.analyze import Analyzer
+from kenning.selfbelief.canonicalizer import BeliefCanonicalizer, canonical_hash, canonical_text
+from kenning.selfbelief.deduper import BeliefAtomDeduper
+from kenning.selfbelief.epistemics import EpistemicsRulesEngine
+from kenning.selfbelief.links import link_confidence, ordered, sigmoid
+from kenning.selfbelief.scoring import activation, core_parts, status_for
+from kenning.selfbelief.segmenter import BeliefSegmenter
+from kenning.selfbelief.source_context import SourceContextClassifier
+from kenning.selfbelief.streams import StreamClassifier
+from kenning.selfbelief.text import expand_contractions
+from kenning.selfbelief.types import CanonicalAtom, RawAtom
+from kenning.selfbelief.validator import BeliefAtomValidator
+
+CFG = load_config(overrides={"embeddings": {"backend": "hash"}})
+SB = CFG.self_beliefs
+
+
+@pytest.fixture(scope="module")
+def analyzer():
+    return Analyzer(CFG)
+
+
+def atoms(analyzer, text, **kw):
+    return [(a.atom.canonical_text, a.polarity, a.epistemics.frame.temporal_scope)
+            for a in analyzer.analyze(text, **kw).atoms]
+
+
+# ---- the seed's motivating example (issue 7) ------------------------------------------------------------------
+def test_two_beliefs_with_different_time_scopes(analyzer):
+    res = analyzer.analyze("I'm usually patient with my kids, but lately I've been snapping at them.")
+    got = {a.atom.canonical_text: a for a in res.atoms}
+    assert set(got) == {"i am patient with my kids", "i snap at them"}
+    assert got["i am patient with my kids"].epistemics.frame.temporal_scope == "habitual"
+    assert got["i snap at them"].epistemics.frame.temporal_scope == "transitional"
+    assert got["i am patient with my kids"].atom.belief_type == "RELATIONAL"
+    assert all(a.polarity == "affirm" for a in res.atoms)
+    text = "I'm usually patient with my kids, but lately I've been snapping at them."
+    for c in res.candidates:
+        assert text[c.span[0]:c.span[1]] == c.text
+
+
+# ---- §4.1 source context ----------------------------------------------------------------------------------------
+def test_source_context_mode_weights_from_metadata():
+    clf = SourceContextClassifier(SB.source_context)
+    for mode, weight in {"journaling": 1.0, "introspection": 0.95, "normal_chat": 0.8, "roleplay": 0.4,
+                         "heated": 0.5, "unknown": 0.7}.items():
+        sc = clf.classify("I am calm.", conversation_id="c1", metadata={"mode": mode})
+        assert (sc.mode, sc.source_weight, sc.context_id) == (mode, weight, f"c1:{mode}")
+
+
+def test_source_context_penalties():
+    clf = SourceContextClassifier(SB.source_context)
+    meta = {"mode": "journaling"}
+    caps = clf.classify("I AM SO DONE WITH ALL OF THIS", conversation_id="c", metadata=meta)
+    assert caps.source_weight == pytest.approx(1.0 - 0.10) and "caps" in caps.signals["penalties"]
+    prof = clf.classify("I am so damn tired of waiting", conversation_id="c", metadata=meta)
+    assert prof.source_weight == pytest.approx(1.0 - 0.15) and "profanity" in prof.signals["penalties"]
+    excl = clf.classify("I am great! Really! Yes!", conversation_id="c", metadata=meta)
+    assert excl.source_weight == pytest.approx(1.0 - 0.05) and "exclaim" in excl.signals["penalties"]
+    calm = clf.classify("I am a calm person.", conversation_id="c", metadata=meta)
+    assert calm.source_weight == 1.0 and calm.signals["penalties"] == {}
+    # a lone capital I is not shouting, and short texts are never penalised for capitals
+    assert not clf.classify("I AM OK", conversation_id="c").signals["caps"]
+
+
+def test_source_context_heuristic_modes():
+    clf = SourceContextClassifier(SB.source_context)
+    assert clf.classify("Let's pretend you are a pirate and I am brave", conversation_id="c").mode == "roleplay"
+    assert clf.classify("Dear diary, I am tired", conversation_id="c").mode == "journaling"
+    assert clf.classify("I am tired", conversation_id="c", source="chatgpt").mode == "normal_chat"
+    assert clf.classify("I am tired", conversation_id="c", source="note").mode == "journaling"
+    assert clf.classify("I am tired", conversation_id="c").mode == "unknown"
+    heated = clf.classify("I HATE THIS DAMN THING SO MUCH!!!", conversation_id="c")
+    assert heated.mode == "heated" and heated.source_weight == 0.2   # 0.5 − caps 0.10 − profanity 0.15 − exclaim 0.05
+
+
+def test_vad_arousal_penalty_only_with_a_lexicon(tmp_path):
+    clf = SourceContextClassifier(SB.source_context)
+    assert "vad_arousal" not in clf.classify("I am furious", conversation_id="c", metadata={"mode": "journaling"}
+                                             ).signals["penalties"]
+    lex = tmp_path / "vad.tsv"
+    lex.write_text("word\tvalence\tarousal\tdominance\nfurious\t0.1\t0.9\t0.5\ncalm\t0.8\t0.1\t0.5\n")
+    cfg = load_config(overrides={"self_beliefs": {"source_context": {"vad": {"lexicon_path": str(lex)}}}})
+    clf2 = SourceContextClassifier(cfg.self_beliefs.source_context)
+    sc = clf2.classify("I am furious", conversation_id="c", metadata={"mode": "journaling"})
+    assert sc.source_weight == pytest.approx(1.0 - 0.9 * 0.2)
+
+
+# ---- §4.2 segmenter -------------------------------------------------------------------------------------------
+SEG = BeliefSegmenter.from_config(SB.segmenter)
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("I am calm. I am kind! Am I happy?", ["I am calm.", "I am kind!", "Am I happy?"]),
+    ("I'm tired; I'm hopeful", ["I'm tired", "I'm hopeful"]),
+    ("I love running and I hate swimming.", ["I love running", "I hate swimming."]),
+    ("I'm patient but I'm tired.", ["I'm patient", "I'm tired."]),
+    ("I like tea, however I drink coffee.", ["I like tea", "I drink coffee."]),
+    ("Although I'm tired, I'm happy.", ["I'm tired", "I'm happy."]),
+    ("I'm shy, though I love parties.", ["I'm shy", "I love parties."]),
+    ("I'm tired, yet I keep going.", ["I'm tired", "I keep going."]),
+    ("I work hard, so I sleep well.", ["I work hard", "I sleep well."]),
+    ("I read while I eat.", ["I read", "I eat."]),
+    ("I'm loud whereas my sister is quiet.", ["I'm loud", "my sister is quiet."]),
+])
+def test_segmenter_splits(text, parts):
+    got = SEG.segment(text)
+    assert [c.text for c in got] == parts
+    assert all(text[c.span[0]:c.span[1]] == c.text for c in got)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm calm because I meditate.", "I am happy since I moved.", "I won't relax unless I finish.",
+    "I worry until I know.", "I am anxious when I fly.", "I am calm if I sleep.", "I stretch after I run.",
+    "I pray before I eat.", "I am as tall as my dad.", "I believe that I am kind.", "I am someone which cares.",
+    "I am a person who cares.",
+    "I love salt and pepper.",            # "and" between noun phrases, not independent clauses
+])
+def test_segmenter_does_not_split_dependent_clauses(text):
+    assert [c.text for c in SEG.segment(text)] == [text]
+
+
+# ---- §4.4 validator -------------------------------------------------------------------------------------------
+VAL = BeliefAtomValidator(SB.validator)
+
+
+def raw(text: str) -> RawAtom:
+    return RawAtom(text, "TRAIT", "affirm", 0.9, 0, [(0, len(text))], text, "rules")
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("You are kind", "not_first_person"),
+    ("Always be honest", "imperative"),
+    ("I am", "too_short"),
+    ("Am I happy?", "question"),
+    ("I am {name}", "template_junk"),
+    ("People are kind", "generic"),
+])
+def test_validator_rejections_from_the_seed(text, reason):
+    assert VAL.reason(raw(text)) == reason
+
+
+def test_validator_accepts_a_belief_and_the_analyzer_reports_rejections(analyzer):
+    assert VAL.reason(raw("I am patient")) is None
+    res = analyzer.analyze("You are kind. Always be honest. Am I happy? I am {name}. People are kind. I am patient.")
+    assert [a.atom.canonical_text for a in res.atoms] == ["i am patient"]
+    assert sorted(r.reason for r in res.rejected) == sorted(["not_first_person", "imperative", "question",
+                                                              "template_junk", "generic"])
+
+
+# ---- §4.5 canonicalizer -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("src, want", [
+    ("i'm", "i am"), ("don't", "do not"), ("can't", "cannot"), ("won't", "will not"), ("i've", "i have"),
+    ("i'd", "i would"), ("isn't", "is not"), ("they're", "they are"), ("I’m", "i am"),
+])
+def test_contraction_expansion(src, want):
+    assert expand_contractions(src.lower()) == want
+
+
+def test_canonicalization_steps_and_hash():
+    c = canonical_text("  I'm   PATIENT!!  ")
+    assert c == "i am patient"
+    assert canonical_hash(c) == hashlib.sha256(b"i am patient").hexdigest()[:32]
+    decomposed = unicodedata.normalize("NFD", "I am naïve.")
+    assert canonical_text(decomposed) == unicodedata.normalize("NFC", "i am naïve")
+    # Kenning (S1): a denial shares the affirmation's canonical text; polarity is a separate field
+    assert canonical_text("I'm not patient") == canonical_text("I am patient")
+    assert canonical_text("i am calm if i do not drink coffee") == "i am calm if i do not drink coffee"
+    atom = BeliefCanonicalizer().canonicalize(raw("I'm Curious."))
+    assert (atom.canonical_text, atom.canonical_hash) == ("i am curious", canonical_hash("i am curious"))
+
+
+# ---- §4.6 deduper -------------------------------------------------------------------------------------------------
+def test_deduper_keeps_the_most_confident_and_merges_spans():
+    def ca(text, conf, span, btype="TRAIT", pol="affirm"):
+        t = canonical_text(text)
+        return CanonicalAtom(text, t, canonical_hash(t), btype, pol, conf, 0, [span], text, "rules")
+    res = BeliefAtomDeduper().dedup([ca("I am kind", 0.6, (0, 9)), ca("i'm kind", 0.9, (20, 28)),
+                                     ca("I am kind", 0.7, (40, 49), btype="VALUE"),
+                                     ca("I am kind", 0.7, (60, 69), pol="deny")])
+    assert res.duplicates_removed == 1
+    kept = [a for a in res.deduped_atoms if a.belief_type == "TRAIT" and a.polarity == "affirm"]
+    assert len(kept) == 1 and kept[0].confidence == 0.9 and kept[0].spans == [(0, 9), (20, 28)]
+    assert len(res.deduped_atoms) == 3
+
+
+# ---- §4.7 epistemics --------------------------------------------------------------------------------------------
+EPI = EpistemicsRulesEngine(SB.epistemics)
+
+
+def test_negation_sets_deny():
+    r = EPI.analyze("I am not a morning person.")
+    assert r.detected_polarity == "deny"
+    assert EPI.analyze("I don't eat meat").detected_polarity == "deny"
+    assert EPI.analyze("I am a morning person").detected_polarity == "affirm"
+    # a negation inside a condition does not deny the belief
+    assert EPI.analyze("I am grumpy if I don't sleep").detected_polarity == "affirm"
+
+
+def test_never_is_both_negation_and_habitual():
+    r = EPI.analyze("I never procrastinate on important work.")
+    assert (r.detected_polarity, r.frame.temporal_scope) == ("deny", "habitual")
+
+
+def test_modality_and_its_cap(analyzer):
+    assert EPI.analyze("I might be lazy").frame.modality == "possible"
+    assert EPI.analyze("I think I'm bad at saying no").frame.modality == "likely"
+    assert EPI.analyze("I'm not sure I'm smart").frame.modality == "unsure"
+    assert EPI.analyze("I'm not sure I'm smart").detected_polarity == "affirm"   # "not sure" does not negate
+    assert EPI.analyze("I am kind").frame.modality == "certain"
+    [a] = analyzer.analyze("I think I'm bad at saying no.").atoms
+    assert a.confidence == pytest.approx(min(0.85, SB.epistemics.modality_caps["likely"]))
+
+
+@pytest.mark.parametrize("text, scope", [
+    ("I used to be shy.", "past"), ("Lately I've been tired.", "transitional"), ("I always overthink.", "habitual"),
+    ("I usually cook.", "habitual"), ("I'm still angry.", "ongoing"), ("Right now I'm tired.", "state"),
+])
+def test_temporal_cues(text, scope):
+    assert EPI.analyze(text).frame.temporal_scope == scope
+
+
+def test_specificity_then_rightmost():
+    # past (6) beats transitional (5), wherever it stands
+    r = EPI.analyze("I used to be shy but lately I am becoming confident")
+    assert r.frame.temporal_scope == "past" and r.signals["scope_rule"] == "specificity_then_rightmost"
+    assert EPI.analyze("Lately I am confident, but I used to be shy").frame.temporal_scope == "past"
+    # equal specificity: the rightmost cue wins
+    cfg = load_config(overrides={"self_beliefs": {"epistemics": {"temporal_specificity": {"transitional": 6}}}})
+    eq = EpistemicsRulesEngine(cfg.self_beliefs.epistemics)
+    assert eq.analyze("I used to be shy but lately I am confident").frame.temporal_scope == "transitional"
+    assert eq.analyze("Lately I am confident, but I used to be shy").frame.temporal_scope == "past"
+
+
+def test_degree_and_conditional():
+    assert EPI.analyze("I am very patient").frame.degree == SB.epistemics.degree.strong
+    assert EPI.analyze("I am a bit lazy").frame.degree == SB.epistemics.degree.weak
+    assert EPI.analyze("I am patient").frame.degree == SB.epistemics.degree.default
+    assert EPI.analyze("I am easily distracted when I work from home").frame.conditional == "when i work from home"
+
+
+def test_llm_fallback_flag_below_threshold():
+    r = EPI.analyze("Blue sky over the hills")
+    assert r.confidence < 0.6 and r.needs_llm_fallback
+    r2 = EPI.analyze("I am tired right now")
+    assert r2.confidence >= 0.6 and not r2.needs_llm_fallback
+
+
+# ---- §4.13 stream mapping ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("btype, scope, primary, secondary", [
+    ("FEELING_STATE", "state", "state", "identity"),
+    ("FEELING_STATE", "habitual", "identity", "state"),
+    ("FEELING_STATE", "ongoing", "identity", "state"),
+    ("TRAIT", "state", "identity", None), ("TRAIT", "habitual", "identity", None),
+    ("VALUE", "unknown", "identity", None),
+    ("META_BELIEF", "habitual", "meta", "identity"),
+    ("RELATIONAL", "state", "relational", "identity"),
+])
+def test_stream_mapping_table(btype, scope, primary, secondary):
+    c = StreamClassifier(SB.streams).classify(btype, scope)
+    assert (c.primary_stream, c.secondary_stream) == (primary, secondary)
+
+
+# ---- §4.16, §4.17, §3.3 formulas with worked numbers --------------------------------------------------------------
+def test_activation_worked_numbers():
+    now = "2024-03-01T00:00:00.000Z"
+    occ = [{"t": now, "source_weight": 1.0}, {"t": "2023-12-31T00:00:00.000Z", "source_weight": 0.8}]  # 61 days
+    assert activation(occ, 60, now) == pytest.approx(1.0 + 0.8 * math.exp(-math.log(2) * 61 / 60))
+    assert activation([{"t": "2024-02-23T00:00:00.000Z", "source_weight": 1.0}], 7, now) == pytest.approx(0.5)
+    # 2024-01-01 → 2024-03-01 is 60 days (a leap-year February): one identity half-life, one half
+    assert activation([{"t": "2024-01-01T00:00:00.000Z", "source_weight": 1.0}], 60, now) == pytest.approx(0.5)
+
+
+def _occ(n, days_spread, contexts, sw=1.0, ac=1.0):
+    from kenning.sources.timestamps import format_utc, parse_utc
+    import datetime as dt
+
+    t0 = parse_utc("2024-01-01T00:00:00.000Z")
+    return [{"t": format_utc(t0 + dt.timedelta(days=days_spread * i / max(1, n - 1))), "source_weight": sw,
+             "atom_confidence": ac, "context_id": f"c{i % contexts}"} for i in range(n)]
+
+
+def test_core_score_worked_numbers():
+    cs = SB.core_score
+    # 10 occurrences (n_weighted 10), spread 14 days (the midpoint), 5 contexts (the midpoint), one conflict
+    p = core_parts(_occ(10, 14, 5), 1, cs)
+    assert p["support"] == pytest.approx(1 - math.exp(-1))          # 0.632121
+    assert p["spread"] == pytest.approx(0.5) and p["diversity"] == pytest.approx(0.5)
+    assert p["base"] == pytest.approx(0.158030, abs=1e-6)
+    assert p["conflict_penalty"] == pytest.approx(0.35 * 1 / 10)
+    assert p["core_score"] == pytest.approx(0.123030, abs=1e-6)
+    # 20 occurrences over 30 days in 8 contexts: support 0.864665 × spread 0.982014 × diversity 0.880797
+    q = core_parts(_occ(20, 30, 8), 0, cs)
+    assert q["spread"] == pytest.approx(1 / (1 + math.exp(-4)))
+    assert q["diversity"] == pytest.approx(1 / (1 + math.exp(-2)))
+    assert q["core_score"] == pytest.approx(0.747896, abs=1e-6)
+    assert status_for(q["core_score"], cs.status_thresholds) == "core"
+    # the penalty never drives the score below zero
+    assert core_parts(_occ(2, 0, 1), 5, cs)["core_score"] == 0.0
+
+
+@pytest.mark.parametrize("score, status", [(0.0, "surface"), (0.299, "surface"), (0.3, "developing"),
+                                           (0.599, "developing"), (0.6, "core"), (1.0, "core")])
+def test_status_thresholds(score, status):
+    assert status_for(score, SB.core_score.status_thresholds) == status
+
+
+def test_tentative_link_confidence_worked_numbers():
+    c = SB.resolution.tentative_link
+    assert (c.a, c.b, c.c) == (1.2, 0.9, 0.06)
+    assert link_confidence(1, 0, 0, c.a, c.b, c.c) == pytest.approx(0.768525, abs=1e-6)
+    assert link_confidence(2, 0, 0, c.a, c.b, c.c) == pytest.approx(0.916827, abs=1e-6)    # > 0.85: auto-accept
+    assert link_confidence(1, 3, 0, c.a, c.b, c.c) == pytest.approx(sigmoid(-1.5))          # 0.182426
+    assert link_confidence(1, 3, 10, c.a, c.b, c.c) == pytest.approx(0.109097, abs=1e-6)    # < 0.15: auto-reject
+    assert ordered("b", "a") == ("a", "b") and ordered("a", "b") == ("a", "b")

@@ -1,0 +1,41 @@
+"""The resolver and the conflict engine share one pass over the vectors per atom (VectorIndex.search_by_kind and
+HTNBeliefEmbedder's cache): the answers must be exactly those of separate searches, also after new nodes."""
+
+from __future__ import annotations
+
+from kenning.api import Vault
+from kenning.llm.index import VectorIndex
+from kenning.selfbelief.embedder import HTNBeliefEmbedder
+from kenning.store.connection import transaction
+
+TEXTS = ["i am patient", "i am a patient person", "i am impatient", "i love mornings", "i hate mornings",
+         "i am patient with my kids", "i value honesty", "i am a night owl", "i am curious", "i am stubborn",
+         "i am not patient", "i like quiet evenings", "i am shy", "i am outgoing", "i overthink decisions"]
+
+
+def test_search_by_kind_equals_separate_searches_and_the_cache_stays_exact(tmp_path):
+    v = Vault.open(tmp_path / "v.db", overrides={"embeddings": {"backend": "hash"}})
+    space = v.config.self_beliefs.embeddings.space
+    with transaction(v.conn):
+        idx = VectorIndex(v.conn, v.config)
+        idx.upsert(space, [(f"n{i:02d}", t, "deny" if i % 3 == 0 else "affirm") for i, t in enumerate(TEXTS)])
+        emb = HTNBeliefEmbedder(v.conn, v.config)
+        q = emb.embed("i am a patient parent")
+        both = idx.search_by_kind(q, 5, space=space, kinds=["affirm", "deny"])
+        for kind in ("affirm", "deny"):
+            sep = idx.search(q, 5, space=space, kinds=[kind])
+            assert [(h.item_id, round(h.score, 6)) for h in both[kind]] == [(h.item_id, round(h.score, 6)) for h in sep]
+        first = emb.similar("i am a patient parent", q, 4, "affirm")
+        # a node indexed by this embedder afterwards is merged into the cached answer exactly
+        newv = emb.embed("i am a patient parent")
+        emb.index_node("n99", "i am a patient parent", "affirm", newv)
+        cached = emb.similar("i am a patient parent", q, 4, "affirm", exclude=["n01"])
+        fresh = HTNBeliefEmbedder(v.conn, v.config).similar("i am a patient parent", q, 4, "affirm", exclude=["n01"])
+        assert [(s.belief_id, round(s.score, 6)) for s in cached] == [(s.belief_id, round(s.score, 6)) for s in fresh]
+        assert cached[0].belief_id == "n99" and first[0].belief_id != "n99"
+        # someone else writes to the index: the cache is dropped
+        idx.upsert(space, [("n98", "i am a patient parent too", "affirm")])
+        emb.check_fresh()
+        again = emb.similar("i am a patient parent", q, 4, "affirm")
+        assert "n98" in [s.belief_id for s in again]
+    v.close()
