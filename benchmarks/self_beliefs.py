@@ -111,7 +111,7 @@ def build_vault(path: Path, backend: str, n_nodes: int, n_exps: int) -> dict[str
     from kenning.store.connection import transaction
 
     cfg = path.parent / "bench.yaml"
-    cfg.write_text(f"embeddings:\n  backend: {backend}\nretrieval:\n  vector:\n    backend: hash\n"
+    cfg.write_text(f"embeddings:\n  backend: {backend}\n"
                    "self_beliefs:\n  ledger:\n    enabled: false\n", encoding="utf-8")
     texts = gold_texts()[:n_exps]
     turns = []

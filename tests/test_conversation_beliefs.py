@@ -13,7 +13,7 @@ from exportkit import ingest, query, write_export
 from kenning.sources.ids import IdFactory
 
 IDS = IdFactory()
-HASH = {"retrieval": {"vector": {"backend": "hash"}}}
+HASH = {"embeddings": {"backend": "hash"}}
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from kenning.sources.jcs import canonicalize
 from kenning.sources.timestamps import parse_utc
 
 IDS = IdFactory()
-HASH = {"retrieval": {"vector": {"backend": "hash"}}}
+HASH = {"embeddings": {"backend": "hash"}}
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from kenning.sources.ids import IdFactory
 from kenning.sources.jcs import canonicalize
 
 IDS = IdFactory()
-HASH = {"retrieval": {"vector": {"backend": "hash"}}}
+HASH = {"embeddings": {"backend": "hash"}}
 AS_OF = "2024-12-31T00:00:00Z"
 PRECEDENCE = {"ineligible": 0, "active": 1, "conflicted": 2, "superseded": 3, "negated": 4, "retracted": 5}
 

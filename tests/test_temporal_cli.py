@@ -13,7 +13,7 @@ import temporal_corpus as tc
 from conftest import run_cli
 from exportkit import ingest, query, write_export
 
-HASH = {"retrieval": {"vector": {"backend": "hash"}}}
+HASH = {"embeddings": {"backend": "hash"}}
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import write_export
 
-HASH_YAML = "embeddings:\n  backend: hash\nretrieval:\n  vector:\n    backend: hash\n"
+HASH_YAML = "embeddings:\n  backend: hash\n"
 AS_OF = "2024-01-01T00:00:00Z"
 SELF_TABLES = ("experiences", "experience_scans", "experience_runs", "extractor_versions", "belief_nodes",
                "belief_occurrences", "tentative_links", "conflict_edges", "stream_assignments", "wiki_beliefs",
