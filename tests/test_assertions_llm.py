@@ -109,7 +109,9 @@ INVALID = {"QUOTE_NOT_IN_TEXT", "ENTITY_ID_UNKNOWN", "PREDICATE_UNKNOWN", "NAME_
 def overrides(server: OpenAITestServer | None, **llm) -> dict:
     base = server.base_url if server is not None else "http://127.0.0.1:9/v1"
     return {"llm": {"base_url": base, "model": MODEL, "api_key": KEY, "backoff_initial_s": 0.001,
-                    "backoff_max_s": 0.01, "timeout_s": 5, **llm}, "embeddings": {"backend": "hash"}}
+                    "backoff_max_s": 0.01, "timeout_s": 5, **llm}, "embeddings": {"backend": "hash"},
+            # stage 2A's LLM NER (E27) asks the same endpoint; this scripted model answers stage 4 only
+            "entities": {"ner": {"llm": {"enabled": False}}}}
 
 
 def run(db: Path, export: Path, server, mode: str | None, *, stages: str | None = None, extra: dict | None = None,
@@ -118,7 +120,9 @@ def run(db: Path, export: Path, server, mode: str | None, *, stages: str | None 
     for k, v in (extra or {}).items():
         over[k] = {**over.get(k, {}), **v}
     with Vault.open(db, overrides=over) as v:
-        return {r.stage: r.counts for r in v.ingest([export], as_of=AS_OF, stages=stages, llm=mode)}
+        # through stage 4: the self stage (seed 000) asks the same endpoint and this model answers stage 4 only
+        return {r.stage: r.counts for r in v.ingest([export], as_of=AS_OF, stages=stages or "0,1,2A,2B,3,4",
+                                                    llm=mode)}
 
 
 FACTS = """SELECT a.*, s.canonical_name AS subject, p.canonical_label AS predicate, o.canonical_name AS object,
@@ -528,7 +532,11 @@ def test_transcript_speakers_are_their_own_subjects(tmp_path, server):
 def test_cli_live_then_replay_with_the_server_stopped(tmp_path, export, server, kenning_cli):
     db = tmp_path / "cli.db"
     env = {"KENNING_LLM_BASE_URL": server.base_url, "KENNING_LLM_MODEL": MODEL, "KENNING_LLM_API_KEY": KEY}
-    r = kenning_cli("ingest", str(export), "--llm", "live", "--as-of", AS_OF, "--db", str(db), "--json", env=env)
+    cfg = tmp_path / "stage4-only.yaml"   # this scripted model answers stage 4 only (not 2A's NER, not seed 000)
+    cfg.write_text("entities:\n  ner:\n    llm:\n      enabled: false\n", encoding="utf-8")
+    only = ("--config", str(cfg), "--stages", "0,1,2A,2B,3,4")
+    r = kenning_cli("ingest", str(export), *only, "--llm", "live", "--as-of", AS_OF, "--db", str(db), "--json",
+                    env=env)
     assert r.returncode == 0, r.stderr
     stage4 = next(x for x in json.loads(r.stdout)["runs"] if x["stage"] == "4")
     assert stage4["counts"]["llm_mode"] == "live"
@@ -538,11 +546,11 @@ def test_cli_live_then_replay_with_the_server_stopped(tmp_path, export, server, 
     assert likes["quote"] == "the thing I care most about is sailing" and likes["extraction_method"] == "llm"
     before = assertion_tables(db)
     server.stop()
-    r = kenning_cli("ingest", str(export), "--llm", "replay", "--as-of", AS_OF, "--db", str(db), env=env)
+    r = kenning_cli("ingest", str(export), *only, "--llm", "replay", "--as-of", AS_OF, "--db", str(db), env=env)
     assert r.returncode == 0, r.stderr
     assert assertion_tables(db) == before
     edited = write_export(tmp_path / "v2.json", [conversation("c-llm", [*MESSAGES, ("user", "I moved to Lisbon.")])])
-    r = kenning_cli("ingest", str(edited), "--llm", "replay", "--as-of", AS_OF, "--db", str(db), env=env)
+    r = kenning_cli("ingest", str(edited), *only, "--llm", "replay", "--as-of", AS_OF, "--db", str(db), env=env)
     assert r.returncode == 1
     out = " ".join((r.stdout + r.stderr).split())
     assert "no stored response for prompt assertion_extract@v1" in out and "unchanged" in out
