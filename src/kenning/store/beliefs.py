@@ -363,24 +363,20 @@ def find_by_id(conn: apsw.Connection, workspace: str, belief_id: str, since: str
 
 def find_by_subject(conn: apsw.Connection, workspace: str, subject: str, predicate: str | None, since: str | None,
                     until_excl: str | None, limit: int) -> tuple[list[dict], int]:
-    w, p = _window_sql(since, until_excl)
-    cond = " WHERE b.workspace=? AND b.subject=?"
-    params: list = [workspace, subject]
-    if predicate:
-        cond += " AND b.predicate=?"
-        params.append(predicate)
-    found = rows(conn, _SELECT_BELIEF + _FROM_BELIEF + cond + w + " ORDER BY b.asserted_at DESC, b.belief_id LIMIT ?",
-                 (*params, *p, limit))
-    total = len(found) if len(found) < limit else int(scalar(conn, "SELECT COUNT(*) FROM wiki_beliefs b" + cond + w,
-                                                              (*params, *p)))
-    return found, total
+    return _find_by_column(conn, "subject", workspace, subject, predicate, since, until_excl, limit)
 
 
 def find_by_topic(conn: apsw.Connection, workspace: str, topic: str, predicate: str | None, since: str | None,
                   until_excl: str | None, limit: int) -> tuple[list[dict], int]:
+    return _find_by_column(conn, "topic", workspace, topic, predicate, since, until_excl, limit)
+
+
+def _find_by_column(conn: apsw.Connection, column: str, workspace: str, value: str, predicate: str | None,
+                    since: str | None, until_excl: str | None, limit: int) -> tuple[list[dict], int]:
+    """Newest first, at most ``limit``, and the total count (counted only when the page is full)."""
     w, p = _window_sql(since, until_excl)
-    cond = " WHERE b.workspace=? AND b.topic=?"
-    params: list = [workspace, topic]
+    cond = f" WHERE b.workspace=? AND b.{column}=?"
+    params: list = [workspace, value]
     if predicate:
         cond += " AND b.predicate=?"
         params.append(predicate)
