@@ -61,7 +61,7 @@ class Vault:
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
         (none | live | replay; None = from config), stored in the run args and handed to the stages as
         ``ctx.llm_mode``."""
-        from kenning.llm.client import resolve_mode
+        from kenning.llm.client import mode_is_explicit, resolve_mode
 
         clock = Clock.from_option(as_of)
         llm_mode = resolve_mode(self.config, llm)
@@ -78,11 +78,9 @@ class Vault:
             for name in names:
                 results.append(run_stage(
                     self.conn, STAGES[name], self.config, clock,
-                    inputs={"paths": exports, "self_name": self_name,
-                            # A32: stage 4 asks the model only when the mode was asked for
-                            "llm_explicit": llm is not None or self.config.llm.mode != "auto"},
-                    args=args,
-                    progress=progress, llm_mode=llm_mode,
+                    inputs={"paths": exports, "self_name": self_name},
+                    args=args, progress=progress, llm_mode=llm_mode,
+                    llm_explicit=mode_is_explicit(self.config, llm),
                 ))
         for root in wikis:
             results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock))

@@ -160,13 +160,9 @@ class LLMExtractorFactory:
     contributes to the extractor version, and opens the extractor in the stage."""
 
     def wanted(self, ctx: Any) -> bool:
-        """A32: the model is asked when the mode is live/replay and either --llm was explicit (flag, env, or
-        llm.mode in a config) or pipeline.assertion_extraction.enable_llm_assertion_extraction is on."""
-        mode = getattr(ctx, "llm_mode", "none") or "none"
-        if mode == "none":
-            return False
-        explicit = bool((getattr(ctx, "inputs", None) or {}).get("llm_explicit"))
-        return explicit or ctx.config.pipeline.assertion_extraction.enable_llm_assertion_extraction
+        """Whether this run asks the model: the runner already applied the one rule (M30, A32) through
+        ``AssertionExtraction.model_wanted``, so a live/replay ``ctx.llm_mode`` means yes."""
+        return (getattr(ctx, "llm_mode", "none") or "none") != "none"
 
     def version_info(self, ctx: Any) -> dict[str, Any]:
         from kenning.llm.version import extractor_version

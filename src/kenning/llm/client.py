@@ -64,6 +64,13 @@ def api_key(config: Config) -> str | None:
     return config.llm.api_key.get_secret_value() if config.llm.api_key is not None else None
 
 
+def mode_is_explicit(config: Config, requested: str | None = None) -> bool:
+    """Whether the user asked for this run's mode (``--llm``, ``KENNING_LLM_MODE``, ``llm.mode`` in a config)
+    rather than ``llm.mode: auto`` finding an endpoint (M30: stages whose seed switch is off use a model only
+    when asked)."""
+    return requested is not None or config.llm.mode.lower() != "auto"
+
+
 def resolve_mode(config: Config, requested: str | None = None) -> str:
     """``--llm`` (or ``llm.mode``) → none | live | replay. ``auto`` is live when an endpoint is configured."""
     mode = (requested or config.llm.mode).lower()
@@ -633,5 +640,5 @@ def open_llm_run(ctx, name: str, *, extractor_version: str | None = None,
     run.finish()
 
 
-__all__ = ["LLMClient", "LLMRun", "Result", "open_llm_run", "parse_structured", "resolve_mode",
+__all__ = ["LLMClient", "LLMRun", "Result", "mode_is_explicit", "open_llm_run", "parse_structured", "resolve_mode",
            "ModelLayerError"]

@@ -58,6 +58,22 @@ class Stage(Protocol):
     def run(self, ctx: StageContext) -> dict[str, Any]: ...
 
 
+def stage_llm_mode(stage: Any, config: Config, llm_mode: str, explicit: bool) -> str:
+    """The one rule for whether a stage may ask the model (decision M30). ``llm_mode`` is the run's resolved
+    mode (none | live | replay); ``explicit`` says the user asked for it for this run (``--llm``,
+    ``KENNING_LLM_MODE`` or ``llm.mode`` set in a config) rather than ``llm.mode: auto`` finding an endpoint.
+    A stage that can call a model says whether it wants one with ``model_wanted(config, explicit)``; the
+    stage then sees ``ctx.llm_mode`` = the run's mode, or ``none`` — so its extractor version, fingerprint
+    and model-layer run all agree with what it actually did. Stages without the hook get the run's mode
+    (their model use is the command itself: a judge, an analysis the user asked for)."""
+    if llm_mode == "none":
+        return "none"
+    wanted = getattr(stage, "model_wanted", None)
+    if wanted is None or wanted(config, explicit):
+        return llm_mode
+    return "none"
+
+
 class StageFailed(RuntimeError):
     def __init__(self, stage: str, run_id: str, cause: BaseException):
         super().__init__(f"stage {stage} failed and was rolled back: {cause}")
@@ -82,6 +98,7 @@ def run_stage(
     args: dict[str, Any] | None = None,
     progress: ProgressFn | None = None,
     llm_mode: str = "none",
+    llm_explicit: bool = False,
 ) -> RunResult:
     cfg_hash = config_hash(config)
     ids = IdFactory(config.ids.id_namespace)
@@ -94,7 +111,7 @@ def run_stage(
         "args_json": canonicalize(args or {}), "error": None, "kenning_version": __version__,
     }
     ctx = StageContext(conn, config, clock, ids, run_id, stage.name, started, inputs or {}, progress or _no_progress,
-                       llm_mode)
+                       stage_llm_mode(stage, config, llm_mode, llm_explicit))
     try:
         with transaction(conn):
             runs_sql.insert_run(conn, run_row)

@@ -28,6 +28,13 @@ class EntityTimeDetection:
         # Tests and replays may inject a backend; otherwise entities.ner decides.
         self.ner_backend = ner_backend
 
+    @staticmethod
+    def model_wanted(config: Any, explicit: bool) -> bool:
+        """M30: LLM NER (E27) is this stage's only model use; entities.ner.llm.enabled (default on) or
+        backend llm switch it on whenever the run has a model."""
+        ner = config.entities.ner
+        return config.pipeline.entity_detection.enable_ner and (ner.backend == "llm" or ner.llm.enabled)
+
     def run(self, ctx: StageContext) -> dict[str, Any]:
         with contextlib.ExitStack() as stack:
             return self._run(ctx, stack)
@@ -152,9 +159,8 @@ class EntityTimeDetection:
         """LLM NER when the run has a model (``--llm live|replay``) and ``entities.ner.llm.enabled`` or
         ``backend: llm`` asks for it (E27). Its model-layer run opens on the first request."""
         cfg = ctx.config
-        mode = getattr(ctx, "llm_mode", "none") or "none"
-        wanted = cfg.entities.ner.backend == "llm" or cfg.entities.ner.llm.enabled
-        if not cfg.pipeline.entity_detection.enable_ner or not wanted:
+        mode = getattr(ctx, "llm_mode", "none") or "none"   # already "none" unless model_wanted (M30)
+        if not EntityTimeDetection.model_wanted(cfg, True):
             return None
         if mode == "none":
             if cfg.entities.ner.backend == "llm":

@@ -50,13 +50,19 @@ class AssertionExtraction:
             llm_extractor_factory = LLMExtractorFactory()
         self.llm_extractor_factory = llm_extractor_factory
 
+    @staticmethod
+    def model_wanted(config: Any, explicit: bool) -> bool:
+        """M30/A32: the seed's switch (enable_llm_assertion_extraction) is off by default, so an endpoint found by
+        ``llm.mode: auto`` alone does not send every message to the model; ``--llm live|replay`` does."""
+        return explicit or config.pipeline.assertion_extraction.enable_llm_assertion_extraction
+
     def run(self, ctx: StageContext) -> dict[str, Any]:
         cfg = ctx.config
         acfg = cfg.assertions
         registry = load_registry(acfg.pattern_registry)
         vocab = load_vocabulary(acfg.predicate_vocabulary)
-        # A32: the model is used under --llm live|replay (or with enable_llm_assertion_extraction); otherwise this
-        # stage is rules-only whatever the mode, and its fingerprint says so.
+        # A32/M30: ctx.llm_mode is live/replay only when model_wanted said so; otherwise this stage is rules-only
+        # whatever the run's mode, and its fingerprint says so.
         use_llm = self.llm_extractor_factory is not None and self.llm_extractor_factory.wanted(ctx)
         llm_mode = (getattr(ctx, "llm_mode", "none") or "none") if use_llm else "none"
         llm_extra = self.llm_extractor_factory.version_info(ctx) if use_llm else {}

@@ -62,6 +62,9 @@ class SelfBeliefStage:
 
     name = "self"
     title = "self-beliefs (seed 000)"
+    # No model_wanted hook (M30): seed 000's model uses each have their own switch under self_beliefs
+    # (atomizer.backend, the epistemics fallback threshold, resolution.verifier.enabled), so the stage takes
+    # the run's mode as it is.
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
         from kenning.selfbelief.detector import ExperienceDetector
