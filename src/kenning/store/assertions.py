@@ -248,27 +248,27 @@ def count_model_assertions(conn: apsw.Connection) -> int:
 
 # -- assertions and retractions: diff-based writes ------------------------------------------------------------------
 
-def assertions_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> dict[str, tuple]:
-    """assertion_id → the stored row (ASSERTION_COLUMNS order) of every assertion in these conversations."""
+def _rows_of_conversations(conn: apsw.Connection, select_from: str, conv_ids: list[str]) -> dict[str, tuple]:
+    """first column -> row of ``select_from`` (a SELECT … JOIN messages m …) for messages of these conversations."""
     out: dict[str, tuple] = {}
-    cols = ", ".join(f"a.{c}" for c in ASSERTION_COLUMNS)
     for chunk in _chunks(conv_ids):
         q = ",".join("?" * len(chunk))
-        for r in conn.execute(f"SELECT {cols} FROM assertions a JOIN messages m "
-                              f"ON m.message_id = a.message_id WHERE m.conversation_id IN ({q})", chunk):
+        for r in conn.execute(f"{select_from} WHERE m.conversation_id IN ({q})", chunk):
             out[r[0]] = tuple(r)
     return out
+
+
+def assertions_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> dict[str, tuple]:
+    """assertion_id → the stored row (ASSERTION_COLUMNS order) of every assertion in these conversations."""
+    cols = ", ".join(f"a.{c}" for c in ASSERTION_COLUMNS)
+    return _rows_of_conversations(
+        conn, f"SELECT {cols} FROM assertions a JOIN messages m ON m.message_id = a.message_id", conv_ids)
 
 
 def retractions_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> dict[str, tuple]:
-    out: dict[str, tuple] = {}
     cols = ", ".join(f"r.{c}" for c in RETRACTION_COLUMNS)
-    for chunk in _chunks(conv_ids):
-        q = ",".join("?" * len(chunk))
-        for r in conn.execute(f"SELECT {cols} FROM retractions r JOIN messages m ON m.message_id = "
-                              f"r.retraction_message_id WHERE m.conversation_id IN ({q})", chunk):
-            out[r[0]] = tuple(r)
-    return out
+    return _rows_of_conversations(
+        conn, f"SELECT {cols} FROM retractions r JOIN messages m ON m.message_id = r.retraction_message_id", conv_ids)
 
 
 def stored_conversation_ids(conn: apsw.Connection) -> set[str]:

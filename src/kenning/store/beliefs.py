@@ -261,30 +261,26 @@ def get_belief(conn: apsw.Connection, belief_id: str) -> dict | None:
     return get_beliefs(conn, [belief_id]).get(belief_id)
 
 
-def beliefs_of_documents(conn: apsw.Connection, doc_ids: Sequence[str]) -> dict[str, dict]:
+def _wiki_beliefs_where_in(conn: apsw.Connection, column: str, values: Sequence[str]) -> dict[str, dict]:
+    """belief_id -> wiki_beliefs row for every row whose ``column`` is one of ``values`` (chunked IN lists)."""
     out: dict[str, dict] = {}
-    for part in _chunks(list(doc_ids)):
-        for r in rows(conn, f"SELECT * FROM wiki_beliefs WHERE wiki_document_id IN ({_in(len(part))})", tuple(part)):
+    for part in _chunks(list(values)):
+        for r in rows(conn, f"SELECT * FROM wiki_beliefs WHERE {column} IN ({_in(len(part))})", tuple(part)):
             out[r["belief_id"]] = r
     return out
+
+
+def beliefs_of_documents(conn: apsw.Connection, doc_ids: Sequence[str]) -> dict[str, dict]:
+    return _wiki_beliefs_where_in(conn, "wiki_document_id", doc_ids)
 
 
 def beliefs_by_ids_raw(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    for part in _chunks(list(ids)):
-        for r in rows(conn, f"SELECT * FROM wiki_beliefs WHERE belief_id IN ({_in(len(part))})", tuple(part)):
-            out[r["belief_id"]] = r
-    return out
+    return _wiki_beliefs_where_in(conn, "belief_id", ids)
 
 
 def existing_belief_ids(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, str]:
     """belief_id -> workspace for the ids that exist."""
-    out: dict[str, str] = {}
-    for part in _chunks(list(ids)):
-        for bid, ws in conn.execute(f"SELECT belief_id, workspace FROM wiki_beliefs WHERE belief_id IN "
-                                    f"({_in(len(part))})", tuple(part)):
-            out[bid] = ws
-    return out
+    return {bid: r["workspace"] for bid, r in _wiki_beliefs_where_in(conn, "belief_id", ids).items()}
 
 
 def insert_beliefs(conn: apsw.Connection, beliefs: list[dict]) -> None:
