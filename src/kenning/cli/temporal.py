@@ -209,7 +209,8 @@ def timeline_command(
     with open_vault(db, config, readonly=True) as vault:
         _need_stage5(vault.conn)
         try:
-            tl = load_timeline(vault.conn, None if (self_ or not entity or entity.lower() in SELF_WORDS) else entity)
+            tl = load_timeline(vault.conn, None if (self_ or not entity or entity.lower() in SELF_WORDS) else entity,
+                               vault.config)
         except LookupError as e:
             fail(str(e))
     if png:

@@ -31,9 +31,10 @@ MAX_COLUMNS = 10
 CHIPS_PER_COLUMN = 5
 
 
-def load_timeline(conn, entity: str | None) -> dict[str, Any]:
+def load_timeline(conn, entity: str | None, config: Any = None) -> dict[str, Any]:
     """{name, entity_id, windows: [...], states: [...]} for SELF (entity None) or a named entity. Windows come from
-    the stored profile when stage 6 made one for this entity, else are computed now (read-only)."""
+    the stored profile when stage 6 made one for this entity, else are computed now (read-only: tiers 1–2 with the
+    vault's ``config``, never the model)."""
     from kenning.cli.entities import find_entities
     from kenning.detect.entities import self_entity_id
     from kenning.sources.ids import IdFactory
@@ -53,7 +54,7 @@ def load_timeline(conn, entity: str | None) -> dict[str, Any]:
         if meta["entity_id"] == eid:
             windows.append({**meta, "label": n["label"]})
     if not windows:
-        windows = _compute_windows(conn, eid)
+        windows = _compute_windows(conn, eid, config)
     windows.sort(key=lambda w: w["bounds"][0])
     states = rows(conn, """
         SELECT a.assertion_id, p.canonical_label_norm AS predicate, p.category, a.polarity,
@@ -72,18 +73,18 @@ def load_timeline(conn, entity: str | None) -> dict[str, Any]:
     return {"name": name, "entity_id": eid, "windows": windows, "states": states}
 
 
-def _compute_windows(conn, eid: str) -> list[dict]:
+def _compute_windows(conn, eid: str, config: Any = None) -> list[dict]:
     from kenning.config import load_config
     from kenning.graph.build import GraphBuilder, build_core
     from kenning.graph.profile import build_profiles
     from kenning.sources.ids import IdFactory
     from kenning.store import graph as gsql
 
-    cfg = load_config()
+    cfg = config if config is not None else load_config()
     g = GraphBuilder(IdFactory(cfg.ids.id_namespace))
     data = gsql.load_inputs(conn)
     build_core(g, data, cfg.graph.model_copy(update={"include_message_nodes": False, "include_lexicon_nodes": False}))
-    build_profiles(g, data, cfg.graph.profile.model_copy(update={"focal_entities": [eid]}))
+    build_profiles(g, data, cfg.graph.profile.model_copy(update={"focal_entities": [eid]}), config=cfg)
     out = []
     for n in g.nodes.values():
         if n[1] == "TemporalWindow":
