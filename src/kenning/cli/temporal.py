@@ -35,9 +35,12 @@ def _why_text(conn, t: dict, views: dict[str, dict]) -> str:
         how = "corrected by" if t["valid_to_utc"] is None else "superseded by"
         return f"{how} “{statement(n) if n else t['temporal_superseded_by_assertion_id'][:8]}”"
     if s == "negated":
-        if t["negated_by_assertion_id"] and t["negated_by_assertion_id"] in views:
-            return f"ended by “{views[t['negated_by_assertion_id']]['quote']}”"
-        return "ended"
+        ended = (f"ended by “{views[t['negated_by_assertion_id']]['quote']}”"
+                 if t["negated_by_assertion_id"] and t["negated_by_assertion_id"] in views else "ended")
+        n = views.get(t["temporal_superseded_by_assertion_id"] or "")
+        if n is not None:    # T35: a newer state closed it before the negation's date
+            return f"superseded by “{statement(n)}”; also {ended}"
+        return ended
     if s == "retracted" and t["retracted_by_retraction_id"]:
         r = tsql.retraction(conn, t["retracted_by_retraction_id"])
         if r:

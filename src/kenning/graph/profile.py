@@ -344,7 +344,10 @@ def _changes(data: dict[str, Any], eid: str, by_id: dict[str, dict]) -> list[dic
     for a in data["assertions"]:
         if a["subject_entity_id"] != eid or not a["valid_to_utc"]:
             continue
-        if a["status"] == "superseded" and a["temporal_superseded_by_assertion_id"] in by_id:
+        nxt = by_id.get(a["temporal_superseded_by_assertion_id"] or "")
+        if nxt is not None and (a["status"] == "superseded" or (
+                a["status"] == "negated" and nxt["valid_from_utc"] == a["valid_to_utc"])):
+            # T35: a negated state a newer one closed first changed into it ("Berlin → Paris")
             n = by_id[a["temporal_superseded_by_assertion_id"]]
             out.append({"at": a["valid_to_utc"], "kind": "superseded", "predicate": a["predicate_label"],
                         "from": object_text(a), "to": object_text(n), "assertion_id": a["assertion_id"],
