@@ -76,7 +76,8 @@ def members(db: Path) -> dict[str, tuple[str, int]]:
     """member label → (category, tier) from the CLUSTER_CONTAINS edges."""
     out = {}
     for r in query(db, """SELECT n.label, c.metadata_json AS cm, e.metadata_json AS em FROM graph_edges e
-                          JOIN graph_nodes n ON n.node_id = e.dst_node_id JOIN graph_nodes c ON c.node_id = e.src_node_id
+                          JOIN graph_nodes n ON n.node_id = e.dst_node_id
+                          JOIN graph_nodes c ON c.node_id = e.src_node_id
                           WHERE e.edge_type = 'CLUSTER_CONTAINS'"""):
         out[r["label"]] = (json.loads(r["cm"])["category_key"], json.loads(r["em"])["tier"])
     return out

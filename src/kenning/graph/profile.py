@@ -3,8 +3,9 @@
 T0 resolves the focal entities, T1 partitions their assertions into aligned windows, T2 scores each member
 (Entity or Value) inside its window, T3 classifies members by the tier chain — keyword votes (tier 1), seeded
 predicate embeddings (tier 2), a seeded multi-run LLM with consensus (tier 3, only when the model was asked for;
-``graph.tiers``) — or leaves them ``unclassified`` (tier 0), T4 writes the nodes and the navigation edges, including the "what mattered"
-shortcuts (WINDOW_TOP_MEMBER, WINDOW_TOP_CLUSTER) and the state changes of each window.
+``graph.tiers``) — or leaves them ``unclassified`` (tier 0), T4 writes the nodes and the navigation edges,
+including the "what mattered" shortcuts (WINDOW_TOP_MEMBER, WINDOW_TOP_CLUSTER) and the state changes of each
+window.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any, *, config: 
                              else f"{pred.replace('_', ' ')}: {label}")    # "2 children"
                 m = members.setdefault(key, {"node_type": ntype, "source_id": src, "label": label,
                                              "entity_type": etype.get(src) if ntype == "Entity" else None,
-                                             "evidence": [], "value_text": object_text(a) if ntype == "Value" else None})
+                                             "evidence": [],
+                                             "value_text": object_text(a) if ntype == "Value" else None})
                 m["evidence"].append(a)
             scored = []
             for key, m in members.items():
