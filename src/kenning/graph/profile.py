@@ -275,7 +275,7 @@ def _emit(g: GraphBuilder, data: dict, pcfg: Any, clf: Classifier, eid: str, kep
                     else f"{format_utc(ws)[:10]}…{format_utc(we)[:10]}", {
             "entity_id": eid, "granularity": pcfg.granularity, "window_index": idx,
             "bounds": [format_utc(ws), format_utc(we)], "assertion_count": len(was), "cluster_count": len(by_cat),
-            # T36: a member the month only denies ("I don't live in Berlin") reads "not Berlin"
+            # T37: a member the month only denies ("I don't live in Berlin") reads "not Berlin"
             "top_members": [{"label": ("not " if all(a["polarity"] == "negative" for a in m["evidence"]) else "")
                              + m["label"], "node_type": m["node_type"], "salience": m["salience"],
                              "category_key": m["category"], "tier": m["tier"], "mentions": len(m["evidence"])}
