@@ -75,6 +75,8 @@ def test_the_rule_in_one_place():
     assert stage_llm_mode(STAGES["4"], cfg, "replay", explicit=True) == "replay"
     assert stage_llm_mode(STAGES["2A"], cfg, "live", explicit=False) == "live"
     assert stage_llm_mode(STAGES["2A"], cfg, "none", explicit=True) == "none"
+    assert stage_llm_mode(STAGES["6"], cfg, "live", explicit=False) == "none"     # profile LLM tier (T34)
+    assert stage_llm_mode(STAGES["6"], cfg, "live", explicit=True) == "live"
     # stages without the hook (the self stage, a judge the user asked for) take the run's mode
     assert stage_llm_mode(STAGES["self"], cfg, "live", explicit=False) == "live"
     assert stage_llm_mode(SIDE_STAGES["beliefs-m1"], cfg, "replay", explicit=False) == "replay"

@@ -107,6 +107,7 @@ def test_timeline_text_json_png_and_html(db, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
     html = page.read_text()
     assert html.startswith("<!doctype html>") and "data:image/png;base64," in html and "Berlin → Paris" in html
+    assert 'title="Paris — place (keyword rule)' in html                 # T37: every chip has a tooltip
     # another person: computed on the fly, read-only
     other = json.loads(run_cli("timeline", "Anna", "--json", db=db).stdout)
     assert other["name"] == "Anna"
@@ -136,3 +137,22 @@ def test_graph_export_formats(db, tmp_path):
     assert {n["type"] for n in sub["nodes"]} == {"Entity", "Assertion"}
     bad = run_cli("graph", "export", "--format", "dot", db=db, check=False)
     assert bad.returncode != 0 and "json, graphml or csv" in (bad.stdout + bad.stderr)
+
+
+def test_timeline_chips_wrap_before_they_are_cut():
+    """T37: a chip's label wraps on two lines at word boundaries and shrinks before anything is cut."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kenning.graph.timeline import _chip_lines
+
+    fig = plt.figure(figsize=(4, 2), dpi=110)
+    r = fig.canvas.get_renderer()
+    assert _chip_lines("Paris", 9, 100, r, fig) == (["Paris"], 9)
+    lines, fs = _chip_lines("merge two sorted lists", 9, 100, r, fig)
+    assert len(lines) == 2 and " ".join(lines) == "merge two sorted lists" and fs >= 7
+    lines, fs = _chip_lines("getting better at setting boundaries at Acme Corp with my whole team", 9, 100, r, fig)
+    assert len(lines) == 2 and lines[-1].endswith("…") and fs == 7
+    plt.close(fig)

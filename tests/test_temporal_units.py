@@ -157,3 +157,23 @@ def test_retraction_by_fact_key_zero_one_many():
     # below the threshold or not the user's: nothing
     st, _ = run_passes([a], [{**r, "confidence": 0.5}], pc())
     assert st["a"].status == "active"
+
+
+def test_a_move_closes_a_state_the_user_also_negated_later():
+    """T35 (the bundled sample): "I've lived in Berlin since 2019", "I moved to Paris in March 2023", "since April
+    2023 I don't live in Berlin" — Berlin ends at the move (min of the two ends), stays negated, names Paris."""
+    berlin = base("a", "E:berlin", "2019-01-01", 0.79)
+    paris = base("b", "E:paris", "2023-03-01", 0.88, aspect="transition", order=1)
+    neg = base("c", "E:berlin", "2023-04-01", 0.88, polarity="negative", order=2)
+    st, cf = run_passes([berlin, paris, neg], [], pc())
+    assert (st["a"].status, st["a"].valid_to, st["a"].superseded_by, st["a"].negated_by) == \
+        ("negated", "2023-03-01", "b", "c")
+    assert st["b"].status == "active" and st["b"].valid_to is None and not cf
+    # a state negated before the next one starts is a gap, not a change: nothing is superseded
+    early = base("c", "E:berlin", "2021-01-01", 0.88, polarity="negative", order=2)
+    st, cf = run_passes([berlin, paris, early], [], pc())
+    assert (st["a"].status, st["a"].valid_to, st["a"].superseded_by) == ("negated", "2021-01-01", None)
+    # a newer state too close to call does not put the user's own ending in conflict
+    plain = base("b", "E:paris", "2023-03-01", 0.79, order=1)
+    st, cf = run_passes([berlin, plain, neg], [], pc())
+    assert (st["a"].status, st["a"].valid_to, st["b"].status) == ("negated", "2023-04-01", "active") and not cf

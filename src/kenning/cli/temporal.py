@@ -35,9 +35,12 @@ def _why_text(conn, t: dict, views: dict[str, dict]) -> str:
         how = "corrected by" if t["valid_to_utc"] is None else "superseded by"
         return f"{how} “{statement(n) if n else t['temporal_superseded_by_assertion_id'][:8]}”"
     if s == "negated":
-        if t["negated_by_assertion_id"] and t["negated_by_assertion_id"] in views:
-            return f"ended by “{views[t['negated_by_assertion_id']]['quote']}”"
-        return "ended"
+        ended = (f"ended by “{views[t['negated_by_assertion_id']]['quote']}”"
+                 if t["negated_by_assertion_id"] and t["negated_by_assertion_id"] in views else "ended")
+        n = views.get(t["temporal_superseded_by_assertion_id"] or "")
+        if n is not None:    # T35: a newer state closed it before the negation's date
+            return f"superseded by “{statement(n)}”; also {ended}"
+        return ended
     if s == "retracted" and t["retracted_by_retraction_id"]:
         r = tsql.retraction(conn, t["retracted_by_retraction_id"])
         if r:
@@ -209,7 +212,8 @@ def timeline_command(
     with open_vault(db, config, readonly=True) as vault:
         _need_stage5(vault.conn)
         try:
-            tl = load_timeline(vault.conn, None if (self_ or not entity or entity.lower() in SELF_WORDS) else entity)
+            tl = load_timeline(vault.conn, None if (self_ or not entity or entity.lower() in SELF_WORDS) else entity,
+                               vault.config)
         except LookupError as e:
             fail(str(e))
     if png:

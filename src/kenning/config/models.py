@@ -484,6 +484,8 @@ class ProfileConfig(Strict):
     member_evidence_edge_cap_per_window: int
     salience_weights: dict[str, float]
     recency_halflife_days: float
+    enable_embedding_classification: bool
+    enable_llm_classification: bool
 
 
 class GraphConfig(Strict):

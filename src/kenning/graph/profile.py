@@ -1,9 +1,11 @@
 """The temporal profile (seed 001 §6.6): SELF → profile → monthly windows → category clusters → members.
 
 T0 resolves the focal entities, T1 partitions their assertions into aligned windows, T2 scores each member
-(Entity or Value) inside its window, T3 classifies members by keyword votes (tier 1) or leaves them
-``unclassified`` (tier 0), T4 writes the nodes and the navigation edges, including the "what mattered"
-shortcuts (WINDOW_TOP_MEMBER, WINDOW_TOP_CLUSTER) and the state changes of each window.
+(Entity or Value) inside its window, T3 classifies members by the tier chain — keyword votes (tier 1), seeded
+predicate embeddings (tier 2), a seeded multi-run LLM with consensus (tier 3, only when the model was asked for;
+``graph.tiers``) — or leaves them ``unclassified`` (tier 0), T4 writes the nodes and the navigation edges,
+including the "what mattered" shortcuts (WINDOW_TOP_MEMBER, WINDOW_TOP_CLUSTER) and the state changes of each
+window.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ def load_profile_config(name_or_path: str) -> dict[str, Any]:
     keys = [c["key"] for c in data["categories"]]
     if "unclassified" not in keys:
         raise ProfileConfigError(f"{name_or_path}: the category list must contain 'unclassified'")
-    for k in (data.get("strong_rule_keywords") or {}):
-        if k not in keys:
-            raise ProfileConfigError(f"{name_or_path}: keywords for unknown category {k!r}")
+    for section in ("strong_rule_keywords", "value_keywords", "predicate_cluster_categories"):
+        for k in (data.get(section) or {}):
+            if k not in keys:
+                raise ProfileConfigError(f"{name_or_path}: {section} for unknown category {k!r}")
     return data
 
 
@@ -81,8 +84,10 @@ class Classifier:
         self.modality = dict(cfg.get("modality_votes") or {})
 
     def vote(self, label: str) -> str | None:
+        """The first category with a keyword starting at a token of the label ("likes" is in "likes" and
+        "has_likes", not in "dislikes": T32)."""
         for cat in self.order:
-            if any(w in label for w in self.kw.get(cat, [])):
+            if any(label.startswith(w) or "_" + w in label for w in self.kw.get(cat, [])):
                 return cat
         return None
 
@@ -101,13 +106,17 @@ class Classifier:
                 if any(w in low for w in self.vkw.get(cat, [])):
                     votes[cat] += 1
                     break
+        preds = sorted({a["predicate_label"] for a in evidence})
         if not votes:
-            return "unclassified", 0, 0.0, []
+            return "unclassified", 0, 0.0, preds
         best = sorted(votes.items(), key=lambda kv: (-kv[1], self.order.index(kv[0])))[0]
-        return best[0], 1, round(best[1] / sum(votes.values()), 6), sorted({a["predicate_label"] for a in evidence})
+        return best[0], 1, round(best[1] / sum(votes.values()), 6), preds
 
 
-def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any) -> dict[str, Any]:
+def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any, *, config: Any = None, ctx: Any = None,
+                   embedder: Any = None) -> dict[str, Any]:
+    """T0–T4. ``config`` (the whole Config) enables tier 2 (the embedder); ``ctx`` (stage 6's StageContext) enables
+    tier 3 under the runner's model rule (M30, A32). Without them: tier 1 only."""
     stats: Counter = Counter()
     cfg = load_profile_config(pcfg.temporal_profile_config)
     clf = Classifier(cfg)
@@ -117,6 +126,9 @@ def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any) -> dict[str
         for key in clf.order:
             g.node("SemanticCategory", key, clf.labels[key], {"category_key": key, "display_label": clf.labels[key]})
     by_id = {a["assertion_id"]: a for a in data["assertions"]}
+    etype = {e["entity_id"]: e["entity_type"] for e in data["entities"]}
+    # T1–T3 for every focal entity first (tiers 2 and 3 work in batches), then T4
+    profiles = []
     for eid in focal:
         if not g.has("Entity", eid):
             stats["focal_entity_missing"] += 1
@@ -132,20 +144,9 @@ def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any) -> dict[str
         stats["windows_dropped_small"] += len(windows) - len(kept)
         if not kept:
             continue
-        total = sum(len(windows[k]) for k in kept)
-        prof_src = sha([eid, pcfg.granularity, pcfg.profile_version])
-        first, last = format_utc(kept[0][0]), format_utc(kept[-1][1])
-        pn = g.node("TemporalProfile", prof_src, f"{g.nodes[g.node_id('Entity', eid)][3]} by {pcfg.granularity}", {
-            "entity_id": eid, "granularity": pcfg.granularity, "window_count": len(kept), "total_assertions": total,
-            "date_range": [first, last], "profile_version": pcfg.profile_version, "resolution_mode": mode})
-        g.edge("HAS_PROFILE", g.node_id("Entity", eid), pn, {"granularity": pcfg.granularity, "resolution_mode": mode})
-        stats["temporal_profiles_generated"] += 1
-        changes = _changes(data, eid, by_id)
-        prev_w: str | None = None
-        prev_clusters: dict[str, tuple[str, set]] = {}
-        for idx, (ws, we) in enumerate(kept):
+        wins = []
+        for ws, we in kept:
             was = windows[(ws, we)]
-            w_src = sha([eid, format_utc(ws), format_utc(we), pcfg.granularity])
             members: dict[str, dict] = {}
             for a in sorted(was, key=lambda a: a["assertion_id"]):
                 if a["object_entity_id"]:
@@ -163,7 +164,9 @@ def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any) -> dict[str
                     label = (f"{label} {pred[len('number_of_'):].replace('_', ' ')}" if pred.startswith("number_of_")
                              else f"{pred.replace('_', ' ')}: {label}")    # "2 children"
                 m = members.setdefault(key, {"node_type": ntype, "source_id": src, "label": label,
-                                             "evidence": [], "value_text": object_text(a) if ntype == "Value" else None})
+                                             "entity_type": etype.get(src) if ntype == "Entity" else None,
+                                             "evidence": [],
+                                             "value_text": object_text(a) if ntype == "Value" else None})
                 m["evidence"].append(a)
             scored = []
             for key, m in members.items():
@@ -180,80 +183,162 @@ def build_profiles(g: GraphBuilder, data: dict[str, Any], pcfg: Any) -> dict[str
                                "recency": round(rec, 6), "confidence": round(conf, 6), "category": cat, "tier": tier,
                                "classification_confidence": cconf, "predicates": preds,
                                "node_id": g.node_id(m["node_type"], m["source_id"])})
-                stats[f"classifications_tier{tier}"] += 1
-                stats[f"profile_members_{m['node_type']}"] += 1
             scored.sort(key=lambda m: (-m["salience"], m["node_id"]))
-            by_cat: dict[str, list[dict]] = defaultdict(list)
-            for m in scored:
-                by_cat[m["category"]].append(m)
-            top = scored[:pcfg.window_top_n_members]
-            w_changes = [c for c in changes if format_utc(ws) <= c["at"] < format_utc(we)]
-            wn = g.node("TemporalWindow", w_src, format_utc(ws)[:7] if pcfg.granularity == "month"
-                        else f"{format_utc(ws)[:10]}…{format_utc(we)[:10]}", {
-                "entity_id": eid, "granularity": pcfg.granularity, "window_index": idx,
-                "bounds": [format_utc(ws), format_utc(we)], "assertion_count": len(was), "cluster_count": len(by_cat),
-                "top_members": [{"label": m["label"], "node_type": m["node_type"], "salience": m["salience"],
-                                 "category_key": m["category"], "mentions": len(m["evidence"])} for m in top],
-                "changes": w_changes,
-                "statuses": dict(sorted(Counter(a["status"] for a in was).items()))})
-            stats["temporal_windows_generated"] += 1
-            g.edge("HAS_WINDOW", pn, wn, {"window_index": idx})
-            if prev_w is not None and pcfg.include_window_sequence_edges:
-                g.edge("WINDOW_PRECEDES", prev_w, wn, {"granularity": pcfg.granularity})
-            if pcfg.include_window_assertion_edges:
-                for a in was:
-                    g.edge("WINDOW_INCLUDES", wn, g.node_id("Assertion", a["assertion_id"]))
-            clusters = []
-            cur_clusters: dict[str, tuple[str, set]] = {}
-            for cat in clf.order:
-                ms = by_cat.get(cat)
-                if not ms:
-                    continue
-                tier = max(m["tier"] for m in ms)
-                c_src = sha([w_src, cat, tier])
-                tiers = Counter(str(m["tier"]) for m in ms)
-                cn = g.node("SemanticCluster", c_src, f"{clf.labels[cat]} {format_utc(ws)[:7]}", {
-                    "category_key": cat, "member_count": len(ms),
-                    "avg_salience": round(sum(m["salience"] for m in ms) / len(ms), 6),
-                    "avg_classification_confidence": round(sum(m["classification_confidence"] for m in ms) / len(ms),
-                                                           6),
-                    "tier_distribution": dict(sorted(tiers.items())), "window_start_utc": format_utc(ws)})
-                stats[f"semantic_clusters_{cat}"] += 1
-                g.edge("HAS_CLUSTER", wn, cn)
-                if pcfg.include_category_nodes:
-                    g.edge("CLUSTER_OF_CATEGORY", cn, g.node_id("SemanticCategory", cat))
-                for rank, m in enumerate(ms, 1):
-                    g.edge("CLUSTER_CONTAINS", cn, m["node_id"], {"rank": rank, "salience": m["salience"],
-                                                                  "tier": m["tier"], "predicates": m["predicates"]})
-                clusters.append((round(sum(m["salience"] for m in ms), 6), cat, cn))
-                cur_clusters[cat] = (cn, {m["key"] for m in ms})
-                if pcfg.include_cluster_evolution_edges and cat in prev_clusters:
-                    pcn, pkeys = prev_clusters[cat]
-                    g.edge("EVOLVES_TO", pcn, cn, {"shared_members": len(pkeys & cur_clusters[cat][1])})
-            if pcfg.include_window_top_edges:
-                for rank, m in enumerate(top, 1):
-                    g.edge("WINDOW_TOP_MEMBER", wn, m["node_id"], {"rank": rank, "salience": m["salience"],
-                                                                   "member_node_type": m["node_type"],
-                                                                   "category_key": m["category"]})
-                    stats["window_top_edges_emitted"] += 1
-                for rank, (score, cat, cn) in enumerate(sorted(clusters, key=lambda c: (-c[0], c[1]))
-                                                        [:pcfg.window_top_n_clusters], 1):
-                    g.edge("WINDOW_TOP_CLUSTER", wn, cn, {"rank": rank, "score": score, "category_key": cat})
-            if pcfg.include_member_evidence_edges:
-                budget = pcfg.member_evidence_edge_cap_per_window
-                for m in scored:
-                    for a in sorted(m["evidence"], key=lambda a: a["assertion_id"]):
-                        if budget <= 0:
-                            stats["member_evidence_edges_capped"] += 1
-                            break
-                        g.edge("MEMBER_EVIDENCED_BY", m["node_id"], g.node_id("Assertion", a["assertion_id"]), {
-                            "window_start_utc": format_utc(ws), "window_end_utc": format_utc(we),
-                            "granularity": pcfg.granularity, "mention_count_in_window": len(m["evidence"])})
-                        budget -= 1
-                        stats["member_evidence_edges_emitted"] += 1
-            prev_w, prev_clusters = wn, cur_clusters
+            wins.append((ws, we, was, scored))
+        profiles.append((eid, kept, wins))
+    _tier2(profiles, cfg, clf, pcfg, config, embedder, stats)
+    _tier3(profiles, cfg, pcfg, ctx, stats)
+    for eid, kept, wins in profiles:
+        _emit(g, data, pcfg, clf, eid, kept, wins, mode, by_id, stats)
     stats["resolution_mode_" + mode] += 1
     return dict(stats)
+
+
+def _unclassified(profiles: list) -> list[tuple[str, dict]]:
+    return [(format_utc(ws)[:7], m) for _, _, wins in profiles for ws, _, _, scored in wins for m in scored
+            if m["tier"] == 0]
+
+
+def _tier2(profiles: list, cfg: dict, clf: Classifier, pcfg: Any, config: Any, embedder: Any, stats: Counter) -> None:
+    """§6.6.5 tier 2 for the members tier 1 left without a vote (T31)."""
+    todo = _unclassified(profiles)
+    if not todo or config is None or not pcfg.enable_embedding_classification \
+            or not cfg.get("predicate_cluster_categories"):
+        return
+    from kenning.graph.tiers import EmbeddingTier
+    from kenning.llm.errors import ModelLayerError
+
+    try:
+        tier = EmbeddingTier(config, cfg, clf.order, embedder)
+        tier.prepare([a["predicate_label"] for _, m in todo for a in m["evidence"]])
+    except (ModelLayerError, ImportError, OSError) as e:       # no embedder: tiers 1 and 3 still run (T31)
+        stats["embedding_tier_unavailable"] += 1
+        stats["embedding_tier_error"] = str(e)[:200]
+        return
+    stats["embedding_tier_threshold"] = tier.threshold
+    for _, m in todo:
+        got = tier.classify(m["evidence"])
+        if got:
+            m["category"], m["tier"], m["classification_confidence"] = got[0], 2, got[1]
+
+
+def _tier3(profiles: list, cfg: dict, pcfg: Any, ctx: Any, stats: Counter) -> None:
+    """§6.6.5 tier 3 for the members tiers 1–2 left (T33); asked only by stage 4's rule (A32)."""
+    from kenning.graph.tiers import LLMTier, llm_tier_mode
+
+    todo = _unclassified(profiles)
+    stats["llm_tier_mode"] = mode = llm_tier_mode(ctx)
+    if not todo or mode == "none":
+        return
+    tier = LLMTier(ctx, cfg, cfg["categories"], stats)
+    ok = False
+    try:
+        by_window: dict[str, list[dict]] = defaultdict(list)
+        for label, m in todo:
+            by_window[label].append(m)
+        for label in sorted(by_window):
+            got = tier.classify(label, by_window[label])
+            for m in by_window[label]:
+                if m["key"] in got:
+                    m["category"], m["classification_confidence"] = got[m["key"]]
+                    m["tier"] = 3
+        ok = True
+    finally:
+        tier.close(ok)
+
+
+def _emit(g: GraphBuilder, data: dict, pcfg: Any, clf: Classifier, eid: str, kept: list, wins: list, mode: str,
+          by_id: dict, stats: Counter) -> None:
+    """§6.6.6 T4: the profile, its windows and clusters, and the navigation edges."""
+    total = sum(len(was) for _, _, was, _ in wins)
+    prof_src = sha([eid, pcfg.granularity, pcfg.profile_version])
+    first, last = format_utc(kept[0][0]), format_utc(kept[-1][1])
+    pn = g.node("TemporalProfile", prof_src, f"{g.nodes[g.node_id('Entity', eid)][3]} by {pcfg.granularity}", {
+        "entity_id": eid, "granularity": pcfg.granularity, "window_count": len(kept), "total_assertions": total,
+        "date_range": [first, last], "profile_version": pcfg.profile_version, "resolution_mode": mode})
+    g.edge("HAS_PROFILE", g.node_id("Entity", eid), pn, {"granularity": pcfg.granularity, "resolution_mode": mode})
+    stats["temporal_profiles_generated"] += 1
+    changes = _changes(data, eid, by_id)
+    prev_w: str | None = None
+    prev_clusters: dict[str, tuple[str, set]] = {}
+    for idx, (ws, we, was, scored) in enumerate(wins):
+        w_src = sha([eid, format_utc(ws), format_utc(we), pcfg.granularity])
+        for m in scored:
+            stats[f"classifications_tier{m['tier']}"] += 1
+            stats[f"profile_members_{m['node_type']}"] += 1
+        by_cat: dict[str, list[dict]] = defaultdict(list)
+        for m in scored:
+            by_cat[m["category"]].append(m)
+        top = scored[:pcfg.window_top_n_members]
+        w_changes = [c for c in changes if format_utc(ws) <= c["at"] < format_utc(we)]
+        wn = g.node("TemporalWindow", w_src, format_utc(ws)[:7] if pcfg.granularity == "month"
+                    else f"{format_utc(ws)[:10]}…{format_utc(we)[:10]}", {
+            "entity_id": eid, "granularity": pcfg.granularity, "window_index": idx,
+            "bounds": [format_utc(ws), format_utc(we)], "assertion_count": len(was), "cluster_count": len(by_cat),
+            # T37: a member the month only denies ("I don't live in Berlin") reads "not Berlin"
+            "top_members": [{"label": ("not " if all(a["polarity"] == "negative" for a in m["evidence"]) else "")
+                             + m["label"], "node_type": m["node_type"], "salience": m["salience"],
+                             "category_key": m["category"], "tier": m["tier"], "mentions": len(m["evidence"])}
+                            for m in top],
+            "changes": w_changes,
+            "statuses": dict(sorted(Counter(a["status"] for a in was).items()))})
+        stats["temporal_windows_generated"] += 1
+        g.edge("HAS_WINDOW", pn, wn, {"window_index": idx})
+        if prev_w is not None and pcfg.include_window_sequence_edges:
+            g.edge("WINDOW_PRECEDES", prev_w, wn, {"granularity": pcfg.granularity})
+        if pcfg.include_window_assertion_edges:
+            for a in was:
+                g.edge("WINDOW_INCLUDES", wn, g.node_id("Assertion", a["assertion_id"]))
+        clusters = []
+        cur_clusters: dict[str, tuple[str, set]] = {}
+        for cat in clf.order:
+            ms = by_cat.get(cat)
+            if not ms:
+                continue
+            tier = max(m["tier"] for m in ms)
+            c_src = sha([w_src, cat, tier])
+            tiers = Counter(str(m["tier"]) for m in ms)
+            cn = g.node("SemanticCluster", c_src, f"{clf.labels[cat]} {format_utc(ws)[:7]}", {
+                "category_key": cat, "member_count": len(ms),
+                "avg_salience": round(sum(m["salience"] for m in ms) / len(ms), 6),
+                "avg_classification_confidence": round(sum(m["classification_confidence"] for m in ms) / len(ms),
+                                                       6),
+                "tier_distribution": dict(sorted(tiers.items())), "window_start_utc": format_utc(ws)})
+            stats[f"semantic_clusters_{cat}"] += 1
+            g.edge("HAS_CLUSTER", wn, cn)
+            if pcfg.include_category_nodes:
+                g.edge("CLUSTER_OF_CATEGORY", cn, g.node_id("SemanticCategory", cat))
+            for rank, m in enumerate(ms, 1):
+                g.edge("CLUSTER_CONTAINS", cn, m["node_id"], {
+                    "rank": rank, "salience": m["salience"], "tier": m["tier"], "predicates": m["predicates"],
+                    "classification_confidence": m["classification_confidence"]})
+            clusters.append((round(sum(m["salience"] for m in ms), 6), cat, cn))
+            cur_clusters[cat] = (cn, {m["key"] for m in ms})
+            if pcfg.include_cluster_evolution_edges and cat in prev_clusters:
+                pcn, pkeys = prev_clusters[cat]
+                g.edge("EVOLVES_TO", pcn, cn, {"shared_members": len(pkeys & cur_clusters[cat][1])})
+        if pcfg.include_window_top_edges:
+            for rank, m in enumerate(top, 1):
+                g.edge("WINDOW_TOP_MEMBER", wn, m["node_id"], {"rank": rank, "salience": m["salience"],
+                                                               "member_node_type": m["node_type"],
+                                                               "category_key": m["category"]})
+                stats["window_top_edges_emitted"] += 1
+            for rank, (score, cat, cn) in enumerate(sorted(clusters, key=lambda c: (-c[0], c[1]))
+                                                    [:pcfg.window_top_n_clusters], 1):
+                g.edge("WINDOW_TOP_CLUSTER", wn, cn, {"rank": rank, "score": score, "category_key": cat})
+        if pcfg.include_member_evidence_edges:
+            budget = pcfg.member_evidence_edge_cap_per_window
+            for m in scored:
+                for a in sorted(m["evidence"], key=lambda a: a["assertion_id"]):
+                    if budget <= 0:
+                        stats["member_evidence_edges_capped"] += 1
+                        break
+                    g.edge("MEMBER_EVIDENCED_BY", m["node_id"], g.node_id("Assertion", a["assertion_id"]), {
+                        "window_start_utc": format_utc(ws), "window_end_utc": format_utc(we),
+                        "granularity": pcfg.granularity, "mention_count_in_window": len(m["evidence"])})
+                    budget -= 1
+                    stats["member_evidence_edges_emitted"] += 1
+        prev_w, prev_clusters = wn, cur_clusters
 
 
 def _changes(data: dict[str, Any], eid: str, by_id: dict[str, dict]) -> list[dict]:
@@ -263,7 +348,10 @@ def _changes(data: dict[str, Any], eid: str, by_id: dict[str, dict]) -> list[dic
     for a in data["assertions"]:
         if a["subject_entity_id"] != eid or not a["valid_to_utc"]:
             continue
-        if a["status"] == "superseded" and a["temporal_superseded_by_assertion_id"] in by_id:
+        nxt = by_id.get(a["temporal_superseded_by_assertion_id"] or "")
+        if nxt is not None and (a["status"] == "superseded" or (
+                a["status"] == "negated" and nxt["valid_from_utc"] == a["valid_to_utc"])):
+            # T35: a negated state a newer one closed first changed into it ("Berlin → Paris")
             n = by_id[a["temporal_superseded_by_assertion_id"]]
             out.append({"at": a["valid_to_utc"], "kind": "superseded", "predicate": a["predicate_label"],
                         "from": object_text(a), "to": object_text(n), "assertion_id": a["assertion_id"],

@@ -31,9 +31,10 @@ MAX_COLUMNS = 10
 CHIPS_PER_COLUMN = 5
 
 
-def load_timeline(conn, entity: str | None) -> dict[str, Any]:
+def load_timeline(conn, entity: str | None, config: Any = None) -> dict[str, Any]:
     """{name, entity_id, windows: [...], states: [...]} for SELF (entity None) or a named entity. Windows come from
-    the stored profile when stage 6 made one for this entity, else are computed now (read-only)."""
+    the stored profile when stage 6 made one for this entity, else are computed now (read-only: tiers 1–2 with the
+    vault's ``config``, never the model)."""
     from kenning.cli.entities import find_entities
     from kenning.detect.entities import self_entity_id
     from kenning.sources.ids import IdFactory
@@ -53,7 +54,7 @@ def load_timeline(conn, entity: str | None) -> dict[str, Any]:
         if meta["entity_id"] == eid:
             windows.append({**meta, "label": n["label"]})
     if not windows:
-        windows = _compute_windows(conn, eid)
+        windows = _compute_windows(conn, eid, config)
     windows.sort(key=lambda w: w["bounds"][0])
     states = rows(conn, """
         SELECT a.assertion_id, p.canonical_label_norm AS predicate, p.category, a.polarity,
@@ -72,18 +73,18 @@ def load_timeline(conn, entity: str | None) -> dict[str, Any]:
     return {"name": name, "entity_id": eid, "windows": windows, "states": states}
 
 
-def _compute_windows(conn, eid: str) -> list[dict]:
+def _compute_windows(conn, eid: str, config: Any = None) -> list[dict]:
     from kenning.config import load_config
     from kenning.graph.build import GraphBuilder, build_core
     from kenning.graph.profile import build_profiles
     from kenning.sources.ids import IdFactory
     from kenning.store import graph as gsql
 
-    cfg = load_config()
+    cfg = config if config is not None else load_config()
     g = GraphBuilder(IdFactory(cfg.ids.id_namespace))
     data = gsql.load_inputs(conn)
     build_core(g, data, cfg.graph.model_copy(update={"include_message_nodes": False, "include_lexicon_nodes": False}))
-    build_profiles(g, data, cfg.graph.profile.model_copy(update={"focal_entities": [eid]}))
+    build_profiles(g, data, cfg.graph.profile.model_copy(update={"focal_entities": [eid]}), config=cfg)
     out = []
     for n in g.nodes.values():
         if n[1] == "TemporalWindow":
@@ -136,8 +137,9 @@ def render_html(tl: dict[str, Any], path: Path) -> Path:
     esc = htmlmod.escape
     rows = []
     for w in tl["windows"]:
-        top = "".join(f'<span class="chip" style="background:{CATEGORY_COLORS.get(m["category_key"], "#ccc")}">'
-                      f'{esc(str(m["label"]))}</span>' for m in w["top_members"][:8])
+        top = "".join(f'<span class="chip" style="background:{CATEGORY_COLORS.get(m["category_key"], "#ccc")}" '
+                      f'title="{esc(_chip_title(m), quote=True)}">{esc(str(m["label"]))}</span>'
+                      for m in w["top_members"][:8])
         ch = "<br>".join(esc(_change_label(c)) for c in w.get("changes") or [])
         rows.append(f"<tr><td>{esc(_month_name(w['bounds'][0]))}</td><td>{w['assertion_count']}</td>"
                     f"<td>{top}</td><td>{ch}</td></tr>")
@@ -145,7 +147,7 @@ def render_html(tl: dict[str, Any], path: Path) -> Path:
 <style>body{{font-family:system-ui,sans-serif;margin:2em;color:#222;background:#fafaf7}}img{{max-width:100%}}
 table{{border-collapse:collapse;margin-top:1.5em}}td,th{{padding:.35em .7em;border-bottom:1px solid #e4e4e0;
 vertical-align:top;text-align:left}}.chip{{display:inline-block;color:#fff;border-radius:.8em;padding:.1em .6em;
-margin:.1em;font-size:.9em}}</style></head><body>
+margin:.1em;font-size:.9em;max-width:22em;white-space:normal;vertical-align:top}}</style></head><body>
 <h1>{esc(tl['name'])}: what mattered, month by month</h1>
 <img alt="timeline" src="data:image/png;base64,{img}">
 <table><tr><th>month</th><th>claims</th><th>what mattered</th><th>changes</th></tr>{''.join(rows)}</table>
@@ -157,11 +159,56 @@ margin:.1em;font-size:.9em}}</style></head><body>
     return path
 
 
+def _chip_title(m: dict) -> str:
+    """The HTML chip's tooltip: the whole label, its category, how it was classified and how often it came up."""
+    tier = {0: "no rule matched", 1: "keyword rule", 2: "embedding similarity", 3: "model consensus"}.get(
+        m.get("tier"), "")
+    n = m.get("mentions")
+    return (f"{m['label']} — {m['category_key']}" + (f" ({tier})" if tier else "")
+            + (f", {n} mention{'s' if n != 1 else ''}" if n else "") + f", salience {m['salience']:.2f}")
+
+
 def _change_label(c: dict) -> str:
     pred = c["predicate"].replace("_", " ")
     if c["kind"] == "superseded":
         return f"{pred}: {c['from']} → {c['to']}"
     return f"{pred}: {c['from']} ended"
+
+
+def _chip_lines(label: str, fs: float, width_px: float, renderer, fig) -> tuple[list[str], float]:
+    """A chip's label on one line, else wrapped on two at word boundaries, shrinking the font down to 7pt before
+    anything is cut; only a label that still does not fit loses its end ("…")."""
+    import textwrap
+
+    from matplotlib.text import Text
+
+    def wpx(text: str, size: float) -> float:
+        t = Text(0, 0, text, fontsize=size, fontweight="bold", figure=fig)
+        return t.get_window_extent(renderer).width
+
+    size = fs
+    while True:
+        if wpx(label, size) <= width_px:
+            return [label], size
+        for n_chars in range(len(label) - 1, 3, -1):
+            lines = textwrap.wrap(label, n_chars)
+            if len(lines) > 2:
+                break
+            if all(wpx(ln, size) <= width_px for ln in lines):
+                return lines, size
+        if size <= 7:
+            break
+        size = max(7.0, size - 0.75)
+    words, lines = label.split(), ["", ""]
+    for k in range(2):                      # fill two lines word by word; the second ends with "…"
+        while words and wpx((lines[k] + " " + words[0]).strip() + ("…" if k == 1 else ""), size) <= width_px:
+            lines[k] = (lines[k] + " " + words.pop(0)).strip()
+    if not lines[0]:                        # one very long word
+        lines[0] = label
+        while len(lines[0]) > 1 and wpx(lines[0] + "…", size) > width_px:
+            lines[0] = lines[0][:-1]
+        return [lines[0] + "…"], size
+    return [lines[0], lines[1] + "…"] if lines[1] else [lines[0] + "…"], size
 
 
 def _figure(tl: dict[str, Any]):
@@ -209,15 +256,23 @@ def _figure(tl: dict[str, Any]):
     fig_w_in = fig.get_figwidth() * (0.985 - 0.11)
     days_per_inch = max((hi - lo).days, 1) / fig_w_in
 
-    def fits(text: str, days: float, fs: float) -> bool:
-        return len(text) * fs * 0.62 / 72 * days_per_inch < days * 0.92
+    renderer = fig.canvas.get_renderer()
 
+    def width_days(text: str, fs: float) -> float:
+        """The drawn width of a bold label, in days on the time axis (measured, not guessed)."""
+        t = ax_t.text(0, 0, text, fontsize=fs, fontweight="bold")
+        wpx = t.get_window_extent(renderer).width
+        t.remove()
+        return wpx / fig.dpi * days_per_inch
+
+    # bars first (per lane), then labels: inside the bar, else right of it, else left of it, else in the gap
+    # above the lane (then below) — never over another bar or label
+    bars = []       # (lane y, x0, x1, label, colour, conflicted, open_end, negated)
     for i, lane in enumerate(lanes):
         y = len(lanes) - 1 - i
         ax_t.axhline(y, color="#E6E6E0", lw=1, zorder=0)
-        lane_states = [s for s in states if s["predicate"] == lane]
         merged: dict[tuple, list] = {}
-        for s in lane_states:
+        for s in (s for s in states if s["predicate"] == lane):
             merged.setdefault((s["valid_from_utc"], s["valid_to_utc"], s["status"] == "conflicted"), []).append(s)
         for (vf, vt, conflicted), group in merged.items():
             s = group[0]
@@ -235,20 +290,55 @@ def _figure(tl: dict[str, Any]):
                                  edgecolor="#C0392B" if conflicted else "none", hatch="////" if conflicted else None,
                                  lw=1.0, zorder=2)
             ax_t.add_patch(box)
-            label = " / ".join(names) + ("  (disputed)" if conflicted else "")
-            fs = 10
-            inside = fits(label, w, fs) and not conflicted
-            ax_t.text(x0 + w * 0.5 if inside else x0 + w + days_per_inch * 0.05, y, label, va="center",
-                      ha="center" if inside else "left", fontsize=fs, zorder=4,
-                      color="white" if inside else ("#922B21" if conflicted else "#333"), fontweight="bold",
-                      bbox=None if inside else dict(boxstyle="round,pad=0.15", facecolor=bg, edgecolor="none",
-                                                    alpha=0.9))
+            label = " / ".join(names) + (" (disputed)" if conflicted else "")
+            bars.append((y, x0, x0 + w, label, c, conflicted, open_end, s["status"] == "negated"))
             if open_end:
                 ax_t.annotate("", xy=(mdates.date2num(hi), y), xytext=(mdates.date2num(end), y),
                               arrowprops=dict(arrowstyle="-|>", color=c, lw=1.5), zorder=1)
             elif s["status"] == "negated":
                 ax_t.plot([x0 + w, x0 + w], [y - 0.36, y + 0.36], color="#333", lw=2.2, zorder=3,
                           solid_capstyle="butt")
+    xmin, xmax = mdates.date2num(lo), mdates.date2num(hi)
+    gap = days_per_inch * 0.06
+    taken: dict[float, list[tuple[float, float]]] = {}   # row (a lane y, or y ± 0.5 between lanes) → used spans
+    for y, a, b, *_ in bars:
+        taken.setdefault(y, []).append((a, b))
+
+    def free(row: float, a: float, b: float) -> bool:
+        return xmin <= a and b <= xmax and all(b + gap <= u or v + gap <= a for u, v in taken.get(row, []))
+
+    for y, x0, x1, label, c, conflicted, open_end, negated in sorted(bars, key=lambda b: (-b[0], b[1])):
+        fs = 10
+        tw = width_days(label, fs)
+        color = "#922B21" if conflicted else "#333"
+        if not conflicted and tw < (x1 - x0) * 0.92:
+            ax_t.text((x0 + x1) / 2, y, label, va="center", ha="center", fontsize=fs, zorder=4, color="white",
+                      fontweight="bold")
+            continue
+        placed = False
+        for a, b in ((x1 + gap * 1.5, x1 + gap * 1.5 + tw), (x0 - gap * 1.5 - tw, x0 - gap * 1.5)):
+            others = [(u, v) for u, v in taken.get(y, []) if (u, v) != (x0, x1)]
+            if xmin <= a and b <= xmax and all(b + gap <= u or v + gap <= a for u, v in others):
+                ax_t.text(a, y, label, va="center", ha="left", fontsize=fs, zorder=4, color=color,
+                          fontweight="bold")
+                taken[y].append((a, b))
+                placed = True
+                break
+        if placed:
+            continue
+        fs = 8.5                      # in the gap between two lanes, starting where the bar starts
+        tw = width_days(label, fs)
+        for row in (y + 0.5, y - 0.5):
+            a = min(max(x0, xmin), xmax - tw)
+            if free(row, a, a + tw):
+                ax_t.text(a, row, label, va="center", ha="left", fontsize=fs, zorder=4, color=color,
+                          fontweight="bold", clip_on=False)
+                taken.setdefault(row, []).append((a, a + tw))
+                placed = True
+                break
+        if not placed:                # crowded everywhere: right of the bar, as before
+            ax_t.text(x1 + gap, y, label, va="center", ha="left", fontsize=fs, zorder=4, color=color,
+                      fontweight="bold", bbox=dict(boxstyle="round,pad=0.15", facecolor=bg, edgecolor="none"))
     ax_t.set_yticks(range(len(lanes)))
     ax_t.set_yticklabels([ln.replace("_", " ") for ln in reversed(lanes)], fontsize=11, color="#333")
     ax_t.tick_params(axis="y", length=0)
@@ -280,21 +370,22 @@ def _figure(tl: dict[str, Any]):
         ax_b.text(i, 0.905, f"{w['assertion_count']} claim{'s' if w['assertion_count'] != 1 else ''}",
                   ha="center", va="top", fontsize=9, color="#888")
         y = 0.84
-        col_in = fig.get_figwidth() * (0.985 - 0.11) / n * (col_w - 0.08)
+        col_px = (ax_b.transData.transform((col_w - 0.1, 0))[0] - ax_b.transData.transform((0, 0))[0])
+        ax_h_in = ax_b.get_position().height * fig.get_figheight()
+        n_changes = min(2, len(w.get("changes") or []))
         for m in w["top_members"][:CHIPS_PER_COLUMN]:
             rel = m["salience"] / max_sal
             fs = 7.5 + 2.5 * rel
-            h = 0.085 + 0.025 * rel
-            label = str(m["label"])
-            limit = max(6, int(col_in * 72 / (fs * 0.62)))
-            if len(label) > limit:
-                label = label[:limit - 1].rstrip() + "…"
+            lines, fs = _chip_lines(str(m["label"]), fs, col_px, renderer, fig)
+            h = 0.085 + 0.025 * rel + (len(lines) - 1) * fs * 1.15 / 72 / ax_h_in
+            if y - h < 0.04 + 0.1 * n_changes:        # keep room for the month's changes
+                break
             ax_b.add_patch(FancyBboxPatch((i - col_w / 2 + 0.03, y - h), col_w - 0.06, h - 0.012,
                                           boxstyle="round,pad=0,rounding_size=0.02",
                                           facecolor=CATEGORY_COLORS.get(m["category_key"], "#BDBDBD"),
                                           edgecolor="none", alpha=0.55 + 0.45 * rel, zorder=2))
-            ax_b.text(i, y - h / 2 - 0.006, label, ha="center", va="center", fontsize=fs, color="white",
-                      fontweight="bold", zorder=3)
+            ax_b.text(i, y - h / 2 - 0.006, "\n".join(lines), ha="center", va="center", fontsize=fs,
+                      color="white", fontweight="bold", zorder=3, linespacing=1.1)
             y -= h + 0.012
         for c in (w.get("changes") or [])[:2]:
             txt = (f"{c['from']} → {c['to']}" if c["kind"] == "superseded" else f"{c['from']} ended")

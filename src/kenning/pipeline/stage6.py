@@ -1,7 +1,7 @@
 """Stage 6 — graph materialization (seed 001 §6), one transaction.
 
 Data quality check (§6.0.2) → core nodes and edges (§6.4–§6.5.5, ``graph.build``) → temporal profile
-(§6.6, ``graph.profile``) → ``graph_nodes`` / ``graph_edges`` rewritten in the seed's order. Upstream tables are
+(§6.6, ``graph.profile``; its tier-3 LLM calls, when asked for, are logged in this transaction) → ``graph_nodes`` / ``graph_edges`` rewritten in the seed's order. Upstream tables are
 only read; a rerun on the same input writes identical rows.
 """
 
@@ -20,6 +20,12 @@ from kenning.store import temporal as tsql
 class GraphMaterialization:
     name = "6"
     title = "graph"
+
+    @staticmethod
+    def model_wanted(config: Any, explicit: bool) -> bool:
+        """M30/T34: the temporal profile's LLM tier asks the model under an explicit --llm, or with
+        graph.profile.enable_llm_classification (off by default), like stage 4 (A32)."""
+        return explicit or config.graph.profile.enable_llm_classification
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
         missing = tsql.missing_tables(ctx.conn, tsql.STAGE4_TABLES + ("assertion_temporalized", "graph_nodes"))
@@ -40,7 +46,7 @@ class GraphMaterialization:
         build_core(g, data, gcfg)
         pstats: dict[str, Any] = {}
         if gcfg.profile.enable_temporal_profiles:
-            pstats = build_profiles(g, data, gcfg.profile)
+            pstats = build_profiles(g, data, gcfg.profile, config=ctx.config, ctx=ctx)
         nodes, edges = g.rows()
         gsql.replace_graph(ctx.conn, nodes, edges)
         counts: dict[str, Any] = {"quality": q}

@@ -207,7 +207,9 @@ def run_passes(bases: list[Base], retractions: list[dict], pc: PassContext) -> t
 
 
 def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassContext, conflict) -> None:
-    cands = [b for b in bases if st[b.assertion_id].status == "active" and b.eligible and b.valid_from]
+    # T35: a negated state was true until its negation, so it is still a state in the succession: a newer state
+    # that starts while it held closes it there (valid_to = min), its status stays negated (§5.12)
+    cands = [b for b in bases if st[b.assertion_id].status in ("active", "negated") and b.eligible and b.valid_from]
     if not cands:
         return
     s_id, p_id = cands[0].subject_entity_id, cands[0].predicate_id
@@ -253,6 +255,10 @@ def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassCon
             prev = (t, w, group)
             continue
         ps, cs = st[pw.assertion_id], st[w.assertion_id]
+        if ps.status == "negated" and ps.valid_to is not None and ps.valid_to <= t:
+            # T35: it had ended (negated) before this state began: a gap, not a change of state
+            prev = (t, w, group)
+            continue
         if ps.status == "conflicted" or cs.status == "conflicted":
             ids = sorted({pw.assertion_id, w.assertion_id})
             conflict("OBJ_TRANSITION_CONFLICT", ["trans_conflict", s_id, p_id, pt, t], ids,
@@ -280,6 +286,10 @@ def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassCon
             ps.events.append({"code": "FUNCTIONAL_SUPERSESSION", "by": w.assertion_id, "valid_to": t,
                               "supersession_reason": how, "confidence_diff": round(diff, 6),
                               "prev_tier": prev_tier, "cur_tier": cur_tier, "rule_id": rule.rule_id})
+        elif ps.status == "negated":
+            # T35: the user already ended the earlier state; a newer one too close to call leaves it as it is
+            ps.events.append({"code": "NEGATED_STATE_NOT_CLOSED_BY", "by": w.assertion_id,
+                              "confidence_diff": round(diff, 6)})
         else:
             for s_ in (ps, cs):
                 s_.set_status("conflicted", "CONFLICTED", None)
