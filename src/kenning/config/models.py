@@ -410,6 +410,9 @@ class FtsConfig(Strict):
     stopwords: list[str]
     rank_all_below: int = Field(ge=0)
     common_term_cap: int = Field(gt=0)
+    min_term_chars: int = 1
+    drop_speaker_terms: bool = False
+    framing_words: list[str] = Field(default_factory=list)
 
 
 class EntityLaneConfig(Strict):
@@ -433,6 +436,9 @@ class VectorConfig(Strict):
 
 class SpeakerConfig(Strict):
     min_name_chars: int
+    multi: str = "union"
+    strip_names_in_vector: bool = False
+    strip_names_in_plain_vector: bool = False
 
 
 class TimeLaneConfig(Strict):
@@ -442,6 +448,8 @@ class TimeLaneConfig(Strict):
 class AdjacencyConfig(Strict):
     seeds: int
     window: int
+    order: str = "position"
+    decay: float = 0.5
 
 
 class SearchIndexConfig(Strict):

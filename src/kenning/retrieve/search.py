@@ -196,18 +196,25 @@ class Searcher:
         speakers, speaker_terms = [], set()
         min_chars = self.cfg.speaker.min_name_chars
         speaker_norms: set[str] = set()
+        first_at: dict[str, int] = {}
         for stored, names in self.speaker_names():
             for n in names:
-                if len(n) >= min_chars and re.search(rf"(?<![\w]){re.escape(n.lower())}(?![\w])", low):
+                m = re.search(rf"(?<![\w]){re.escape(n.lower())}(?![\w])", low) if len(n) >= min_chars else None
+                if m:
                     if stored not in speakers:
                         speakers.append(stored)
+                    first_at[stored] = min(first_at.get(stored, m.start()), m.start())
                     speaker_terms |= set(_TOKEN.findall(n.lower()))
             speaker_norms |= {_norm(n) for n in names}
+        speakers.sort(key=lambda x: first_at[x])
         times = resolve_all(query, now)
         time_terms: set[str] = set()
         for t in times:
             time_terms |= set(_TOKEN.findall(t.text.lower()))
-        terms = [t for t in _TOKEN.findall(low) if t not in stop][: self.cfg.fts.max_query_terms]
+        framing = set(self.cfg.fts.framing_words)
+        mc = self.cfg.fts.min_term_chars
+        terms = [t for t in _TOKEN.findall(low) if t not in stop and t not in framing and (len(t) >= mc or t.isdigit())
+                 ][: self.cfg.fts.max_query_terms]
         entities, entity_terms = ([], set())
         if self.cfg.lane_weights.entity > 0:
             entities, entity_terms = self.match_entities(query, speaker_norms)
@@ -434,13 +441,26 @@ class Searcher:
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
         if on("fts"):
-            first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound, **kf))
+            fterms = pq.terms
+            if cfg.fts.drop_speaker_terms and pq.speakers and on("speaker"):
+                fterms = [t for t in pq.terms if t not in pq.speaker_terms]
+            first.append(self.fts_lane("fts", fterms, w.fts, cap, as_of=bound, **kf))
+        sv = qvec
+        if pq.speakers and qvec is not None and (cfg.speaker.strip_names_in_vector or
+                                                  cfg.speaker.strip_names_in_plain_vector):
+            stripped = _strip_words(query, pq.speaker_terms)
+            if stripped.strip():
+                sv = np.asarray(self.embedder().embed([stripped])[0], dtype=np.float32)
         if on("vector") and qvec is not None:
-            first.append(self.vector_lane("vector", qvec, w.vector, cap, as_of=bound, **kf))
+            first.append(self.vector_lane("vector", sv if cfg.speaker.strip_names_in_plain_vector else qvec,
+                                          w.vector, cap, as_of=bound, **kf))
         if on("speaker") and pq.speakers:
             terms = [t for t in pq.terms if t not in pq.speaker_terms]
-            first.append(self._restricted("speaker", terms, qvec, w.speaker, "speaker: " + ", ".join(pq.speakers),
-                                          as_of=bound, speakers=pq.speakers))
+            if not cfg.speaker.strip_names_in_vector:
+                sv = qvec
+            spk = pq.speakers[:1] if cfg.speaker.multi == "first" else pq.speakers
+            first.append(self._restricted("speaker", terms, sv, w.speaker, "speaker: " + ", ".join(spk),
+                                          as_of=bound, speakers=spk))
         if on("time") and pq.times:
             iv = pq.times[0]
             slack = dt.timedelta(days=cfg.time.slack_days)
@@ -477,16 +497,36 @@ class Searcher:
             seeds = [f for f in first_pass if isinstance(f.key, int)][: cfg.adjacency.seeds]
             docs.update(search_sql.docs_by_rowid(self.conn, [f.key for f in seeds if f.key not in docs]))
             items, seen = [], {f.key for f in seeds}
-            for f in seeds:
-                d = docs.get(f.key)
-                if not d or d.get("position") is None:
-                    continue
-                for rowid, _pos in search_sql.neighbours(self.conn, d["conversation_id"], d["position"],
-                                                         cfg.adjacency.window, bound):
-                    if rowid not in seen:
-                        seen.add(rowid)
-                        items.append(Candidate(rowid, f.score, {"next_to": d["doc_id"]},
-                                               [{"kind": "adjacent_to", "message_id": d["doc_id"]}]))
+            if cfg.adjacency.order == "position":
+                for f in seeds:
+                    d = docs.get(f.key)
+                    if not d or d.get("position") is None:
+                        continue
+                    for rowid, _pos in search_sql.neighbours(self.conn, d["conversation_id"], d["position"],
+                                                             cfg.adjacency.window, bound):
+                        if rowid not in seen:
+                            seen.add(rowid)
+                            items.append(Candidate(rowid, f.score, {"next_to": d["doc_id"]},
+                                                   [{"kind": "adjacent_to", "message_id": d["doc_id"]}]))
+            else:
+                best: dict[int, tuple[float, int, str]] = {}
+                for i, f in enumerate(seeds):
+                    d = docs.get(f.key)
+                    if not d or d.get("position") is None:
+                        continue
+                    for rowid, pos in search_sql.neighbours(self.conn, d["conversation_id"], d["position"],
+                                                            cfg.adjacency.window, bound):
+                        if rowid in seen:
+                            continue
+                        sc = f.score * cfg.adjacency.decay ** (abs(pos - d["position"]) - 1)
+                        old_ = best.get(rowid)
+                        if cfg.adjacency.order == "sum" and old_ is not None:
+                            best[rowid] = (old_[0] + sc, old_[1], old_[2])
+                        elif old_ is None or sc > old_[0]:
+                            best[rowid] = (sc, i, d["doc_id"])
+                for rowid, (sc, _i, mid) in sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[0])):
+                    items.append(Candidate(rowid, round(sc, 6), {"next_to": mid},
+                                           [{"kind": "adjacent_to", "message_id": mid}]))
             second.append(RankedList("adjacency", items, w.adjacency))
         for name, lane in self.extra_lanes:
             if enabled is None or name in enabled:
@@ -575,6 +615,13 @@ class Searcher:
                 "date": b["asserted_at"], "text": b["statement"], "current": b["superseded_at"] is None,
                 "score": round(f.score, 6), "lanes": self._lanes(f), "event_time": None,
                 "evidence": evidence + f.evidence}
+
+
+def _strip_words(text: str, words: set[str]) -> str:
+    """``text`` without the given words (and a possessive 's after them)."""
+    out = re.sub(r"[^\W_]+(?:['’]s\b)?", lambda m: "" if _TOKEN.findall(m.group(0).lower())[:1] and
+                 _TOKEN.findall(m.group(0).lower())[0] in words else m.group(0), text)
+    return " ".join(out.split())
 
 
 def _literal(v: str | None) -> str:
