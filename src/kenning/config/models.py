@@ -410,9 +410,8 @@ class FtsConfig(Strict):
     stopwords: list[str]
     rank_all_below: int = Field(ge=0)
     common_term_cap: int = Field(gt=0)
-    min_term_chars: int = 1
-    drop_speaker_terms: bool = False
-    framing_words: list[str] = Field(default_factory=list)
+    # the plain BM25 lane leaves out the names of speakers the query names while the speaker lane runs (R30)
+    speaker_names_in_plain_lane: bool = False
 
 
 class EntityLaneConfig(Strict):
@@ -436,9 +435,8 @@ class VectorConfig(Strict):
 
 class SpeakerConfig(Strict):
     min_name_chars: int
-    multi: str = "union"
-    strip_names_in_vector: bool = False
-    strip_names_in_plain_vector: bool = False
+    # the speaker lane's vector query is the question without the speakers' names, as its BM25 query is (R30)
+    vector_without_names: bool = True
 
 
 class TimeLaneConfig(Strict):
@@ -448,8 +446,6 @@ class TimeLaneConfig(Strict):
 class AdjacencyConfig(Strict):
     seeds: int
     window: int
-    order: str = "position"
-    decay: float = 0.5
 
 
 class SearchIndexConfig(Strict):

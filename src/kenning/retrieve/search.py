@@ -206,15 +206,12 @@ class Searcher:
                     first_at[stored] = min(first_at.get(stored, m.start()), m.start())
                     speaker_terms |= set(_TOKEN.findall(n.lower()))
             speaker_norms |= {_norm(n) for n in names}
-        speakers.sort(key=lambda x: first_at[x])
+        speakers.sort(key=lambda x: (first_at[x], x))     # in the order the query names them
         times = resolve_all(query, now)
         time_terms: set[str] = set()
         for t in times:
             time_terms |= set(_TOKEN.findall(t.text.lower()))
-        framing = set(self.cfg.fts.framing_words)
-        mc = self.cfg.fts.min_term_chars
-        terms = [t for t in _TOKEN.findall(low) if t not in stop and t not in framing and (len(t) >= mc or t.isdigit())
-                 ][: self.cfg.fts.max_query_terms]
+        terms = [t for t in _TOKEN.findall(low) if t not in stop][: self.cfg.fts.max_query_terms]
         entities, entity_terms = ([], set())
         if self.cfg.lane_weights.entity > 0:
             entities, entity_terms = self.match_entities(query, speaker_norms)
@@ -432,35 +429,34 @@ class Searcher:
 
         cap = cfg.lane_cap
         qvec = None
+        svec = None                 # the speaker lane's query vector: the question without the names (R30)
         if any(on(x) for x in ("vector", "speaker", "time", "entity")):
             emb = self.embedder() if (self.vectors is not None and self.vectors.table() is not None) else None
             if emb is not None:
-                qvec = np.asarray(emb.embed([query])[0], dtype=np.float32)
+                texts = [query]
+                if on("speaker") and pq.speakers and cfg.speaker.vector_without_names:
+                    stripped = strip_words(query, pq.speaker_terms)
+                    if stripped and stripped != query:
+                        texts.append(stripped)
+                vecs = emb.embed(texts)     # one call: the model runs once for both
+                qvec = np.asarray(vecs[0], dtype=np.float32)
+                svec = np.asarray(vecs[1], dtype=np.float32) if len(texts) > 1 else qvec
             elif self.vectors is not None and on("vector"):
                 self.notes.append("no vectors in the search index yet: run `kenning reindex` for the vector lanes")
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
         if on("fts"):
             fterms = pq.terms
-            if cfg.fts.drop_speaker_terms and pq.speakers and on("speaker"):
-                fterms = [t for t in pq.terms if t not in pq.speaker_terms]
+            if pq.speakers and on("speaker") and not cfg.fts.speaker_names_in_plain_lane:
+                # the speaker lane carries who; a name in the text is mostly a greeting ("Bye Nate!") (R30)
+                fterms = [t for t in pq.terms if t not in pq.speaker_terms] or pq.terms
             first.append(self.fts_lane("fts", fterms, w.fts, cap, as_of=bound, **kf))
-        sv = qvec
-        if pq.speakers and qvec is not None and (cfg.speaker.strip_names_in_vector or
-                                                  cfg.speaker.strip_names_in_plain_vector):
-            stripped = _strip_words(query, pq.speaker_terms)
-            if stripped.strip():
-                sv = np.asarray(self.embedder().embed([stripped])[0], dtype=np.float32)
         if on("vector") and qvec is not None:
-            first.append(self.vector_lane("vector", sv if cfg.speaker.strip_names_in_plain_vector else qvec,
-                                          w.vector, cap, as_of=bound, **kf))
+            first.append(self.vector_lane("vector", qvec, w.vector, cap, as_of=bound, **kf))
         if on("speaker") and pq.speakers:
             terms = [t for t in pq.terms if t not in pq.speaker_terms]
-            if not cfg.speaker.strip_names_in_vector:
-                sv = qvec
-            spk = pq.speakers[:1] if cfg.speaker.multi == "first" else pq.speakers
-            first.append(self._restricted("speaker", terms, sv, w.speaker, "speaker: " + ", ".join(spk),
-                                          as_of=bound, speakers=spk))
+            first.append(self._restricted("speaker", terms, svec, w.speaker, "speaker: " + ", ".join(pq.speakers),
+                                          as_of=bound, speakers=pq.speakers))
         if on("time") and pq.times:
             iv = pq.times[0]
             slack = dt.timedelta(days=cfg.time.slack_days)
@@ -497,36 +493,16 @@ class Searcher:
             seeds = [f for f in first_pass if isinstance(f.key, int)][: cfg.adjacency.seeds]
             docs.update(search_sql.docs_by_rowid(self.conn, [f.key for f in seeds if f.key not in docs]))
             items, seen = [], {f.key for f in seeds}
-            if cfg.adjacency.order == "position":
-                for f in seeds:
-                    d = docs.get(f.key)
-                    if not d or d.get("position") is None:
-                        continue
-                    for rowid, _pos in search_sql.neighbours(self.conn, d["conversation_id"], d["position"],
-                                                             cfg.adjacency.window, bound):
-                        if rowid not in seen:
-                            seen.add(rowid)
-                            items.append(Candidate(rowid, f.score, {"next_to": d["doc_id"]},
-                                                   [{"kind": "adjacent_to", "message_id": d["doc_id"]}]))
-            else:
-                best: dict[int, tuple[float, int, str]] = {}
-                for i, f in enumerate(seeds):
-                    d = docs.get(f.key)
-                    if not d or d.get("position") is None:
-                        continue
-                    for rowid, pos in search_sql.neighbours(self.conn, d["conversation_id"], d["position"],
-                                                            cfg.adjacency.window, bound):
-                        if rowid in seen:
-                            continue
-                        sc = f.score * cfg.adjacency.decay ** (abs(pos - d["position"]) - 1)
-                        old_ = best.get(rowid)
-                        if cfg.adjacency.order == "sum" and old_ is not None:
-                            best[rowid] = (old_[0] + sc, old_[1], old_[2])
-                        elif old_ is None or sc > old_[0]:
-                            best[rowid] = (sc, i, d["doc_id"])
-                for rowid, (sc, _i, mid) in sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[0])):
-                    items.append(Candidate(rowid, round(sc, 6), {"next_to": mid},
-                                           [{"kind": "adjacent_to", "message_id": mid}]))
+            for f in seeds:
+                d = docs.get(f.key)
+                if not d or d.get("position") is None:
+                    continue
+                for rowid, _pos in search_sql.neighbours(self.conn, d["conversation_id"], d["position"],
+                                                         cfg.adjacency.window, bound):
+                    if rowid not in seen:
+                        seen.add(rowid)
+                        items.append(Candidate(rowid, f.score, {"next_to": d["doc_id"]},
+                                               [{"kind": "adjacent_to", "message_id": d["doc_id"]}]))
             second.append(RankedList("adjacency", items, w.adjacency))
         for name, lane in self.extra_lanes:
             if enabled is None or name in enabled:
@@ -617,11 +593,14 @@ class Searcher:
                 "evidence": evidence + f.evidence}
 
 
-def _strip_words(text: str, words: set[str]) -> str:
-    """``text`` without the given words (and a possessive 's after them)."""
-    out = re.sub(r"[^\W_]+(?:['’]s\b)?", lambda m: "" if _TOKEN.findall(m.group(0).lower())[:1] and
-                 _TOKEN.findall(m.group(0).lower())[0] in words else m.group(0), text)
-    return " ".join(out.split())
+def strip_words(text: str, words: set[str]) -> str:
+    """``text`` without the words in ``words`` (lowercase tokens) and a possessive 's after them, spaces
+    collapsed: "What did Nate do for Joanna's birthday?" − {nate, joanna} → "What did do for birthday?"."""
+    def keep(m: re.Match) -> str:
+        toks = _TOKEN.findall(m.group(0).lower())
+        return "" if toks and all(t in words or t == "s" for t in toks) and toks[0] in words else m.group(0)
+
+    return " ".join(re.sub(r"[^\W_]+(?:['’]s\b)?", keep, text).split())
 
 
 def _literal(v: str | None) -> str:
