@@ -600,7 +600,8 @@ def strip_words(text: str, words: set[str]) -> str:
         toks = _TOKEN.findall(m.group(0).lower())
         return "" if toks and all(t in words or t == "s" for t in toks) and toks[0] in words else m.group(0)
 
-    return " ".join(re.sub(r"[^\W_]+(?:['’]s\b)?", keep, text).split())
+    out = " ".join(re.sub(r"[^\W_]+(?:['’]s\b)?", keep, text).split())
+    return out if _WORDS.search(out) else ""
 
 
 def _literal(v: str | None) -> str:
