@@ -269,3 +269,82 @@ def dt_date():
     import datetime as dt
 
     return dt.date(2023, 10, 1)
+
+
+# -- query analysis of speaker names (R30) -------------------------------------------------------------------------
+
+def test_strip_words_removes_names_and_their_possessive():
+    from kenning.retrieve.search import strip_words
+
+    assert strip_words("What did Nate do for Joanna's birthday?", {"nate", "joanna"}) == "What did do for birthday?"
+    assert strip_words("How do Jon and Gina both like to destress?", {"jon", "gina"}) == \
+        "How do and both like to destress?"
+    # a longer word that starts with a name stays; other words' possessives stay
+    assert strip_words("Is Jonathan Jon's friend's dog?", {"jon"}) == "Is Jonathan friend's dog?"
+    assert strip_words("Ben?", {"ben"}) == ""
+
+
+@pytest.fixture
+def greeting_vault(vault, tmp_path):
+    doc = transcript_doc()
+    doc["sessions"][0]["turns"].append({"id": "t4", "speaker": "Ana", "text": "Bye Ben!"})
+    p = tmp_path / "greeting.json"
+    p.write_text(json.dumps(doc))
+    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    return vault
+
+
+def test_plain_bm25_lane_leaves_out_named_speakers(greeting_vault):
+    """The speaker lane carries who: the plain BM25 lane does not rank "Bye Ben!" for a question about Ben."""
+    from kenning.config import load_config
+
+    s = Searcher(greeting_vault.conn, greeting_vault.config)
+    r = s.search("What did Ben say about the lake?", now=NOW, lanes=["fts", "speaker"])
+    assert r.hits[0]["text"].startswith("We went camping by the lake")
+    assert "Bye Ben!" not in [h["text"] for h in r.hits]
+    # without the speaker lane the name is an ordinary word again
+    alone = s.search("What did Ben say about the lake?", now=NOW, lanes=["fts"])
+    assert "Bye Ben!" in [h["text"] for h in alone.hits]
+    # the old behaviour is a setting
+    cfg = load_config(overrides={**HASH, "retrieval": {"fts": {"speaker_names_in_plain_lane": True}}})
+    old = Searcher(greeting_vault.conn, cfg).search("What did Ben say about the lake?", now=NOW,
+                                                     lanes=["fts", "speaker"])
+    bye = next(h for h in old.hits if h["text"] == "Bye Ben!")
+    assert "fts" in bye["lanes"]
+
+
+class _Recording:
+    """The vault's real embedder, remembering what it was asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_speaker_lane_vector_is_the_question_without_the_names(indexed):
+    from kenning.config import load_config
+
+    real = Searcher(indexed.conn, indexed.config).embedder()
+    rec = _Recording(real)
+    s = Searcher(indexed.conn, indexed.config, embedder=rec)
+    r = s.search("What did Ben say about the lake?", now=NOW)
+    # one embedding call holds both sentences
+    assert rec.calls == [["What did Ben say about the lake?", "What did say about the lake?"]]
+    assert r.hits[0]["speaker"] == "Ben" and r.hits[0]["text"].startswith("We went camping")
+    # the speaker lane's vector half ranks Ben's turns by the stripped question, exactly as a scan does
+    svec = real.embed(["What did say about the lake?"])[0]
+    lane = s.search("What did Ben say about the lake?", now=NOW, lanes=["speaker"], k=50)
+    assert {h["speaker"] for h in lane.hits} == {"Ben"}
+    got = s.vectors.knn(svec, 50, speakers=["Ben"])
+    assert [r for r, _ in got] == [r for r, _ in sorted(got, key=lambda x: -x[1])]
+    # no names in the query: one sentence; the setting off: one sentence
+    rec.calls.clear()
+    s.search("camping by the lake", now=NOW)
+    assert rec.calls == [["camping by the lake"]]
+    cfg = load_config(overrides={**HASH, "retrieval": {"speaker": {"vector_without_names": False}}})
+    rec2 = _Recording(real)
+    Searcher(indexed.conn, cfg, embedder=rec2).search("What did Ben say about the lake?", now=NOW)
+    assert rec2.calls == [["What did Ben say about the lake?"]]

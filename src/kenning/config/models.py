@@ -410,6 +410,8 @@ class FtsConfig(Strict):
     stopwords: list[str]
     rank_all_below: int = Field(ge=0)
     common_term_cap: int = Field(gt=0)
+    # the plain BM25 lane leaves out the names of speakers the query names while the speaker lane runs (R30)
+    speaker_names_in_plain_lane: bool = False
 
 
 class EntityLaneConfig(Strict):
@@ -433,6 +435,8 @@ class VectorConfig(Strict):
 
 class SpeakerConfig(Strict):
     min_name_chars: int
+    # the speaker lane's vector query is the question without the speakers' names, as its BM25 query is (R30)
+    vector_without_names: bool = True
 
 
 class TimeLaneConfig(Strict):

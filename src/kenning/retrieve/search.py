@@ -196,13 +196,17 @@ class Searcher:
         speakers, speaker_terms = [], set()
         min_chars = self.cfg.speaker.min_name_chars
         speaker_norms: set[str] = set()
+        first_at: dict[str, int] = {}
         for stored, names in self.speaker_names():
             for n in names:
-                if len(n) >= min_chars and re.search(rf"(?<![\w]){re.escape(n.lower())}(?![\w])", low):
+                m = re.search(rf"(?<![\w]){re.escape(n.lower())}(?![\w])", low) if len(n) >= min_chars else None
+                if m:
                     if stored not in speakers:
                         speakers.append(stored)
+                    first_at[stored] = min(first_at.get(stored, m.start()), m.start())
                     speaker_terms |= set(_TOKEN.findall(n.lower()))
             speaker_norms |= {_norm(n) for n in names}
+        speakers.sort(key=lambda x: (first_at[x], x))     # in the order the query names them
         times = resolve_all(query, now)
         time_terms: set[str] = set()
         for t in times:
@@ -425,21 +429,33 @@ class Searcher:
 
         cap = cfg.lane_cap
         qvec = None
+        svec = None                 # the speaker lane's query vector: the question without the names (R30)
         if any(on(x) for x in ("vector", "speaker", "time", "entity")):
             emb = self.embedder() if (self.vectors is not None and self.vectors.table() is not None) else None
             if emb is not None:
-                qvec = np.asarray(emb.embed([query])[0], dtype=np.float32)
+                texts = [query]
+                if on("speaker") and pq.speakers and cfg.speaker.vector_without_names:
+                    stripped = strip_words(query, pq.speaker_terms)
+                    if stripped and stripped != query:
+                        texts.append(stripped)
+                vecs = emb.embed(texts)     # one call: the model runs once for both
+                qvec = np.asarray(vecs[0], dtype=np.float32)
+                svec = np.asarray(vecs[1], dtype=np.float32) if len(texts) > 1 else qvec
             elif self.vectors is not None and on("vector"):
                 self.notes.append("no vectors in the search index yet: run `kenning reindex` for the vector lanes")
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
         if on("fts"):
-            first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound, **kf))
+            fterms = pq.terms
+            if pq.speakers and on("speaker") and not cfg.fts.speaker_names_in_plain_lane:
+                # the speaker lane carries who; a name in the text is mostly a greeting ("Bye Nate!") (R30)
+                fterms = [t for t in pq.terms if t not in pq.speaker_terms] or pq.terms
+            first.append(self.fts_lane("fts", fterms, w.fts, cap, as_of=bound, **kf))
         if on("vector") and qvec is not None:
             first.append(self.vector_lane("vector", qvec, w.vector, cap, as_of=bound, **kf))
         if on("speaker") and pq.speakers:
             terms = [t for t in pq.terms if t not in pq.speaker_terms]
-            first.append(self._restricted("speaker", terms, qvec, w.speaker, "speaker: " + ", ".join(pq.speakers),
+            first.append(self._restricted("speaker", terms, svec, w.speaker, "speaker: " + ", ".join(pq.speakers),
                                           as_of=bound, speakers=pq.speakers))
         if on("time") and pq.times:
             iv = pq.times[0]
@@ -575,6 +591,17 @@ class Searcher:
                 "date": b["asserted_at"], "text": b["statement"], "current": b["superseded_at"] is None,
                 "score": round(f.score, 6), "lanes": self._lanes(f), "event_time": None,
                 "evidence": evidence + f.evidence}
+
+
+def strip_words(text: str, words: set[str]) -> str:
+    """``text`` without the words in ``words`` (lowercase tokens) and a possessive 's after them, spaces
+    collapsed: "What did Nate do for Joanna's birthday?" − {nate, joanna} → "What did do for birthday?"."""
+    def keep(m: re.Match) -> str:
+        toks = _TOKEN.findall(m.group(0).lower())
+        return "" if toks and all(t in words or t == "s" for t in toks) and toks[0] in words else m.group(0)
+
+    out = " ".join(re.sub(r"[^\W_]+(?:['’]s\b)?", keep, text).split())
+    return out if _WORDS.search(out) else ""
 
 
 def _literal(v: str | None) -> str:
