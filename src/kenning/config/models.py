@@ -192,7 +192,10 @@ class MiniLMConfig(Strict):
     model_name: str
     device: str
     max_seq_length: int = Field(gt=0)
+    runtime: Literal["auto", "onnx", "torch"]
     torch_threads: int = Field(ge=0)
+    onnx_threads: int = Field(ge=0)
+    onnx_cache_dir: str | None
 
 
 class OpenAIEmbeddingsConfig(Strict):
