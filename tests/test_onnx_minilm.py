@@ -196,7 +196,7 @@ def test_runtime_setting_is_validated():
     with pytest.raises(EmbeddingError, match="unknown minilm runtime"):
         MiniLMEmbedder(runtime="tensorrt")
     d = load_config().embeddings.minilm
-    assert (d.runtime, d.onnx_threads, d.onnx_cache_dir) == ("auto", 0, None)
+    assert (d.runtime, d.onnx_threads, d.onnx_cache_dir, d.onnx_spin_wait) == ("auto", 0, None, False)
 
 
 def test_cache_dir_resolution(monkeypatch, tmp_path):
@@ -206,3 +206,24 @@ def test_cache_dir_resolution(monkeypatch, tmp_path):
     monkeypatch.delenv("KENNING_ONNX_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert onnx_minilm.default_cache_dir() == tmp_path / "xdg" / "kenning" / "onnx"
+
+
+def test_calibration_is_the_same_on_both_runtimes(first_use, fresh_sessions):
+    """The calibrated thresholds (embeddings.thresholds) stay valid: both runtimes fit the same values with the
+    same precision and recall, and no pair's similarity moves by more than float noise."""
+    from kenning.llm.calibrate import calibrate_backend, load_pairs
+
+    cache, _ = first_use
+    pairs = load_pairs()
+    reports, sims = {}, {}
+    for rt in ("onnx", "torch"):
+        cfg = _cfg(cache, runtime=rt)
+        reports[rt] = calibrate_backend(cfg, "minilm", pairs)
+        emb = get_embedder(cfg)
+        a, b = emb.embed([p.a for p in pairs]), emb.embed([p.b for p in pairs])
+        assert emb.active_runtime == rt
+        sims[rt] = (a * b).sum(axis=1)
+    assert reports["onnx"]["thresholds"] == reports["torch"]["thresholds"] == \
+        load_config().embeddings.thresholds["all-MiniLM-L6-v2"].model_dump()
+    assert reports["onnx"]["at_fitted"] == reports["torch"]["at_fitted"]
+    assert float(np.abs(sims["onnx"] - sims["torch"]).max()) < 1e-5

@@ -195,6 +195,7 @@ class MiniLMConfig(Strict):
     runtime: Literal["auto", "onnx", "torch"]
     torch_threads: int = Field(ge=0)
     onnx_threads: int = Field(ge=0)
+    onnx_spin_wait: bool
     onnx_cache_dir: str | None
 
 

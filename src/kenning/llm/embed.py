@@ -269,7 +269,7 @@ class MiniLMEmbedder(_Batched):
 
     def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", device: str = "cpu", max_seq_length: int = 256,
                  batch_size: int = 64, torch_threads: int = 0, runtime: str = "auto", onnx_threads: int = 0,
-                 onnx_cache_dir: str | None = None):
+                 onnx_cache_dir: str | None = None, onnx_spin_wait: bool = False):
         if runtime not in MINILM_RUNTIMES:
             raise EmbeddingError(f"unknown minilm runtime {runtime!r}; use one of {', '.join(MINILM_RUNTIMES)}")
         self.model_name = model_name
@@ -278,6 +278,7 @@ class MiniLMEmbedder(_Batched):
         self.device, self.max_seq_length, self.batch_size = device, max_seq_length, batch_size
         self.torch_threads = torch_threads
         self.runtime, self.onnx_threads, self.onnx_cache_dir = runtime, onnx_threads, onnx_cache_dir
+        self.onnx_spin_wait = onnx_spin_wait
         self._model = None
         self._onnx = None
         self._active: str | None = None
@@ -311,7 +312,8 @@ class MiniLMEmbedder(_Batched):
         threads = self.onnx_threads or _usable_cpus()
         try:
             self._onnx = onnx_minilm.load_onnx_minilm(minilm_model_path(), max_seq_length=self.max_seq_length,
-                                                      threads=threads, cache_dir=self.onnx_cache_dir)
+                                                      threads=threads, cache_dir=self.onnx_cache_dir,
+                                                      spin_wait=self.onnx_spin_wait)
         except onnx_minilm.OnnxExportError as e:
             self.fallback_reason = str(e)
             warnings.warn(f"all-MiniLM-L6-v2: the ONNX runtime is unavailable ({e}); embedding with torch "
@@ -486,7 +488,7 @@ def get_embedder(config: Config, spec: str | None = None, *, dimension: int | No
         inner = MiniLMEmbedder(model_name=name, device=e.minilm.device, max_seq_length=e.minilm.max_seq_length,
                                batch_size=e.batch_size, torch_threads=e.minilm.torch_threads,
                                runtime=e.minilm.runtime, onnx_threads=e.minilm.onnx_threads,
-                               onnx_cache_dir=e.minilm.onnx_cache_dir)
+                               onnx_cache_dir=e.minilm.onnx_cache_dir, onnx_spin_wait=e.minilm.onnx_spin_wait)
     else:
         o = e.openai
         base_url = o.base_url or config.llm.base_url

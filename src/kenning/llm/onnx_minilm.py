@@ -39,8 +39,8 @@ PROBES = ("i am patient", "I don't like crowds, but I love small dinners with fr
 PROBE_MIN_COSINE = 0.99999
 ENV_CACHE_DIR = "KENNING_ONNX_CACHE"
 
-_SESSIONS: dict[tuple[str, int, int], "OnnxMiniLM"] = {}
-_FAILED: dict[tuple[str, int, int], "OnnxExportError"] = {}  # an export that failed is not retried per embedder
+_SESSIONS: dict[tuple, "OnnxMiniLM"] = {}
+_FAILED: dict[tuple, "OnnxExportError"] = {}  # an export that failed is not retried per embedder
 _LOCK = threading.Lock()
 
 
@@ -121,7 +121,8 @@ class _Tokenizer:
 class OnnxMiniLM:
     """An ONNX Runtime session over the exported model plus its tokenizer."""
 
-    def __init__(self, onnx_path: Path, model_dir: Path, max_seq_length: int, threads: int):
+    def __init__(self, onnx_path: Path, model_dir: Path, max_seq_length: int, threads: int,
+                 spin_wait: bool = False):
         import onnxruntime as ort
 
         so = ort.SessionOptions()
@@ -130,11 +131,11 @@ class OnnxMiniLM:
         so.inter_op_num_threads = 1
         if threads > 0:
             so.intra_op_num_threads = threads
-        # Like OMP_WAIT_POLICY=PASSIVE for torch (decisions M17): threads that spin while waiting starve each
-        # other and everything else on a busy 2-core machine.
-        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # By default like OMP_WAIT_POLICY=PASSIVE for torch (decisions M17): threads that spin while waiting
+        # starve each other and everything else on a busy 2-core machine.
+        so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin_wait else "0")
         so.log_severity_level = 3
-        self.path, self.threads = onnx_path, threads
+        self.path, self.threads, self.spin_wait = onnx_path, threads, spin_wait
         try:
             self.session = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
         except Exception as e:  # noqa: BLE001 - a damaged file: the loader rebuilds it
@@ -230,12 +231,12 @@ def _check(model: OnnxMiniLM, meta: dict) -> None:
                               f"(cosine {float(cos.min()):.6f})")
 
 
-def _open(final: Path, model_dir: Path, max_seq_length: int, threads: int) -> OnnxMiniLM:
+def _open(final: Path, model_dir: Path, max_seq_length: int, threads: int, spin_wait: bool) -> OnnxMiniLM:
     try:
         meta = json.loads((final / META_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise OnnxExportError(f"cannot read {final / META_FILE}: {e}") from e
-    model = OnnxMiniLM(final / ONNX_FILE, model_dir, max_seq_length, threads)
+    model = OnnxMiniLM(final / ONNX_FILE, model_dir, max_seq_length, threads, spin_wait)
     _check(model, meta)
     return model
 
@@ -264,6 +265,9 @@ def ensure_export(model_dir: Path, cache_dir: Path) -> tuple[Path, bool]:
             if final.exists():
                 _discard(final)
             tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=cache_dir))
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; an export is not a secret
             try:
                 _export(model_dir, tmp, key)
                 os.rename(tmp, final)
@@ -278,14 +282,14 @@ def ensure_export(model_dir: Path, cache_dir: Path) -> tuple[Path, bool]:
 
 
 def load_onnx_minilm(model_dir: str | Path, *, max_seq_length: int = 256, threads: int = 0,
-                     cache_dir: str | Path | None = None) -> OnnxMiniLM:
+                     cache_dir: str | Path | None = None, spin_wait: bool = False) -> OnnxMiniLM:
     """The ONNX model, exported on first use and cached on disk; one session per process and setting.
     A cached file that fails to load or to reproduce the probe vectors is discarded and exported again once;
     any remaining failure raises :class:`OnnxExportError`."""
     model_dir = Path(model_dir)
     cache = default_cache_dir(str(cache_dir) if cache_dir else None)
     max_seq_length = min(int(max_seq_length), MAX_POSITIONS)
-    sess_key = (str(cache.resolve()), max_seq_length, int(threads))
+    sess_key = (str(cache.resolve()), max_seq_length, int(threads), bool(spin_wait))
     with _LOCK:
         hit = _SESSIONS.get(sess_key)
         if hit is not None:
@@ -295,7 +299,7 @@ def load_onnx_minilm(model_dir: str | Path, *, max_seq_length: int = 256, thread
         try:
             final, made = ensure_export(model_dir, cache)
             try:
-                model = _open(final, model_dir, max_seq_length, threads)
+                model = _open(final, model_dir, max_seq_length, threads, spin_wait)
             except OnnxExportError as first:
                 if made:
                     raise
@@ -304,7 +308,7 @@ def load_onnx_minilm(model_dir: str | Path, *, max_seq_length: int = 256, thread
                 with _FileLock(cache / f"{final.name}.lock"):
                     _discard(final)
                 final, made = ensure_export(model_dir, cache)
-                model = _open(final, model_dir, max_seq_length, threads)
+                model = _open(final, model_dir, max_seq_length, threads, spin_wait)
         except OnnxExportError as e:
             _FAILED[sess_key] = e
             raise
