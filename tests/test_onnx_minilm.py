@@ -131,11 +131,13 @@ def test_a_damaged_cache_is_exported_again(first_use, tmp_path, fresh_sessions):
     size = onnx_file.stat().st_size
     with open(onnx_file, "r+b") as f:  # a half-written file
         f.truncate(size // 2)
-    (mine / ".tmp-minilm-leftover-x").mkdir()  # an export a killed process never finished
-    (mine / ".tmp-minilm-leftover-x" / "model.onnx").write_bytes(b"\0" * 100)
+    leftover = mine / f".tmp-{export.name}-killed"  # an export a killed process never finished
+    leftover.mkdir()
+    (leftover / "model.onnx").write_bytes(b"\0" * 100)
     with pytest.warns(UserWarning, match="damaged"):
         m = onnx_minilm.load_onnx_minilm(minilm_model_path(), threads=1, cache_dir=mine)
     assert m.exported_now is True and m.export_dir == export and onnx_file.stat().st_size > size // 2
+    assert not leftover.exists()
     assert float(m.encode(["i am patient"])[0] @ m.encode(["i am patient"])[0]) == pytest.approx(1.0, abs=1e-5)
 
 
@@ -227,3 +229,20 @@ def test_calibration_is_the_same_on_both_runtimes(first_use, fresh_sessions):
         load_config().embeddings.thresholds["all-MiniLM-L6-v2"].model_dump()
     assert reports["onnx"]["at_fitted"] == reports["torch"]["at_fitted"]
     assert float(np.abs(sims["onnx"] - sims["torch"]).max()) < 1e-5
+
+
+def test_embed_cli_reports_the_runtime(first_use, tmp_path, kenning_cli):
+    cache, _ = first_use
+    torch_cfg = tmp_path / "torch.yaml"
+    torch_cfg.write_text("embeddings:\n  minilm:\n    runtime: torch\n", encoding="utf-8")
+    env = {"HF_HUB_OFFLINE": "1", "KENNING_ONNX_CACHE": str(cache)}
+    out = {}
+    for name, extra in (("auto", []), ("torch", ["--config", str(torch_cfg)])):
+        r = kenning_cli("embed", "i am patient", "i am a patient person", "--json", *extra, env=env)
+        assert r.returncode == 0, r.stderr
+        out[name] = json.loads(r.stdout)
+    assert out["auto"]["runtime"] == "onnx" and out["torch"]["runtime"] == "torch"
+    assert out["auto"]["model_id"] == out["torch"]["model_id"] == "minilm:all-MiniLM-L6-v2"
+    assert out["auto"]["similarities"][0]["similarity"] == pytest.approx(
+        out["torch"]["similarities"][0]["similarity"], abs=1e-5)
+    assert not [p for p in cache.iterdir() if p.name.startswith(".tmp")]

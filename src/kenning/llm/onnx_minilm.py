@@ -264,6 +264,9 @@ def ensure_export(model_dir: Path, cache_dir: Path) -> tuple[Path, bool]:
                 return final, False  # another process exported it while we waited
             if final.exists():
                 _discard(final)
+            # exports only ever run under this lock, so these are from processes killed mid-export
+            for stale in cache_dir.glob(f".tmp-{final.name}-*"):
+                shutil.rmtree(stale, ignore_errors=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=cache_dir))
             umask = os.umask(0)
             os.umask(umask)
