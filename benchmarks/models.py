@@ -1,8 +1,10 @@
 """Model-layer benchmarks (issue 3 targets), printed as a Markdown section for benchmarks/RESULTS.md.
 
     HF_HUB_OFFLINE=1 PYTHONPATH=src .venv/bin/python benchmarks/models.py [--vectors 100000] [--skip-minilm]
+                                                                          [--minilm-only]
 
-1. MiniLM embedding throughput, short sentences, batch 64 (target ≥ 500/s on a 2-core machine).
+1. MiniLM embedding throughput, short sentences, batch 64 (target ≥ 500/s on a 2-core machine), on both
+   runtimes (onnxruntime, the default, and sentence-transformers/torch) in the same run, with their ratio.
 2. Hash embedding throughput (target ≥ 50k/s).
 3. Exact top-10 over N 384-d vectors through ``VectorIndex.search`` (in-memory mirror engine and sqlite-vec
    engine) vs a bare numpy matrix product over the same vectors, in the same run (target ≤ 3×).
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -45,34 +48,63 @@ def short_sentences(n: int) -> list[str]:
     return out
 
 
+def _rel(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
 def load() -> str:
     a, b, c = os.getloadavg()
     return f"{a:.1f}"
 
 
-def bench_minilm(n: int, batch: int) -> dict:
+def bench_minilm(n: int, batch: int, rounds: int = 3) -> dict:
+    """Both runtimes of the minilm backend in the same run, rounds interleaved (torch, onnx, torch, onnx, …) so
+    a change in the machine's load hits both alike; the ONNX export is made (or found in the cache) first."""
     from kenning.llm.embed import MiniLMEmbedder
 
-    emb = MiniLMEmbedder(batch_size=batch)
-    t0 = time.perf_counter()
-    emb.embed(["warm up"])
-    load_s = time.perf_counter() - t0
     texts = short_sentences(n)
-    emb.embed(texts[:batch])
-    runs, cpus = [], []
-    for _ in range(3):
-        t, c = time.perf_counter(), time.process_time()
-        emb.embed(texts)
-        runs.append(time.perf_counter() - t)
-        cpus.append(time.process_time() - c)
+    embs, load_s = {}, {}
+    variants = {"torch": ("torch", False), "onnx": ("onnx", False), "onnx_spin": ("onnx", True)}
+    for name, (rt, spin) in variants.items():
+        emb = MiniLMEmbedder(batch_size=batch, runtime=rt, onnx_spin_wait=spin)
+        t0 = time.perf_counter()
+        emb.embed(["warm up"])
+        load_s[name] = time.perf_counter() - t0
+        if emb.active_runtime != rt:
+            raise SystemExit(f"the {rt} runtime is not available: {emb.fallback_reason}")
+        emb.embed(texts[:batch])
+        embs[name] = emb
+    runs: dict[str, list[float]] = {k: [] for k in variants}
+    cpus: dict[str, list[float]] = {k: [] for k in variants}
+    vecs = {}
+    loads = []
+    for _ in range(rounds):
+        for rt, emb in embs.items():
+            t, c = time.perf_counter(), time.process_time()
+            vecs[rt] = emb.embed(texts)
+            runs[rt].append(time.perf_counter() - t)
+            cpus[rt].append(time.process_time() - c)
+            loads.append(os.getloadavg()[0])
     import torch
 
-    tok = emb.model.tokenizer(texts[:256], padding=False)["input_ids"]
-    return {"sentences": n, "batch_size": batch, "best_per_s": round(n / min(runs)),
-            "median_per_s": round(n / statistics.median(runs)), "model_load_s": round(load_s, 1),
-            "per_cpu_s": round(n / min(cpus)),
-            "mean_tokens": round(sum(map(len, tok)) / len(tok), 1), "torch_threads": torch.get_num_threads(),
-            "load_avg": load()}
+    tok = embs["torch"].model.tokenizer(texts[:256], padding=False)["input_ids"]
+    out = {"sentences": n, "batch_size": batch, "rounds": rounds,
+           "mean_tokens": round(sum(map(len, tok)) / len(tok), 1),
+           "min_cosine_onnx_vs_torch": float((vecs["onnx"] * vecs["torch"]).sum(axis=1).min()),
+           "load_avg_min": round(min(loads), 1), "load_avg_max": round(max(loads), 1), "load_avg": load()}
+    for rt in variants:
+        out[rt] = {"best_per_s": round(n / min(runs[rt])), "median_per_s": round(n / statistics.median(runs[rt])),
+                   "per_cpu_s": round(n / min(cpus[rt])), "model_load_s": round(load_s[rt], 1)}
+    out["torch"]["threads"] = torch.get_num_threads()
+    out["onnx"]["threads"] = out["onnx_spin"]["threads"] = embs["onnx"]._onnx.threads
+    out["onnx_spin_ratio_best"] = round(min(runs["torch"]) / min(runs["onnx_spin"]), 2)
+    out["onnx_torch_ratio_best"] = round(min(runs["torch"]) / min(runs["onnx"]), 2)
+    out["onnx_torch_ratio_median"] = round(statistics.median(runs["torch"]) / statistics.median(runs["onnx"]), 2)
+    out["onnx_torch_ratio_cpu"] = round(min(cpus["torch"]) / min(cpus["onnx"]), 2)
+    return out
 
 
 def bench_hash(n: int) -> dict:
@@ -97,12 +129,22 @@ def bench_hash(n: int) -> dict:
 
 def bench_topk(n: int, dim: int, queries: int) -> dict:
     from kenning.config import load_config
+    from kenning.llm.index import drop_mirrors
+
+    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": dim}})
+    tmp = Path(tempfile.mkdtemp(prefix="kenning-bench-"))
+    try:
+        return _bench_topk(tmp, cfg, n, dim, queries)
+    finally:
+        drop_mirrors()
+        shutil.rmtree(tmp, ignore_errors=True)  # the 100k-vector vault is ~400 MB
+
+
+def _bench_topk(tmp: Path, cfg, n: int, dim: int, queries: int) -> dict:
     from kenning.llm.index import VectorIndex, drop_mirrors
     from kenning.store import open_store
     from kenning.store import vectors as vsql
 
-    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": dim}})
-    tmp = Path(tempfile.mkdtemp(prefix="kenning-bench-"))
     conn = open_store(tmp / "bench.db")
     idx = VectorIndex(conn, cfg)
     texts = short_sentences(n)
@@ -163,14 +205,16 @@ def main() -> None:
     ap.add_argument("--minilm-sentences", type=int, default=2048)
     ap.add_argument("--hash-sentences", type=int, default=100_000)
     ap.add_argument("--skip-minilm", action="store_true")
+    ap.add_argument("--minilm-only", action="store_true", help="only the MiniLM runtimes (no hash, no top-k)")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "out" / "models.json")
     args = ap.parse_args()
     results: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
                      "date": time.strftime("%Y-%m-%d")}
     if not args.skip_minilm:
         results["minilm"] = bench_minilm(args.minilm_sentences, 64)
-    results["hash"] = bench_hash(args.hash_sentences)
-    results["topk"] = bench_topk(args.vectors, 384, args.queries)
+    if not args.minilm_only:
+        results["hash"] = bench_hash(args.hash_sentences)
+        results["topk"] = bench_topk(args.vectors, 384, args.queries)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2))
     r = results
@@ -179,9 +223,20 @@ def main() -> None:
     print("|---|---|---|")
     if "minilm" in r:
         mm = r["minilm"]
-        print(f"| MiniLM embedding, {mm['sentences']} short sentences (~{mm['mean_tokens']} tokens), batch "
-              f"{mm['batch_size']}, {mm['torch_threads']} torch threads | **{mm['best_per_s']}/s** best of 3, "
-              f"median {mm['median_per_s']}/s; {mm['per_cpu_s']}/CPU-s [load {mm['load_avg']}] | ≥ 500/s |")
+        for rt, label in (("torch", "sentence-transformers/torch"), ("onnx", "onnxruntime (default)"),
+                          ("onnx_spin", "onnxruntime, `onnx_spin_wait: true`")):
+            x = mm[rt]
+            print(f"| MiniLM embedding, {label}, {x['threads']} threads: {mm['sentences']} short sentences "
+                  f"(~{mm['mean_tokens']} tokens), batch {mm['batch_size']} | **{x['best_per_s']}/s** best of "
+                  f"{mm['rounds']}, median {x['median_per_s']}/s; {x['per_cpu_s']}/CPU-s [load "
+                  f"{mm['load_avg_min']}–{mm['load_avg_max']}] | ≥ 500/s |")
+        print(f"| … onnx / torch, same run, rounds interleaved | **{mm['onnx_torch_ratio_best']}×** best, "
+              f"{mm['onnx_torch_ratio_median']}× median, {mm['onnx_torch_ratio_cpu']}× per CPU-s; min cosine "
+              f"{mm['min_cosine_onnx_vs_torch']:.7f}; with spinning threads {mm['onnx_spin_ratio_best']}× "
+              f"best | |")
+    if args.minilm_only:
+        print(f"\nRaw figures: `{_rel(args.json)}`.")
+        return
     h = r["hash"]
     print(f"| hash embedding, {h['sentences']:,} short sentences | **{h['best_per_s']:,}/s** wall, "
           f"{h['per_cpu_s']:,}/CPU-s, cold cache {h['cold_per_s']:,}/s [load {h['load_avg']}] | ≥ 50,000/s |")
@@ -193,8 +248,9 @@ def main() -> None:
           f"{t['load_avg']}] | ≤ 3× |")
     print(f"| … `VectorIndex.search`, sqlite-vec KNN engine | {t['sqlite_vec_topk_ms']} ms = "
           f"{t['sqlite_vec_ratio']}× | (fallback) |")
-    print(f"\nBuilding the 100k index (hash-embed + vec0 insert): {t['index_build_s']} s; loading the mirror: "
-          f"{t['mirror_load_s']} s. Raw figures: `{args.json.relative_to(ROOT)}`.")
+    print(f"\nBuilding the {t['vectors']:,}-vector index (hash-embed + vec0 insert): {t['index_build_s']} s; "
+          f"loading the mirror: "
+          f"{t['mirror_load_s']} s. Raw figures: `{_rel(args.json)}`.")
 
 
 if __name__ == "__main__":

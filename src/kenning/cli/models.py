@@ -87,6 +87,7 @@ def embed(
         vecs = emb.embed(texts)
         ms = (time.perf_counter() - t0) * 1000
         th = thresholds_for(cfg, emb.model_name, warn=False)
+    runtime = getattr(emb, "active_runtime", None)  # minilm: onnx | torch (decisions M16)
     sims = vecs @ vecs.T
     pairs = []
     for i in range(len(texts)):
@@ -95,13 +96,15 @@ def embed(
             verdict = "match" if s >= th.match else "no_match" if s < th.no_match else "uncertain"
             pairs.append({"a": i, "b": j, "similarity": round(s, 6), "verdict": verdict})
     if json_out:
-        print_json({"model_id": emb.model_id, "dimension": emb.dimension, "milliseconds": round(ms, 2),
+        print_json({"model_id": emb.model_id, "dimension": emb.dimension, "runtime": runtime,
+                    "milliseconds": round(ms, 2),
                     "thresholds": th.model_dump(),
                     "texts": [{"text": t, "norm": round(float(np.linalg.norm(v)), 6), "vector": [float(x) for x in v]}
                               for t, v in zip(texts, vecs)],
                     "similarities": pairs})
         return
-    out.print(f"[bold]{emb.model_id}[/] · {emb.dimension} dimensions · {ms:.0f} ms · thresholds match "
+    out.print(f"[bold]{emb.model_id}[/] · {emb.dimension} dimensions{f' · {runtime}' if runtime else ''} · "
+              f"{ms:.0f} ms · thresholds match "
               f"{th.match} / no_match {th.no_match}")
     for i, (t, v) in enumerate(zip(texts, vecs)):
         head = ", ".join(f"{x:+.3f}" for x in v[:show])

