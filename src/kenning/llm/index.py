@@ -391,10 +391,12 @@ class VectorIndex:
         return thresholds_for(self.config, t["model_id"] if t else model_id_for(self.config))
 
     # -- writes --------------------------------------------------------------------------------------------
-    def upsert(self, space: str, items: Sequence[tuple[str, str] | tuple[str, str, str | None]]) -> int:
+    def upsert(self, space: str, items: Sequence[tuple[str, str] | tuple[str, str, str | None]], *,
+               vectors: Sequence[np.ndarray] | None = None, model_id: str | None = None) -> int:
         """Index (or re-index) items ``(item_id, text[, kind])`` in ``space``: embedded with the active model
         (through the cache), written in the caller's transaction. Unchanged items are skipped. Returns how many
-        were written."""
+        were written. ``vectors`` (one per item, made by ``model_id``) are used as they are when ``model_id`` is
+        the active model and the dimension matches — the caller embedded the texts already."""
         norm = []
         for it in items:
             item_id, text = str(it[0]), it[1]
@@ -404,6 +406,11 @@ class VectorIndex:
             norm.append((item_id, text, kind))
         if not norm:
             return 0
+        given: dict[str, np.ndarray] = {}
+        if vectors is not None:
+            if len(vectors) != len(norm):
+                raise VectorIndexError(f"upsert got {len(vectors)} vectors for {len(norm)} items")
+            given = {i: np.asarray(v, dtype=np.float32).reshape(-1) for (i, _, _), v in zip(norm, vectors)}
         table = self.ensure_active()
         existing = vsql.items_by_ids(self.conn, space, [i for i, _, _ in norm])
         changed = []
@@ -413,7 +420,11 @@ class VectorIndex:
                 changed.append((item_id, text, kind))
         if not changed:
             return 0
-        vecs = self.embedder_for(table["model_id"], table["dimension"]).embed([t for _, t, _ in changed])
+        if given and model_id == table["model_id"] and all(given[i].shape[0] == int(table["dimension"])
+                                                           for i, _, _ in changed):
+            vecs = np.stack([given[i] for i, _, _ in changed])
+        else:
+            vecs = self.embedder_for(table["model_id"], table["dimension"]).embed([t for _, t, _ in changed])
         with _write(self.conn):
             now_table = vsql.active_table(self.conn)
             if (now_table["model_id"], now_table["dimension"]) != (table["model_id"], table["dimension"]):

@@ -140,7 +140,8 @@ class HTNBeliefEmbedder:
     def index_node(self, belief_id: str, canonical: str, polarity: str, vector: np.ndarray | None = None) -> None:
         if self.uses_vectors and self.index is not None:
             fresh = self._by_kind and self._table_version() == self._version
-            self.index.upsert(self.space, [(belief_id, canonical, polarity)])
+            self.index.upsert(self.space, [(belief_id, canonical, polarity)],
+                              vectors=[vector] if vector is not None else None, model_id=self.model_id)
             if vector is not None and fresh:
                 self._created.append((belief_id, polarity, np.asarray(vector, dtype=np.float32)))
                 self._version = self._table_version()      # our own write: the cache stays exact
