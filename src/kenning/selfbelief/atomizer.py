@@ -152,9 +152,31 @@ _AN_A = re.compile(r"\ban (?=[^aeiou\s])(?!hour|honest)")
 _LIST_SPLIT = re.compile(r",? and |, ")
 
 
+# Frame words (seed 000 §4.7: negation, temporal, modality and degree cues) between the subject and the predicate.
+# The type is a property of the belief, not of its frame, so it is read with them out (S28): "i am no longer afraid
+# of flying" is typed like "i am afraid of flying", "i have been stressed lately" like "i am stressed".
+_FRAME_ADVERBS = (r"(?:not|never|no longer|already|still|more|less|even|also|just|usually|generally|typically|normally|"
+                  r"often|sometimes|rarely|seldom|always|constantly|lately|recently|now|finally|currently|really|very|"
+                  r"so|quite|extremely|incredibly|deeply|totally|completely|absolutely|truly|super|a bit|a little|"
+                  r"slightly|somewhat|kind of|kinda|sort of|fairly|rather|pretty|too|increasingly|actually|honestly|"
+                  r"genuinely|probably|maybe|definitely|much)")
+_TYPE_ADVERBS = re.compile(r"^(i (?:am |do |does |did |have |had )?)(?:" + _FRAME_ADVERBS + r" )+")
+_TYPE_COPULA = re.compile(r"^i (?:have been|had been|was|were|get|got|become|became|grow|grew|feel like i am|"
+                          r"am getting|am becoming|am growing|have become|have grown|have gotten) (?=[a-z])")
+_TYPE_DO = re.compile(r"^i (?:do|does|did) (?=[a-z])")
+
+
+def type_text(atom: str) -> str:
+    """The atom as the belief-type rules read it: frame adverbs out, "have been / get / became ADJ" as "am ADJ"."""
+    a = _TYPE_ADVERBS.sub(r"\1", atom)
+    a = _TYPE_COPULA.sub("i am ", a)
+    a = _TYPE_ADVERBS.sub(r"\1", a)
+    return _TYPE_DO.sub("i ", a)
+
+
 def classify_belief_type(atom: str) -> str:
     """The belief type of a normalized atom ("i am patient with my kids" → RELATIONAL)."""
-    a = atom
+    a = type_text(atom)
     if _FEEL_START.match(a) or _IN_A_PLACE.search(a):
         return "FEELING_STATE"
     m = _I_AM_ADJ.match(a)
