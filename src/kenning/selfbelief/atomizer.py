@@ -274,6 +274,12 @@ _IT_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") it$")
 _VERB_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") ((?!it$)[a-z][a-z -]{1,40})$")
 
 
+_PLURAL_RELATION = re.compile(r"\b((?:my|our) (?:own )?(?:kids|children|sons|daughters|parents|brothers|sisters|siblings|"
+                              r"friends|colleagues|coworkers|co-workers|grandparents|cousins|neighbours|neighbors|"
+                              r"students|patients|clients|team|family))\b")
+_THEM = re.compile(r"\bthem\b")
+
+
 class RuleAtomizer:
     """The deterministic atomizer (no model)."""
 
@@ -285,6 +291,7 @@ class RuleAtomizer:
     def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:
         atoms: list[RawAtom] = []
         last_object: tuple[int, str] | None = None   # (candidate end, object) of the last "i <verb> <object>"
+        last_group: tuple[int, str] | None = None    # (candidate end, "my kids") of the last plural relation named
         for c in candidates:
             texts, sig = normalize_clause(c.text)
             conf = self.reported if "reported" in sig else self.base
@@ -295,8 +302,15 @@ class RuleAtomizer:
                 if m and last_object is not None and c.span[0] - last_object[0] <= 12:
                     t = f"{m.group(1)} {last_object[1]}"      # "I used to hate running, but now I love it" (S8)
                     sig = {**sig, "it_resolved": last_object[1]}
+                if last_group is not None and c.span[0] - last_group[0] <= 12 and _THEM.search(t) \
+                        and not _PLURAL_RELATION.search(t):
+                    # "I'm patient with my kids, but lately I've been snapping at them" → "i snap at my kids" (S29)
+                    t = _THEM.sub(last_group[1], t, count=1)
+                    sig = {**sig, "them_resolved": last_group[1]}
                 m = _VERB_OBJECT.match(t)
                 last_object = (c.span[1], m.group(2)) if m else None
+                g = _PLURAL_RELATION.search(t)
+                last_group = (c.span[1], g.group(1)) if g else None
                 btype = classify_belief_type(t) if t.startswith("i ") else "TRAIT"
                 atoms.append(RawAtom(t, btype, "affirm", conf, c.idx, [c.span], c.text, self.origin, dict(sig)))
         return AtomizerResult(atoms)

@@ -33,7 +33,7 @@ _FUNCTION = {"i", "am", "is", "are", "was", "were", "be", "been", "being", "have
              "did", "will", "would", "can", "could", "shall", "should", "may", "might", "must", "a", "an", "the",
              "not", "never", "so", "that", "it", "this", "there", "just", "really"}
 _REQUEST = re.compile(
-    r"^i (?:need|want) (?:to|you|help|some|a |an |the |more |your|someone|advice|tips)|"
+    r"^i (?:do not |did not )?(?:need|want) (?:to|you|help|some|a |an |the |more |your|someone|advice|tips)|"
     r"^i (?:would like|would love|wish|hope|plan|intend|am planning|am going to|am gonna|will|shall|am about to|"
     r"am off|have to|has to|must|should|ought to|am trying to (?:find|get|figure|decide|work)|am looking (?:for|at|"
     r"into|forward)|was wondering|wonder|am wondering|am thinking (?:about|of)|am considering|would|could|"
@@ -59,7 +59,8 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
-_CODE = re.compile(r"`|\b[A-Z][a-z]+(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(")
+_CODE = re.compile(r"`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|\b0x[0-9a-fA-F]+\b|"
+                   r"\b(?:syntax|type|value|key|runtime|decode|encode|import) error\b|\bstack ?trace\b|\btraceback\b")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|ya)\b")
 _OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
                       r"am sorry|am happy that|am excited to|am excited about)\b(?! i\b)(?! myself\b)")
@@ -94,7 +95,8 @@ class BeliefAtomValidator:
 
     def reason(self, atom: RawAtom) -> str | None:
         """Why ``atom`` is rejected, or None."""
-        raw = normalize_apostrophes(atom.evidence or atom.atom_text)
+        original = atom.evidence or atom.atom_text      # backticks survive here (normalize_apostrophes maps them)
+        raw = normalize_apostrophes(original)
         text = normalize_apostrophes(atom.atom_text).lower().strip()
         toks = _TOKS.findall(text)
         if _TEMPLATE.search(raw) or _TEMPLATE.search(atom.atom_text):
@@ -121,7 +123,7 @@ class BeliefAtomValidator:
         content = [t for t in _TOKS.findall(canon) if t not in _FUNCTION]
         if len(canon) < self.cfg.min_chars or len(content) < self.cfg.min_content_tokens:
             return "too_short"
-        if self.not_self_definitional(text, raw):
+        if self.not_self_definitional(text, raw) or _CODE.search(original):
             return "not_self_definitional"
         return None
 
