@@ -98,6 +98,7 @@ class _Mirror:
         self.codes: np.ndarray | None = None    # 1-bit codes, built on first quantized search (R16)
         self.center = np.zeros(dimension, dtype=np.float32)
         self._last_dist: tuple | None = None    # (query key, Hamming distances) of the last quantized search
+        self.blocks: dict[int, dict] = {}       # space code -> contiguous copy of its rows (search_by_kind)
 
     def _code(self, table: dict, names: list, value: Any) -> int:
         code = table.get(value)
@@ -138,12 +139,15 @@ class _Mirror:
                 self.space_codes[pos] = self._code(self.spaces, self.space_names, space)
                 self.kind_codes[pos] = self._code(self.kinds, self.kind_names, kind or None)
                 self.item_ids[pos] = item_id
+                if self.blocks:
+                    self._block_put(int(self.space_codes[pos]), pos, vec)
                 if self.codes is not None:
                     self.codes[:, pos] = self._pack(np.asarray(vec, dtype=np.float32).reshape(1, -1))[:, 0]
 
     def delete(self, vids: Sequence[int]) -> None:
         with self.lock:
             self._last_dist = None
+            self.blocks.clear()
             for vid in vids:
                 pos = self.pos_of.pop(int(vid), None)
                 if pos is not None:
@@ -282,6 +286,47 @@ class _Mirror:
         return cand
 
 
+    # -- per-space blocks (seed 000's searches touch one space of a table shared with messages and entities) --
+    def _space_block(self, code: int, n: int) -> dict | None:
+        """A contiguous float32 copy of the live rows of one space, when that space holds at most
+        ``BLOCK_MAX_SHARE`` of the rows (else None: a product over the whole matrix costs about the same). Kept
+        up to date by ``upsert``; dropped by ``delete`` and rebuilt on the next search."""
+        b = self.blocks.get(code)
+        if b is not None:
+            return b
+        rows = self.space_codes[:n] == code
+        if self.deleted:
+            rows &= self.valid[:n]
+        pos = np.nonzero(rows)[0]
+        if len(pos) > BLOCK_MAX_SHARE * n or len(pos) == 0:
+            return None
+        cap = max(1024, 2 * len(pos))
+        matrix = np.zeros((cap, self.dim), dtype=np.float32)
+        matrix[:len(pos)] = self.matrix[pos]
+        positions = np.zeros(cap, dtype=np.int64)
+        positions[:len(pos)] = pos
+        b = {"matrix": matrix, "pos": positions, "n": len(pos), "index": {int(p): i for i, p in enumerate(pos)}}
+        self.blocks[code] = b
+        return b
+
+    def _block_put(self, code: int, pos: int, vec: np.ndarray) -> None:
+        b = self.blocks.get(code)
+        if b is None:
+            return
+        i = b["index"].get(pos)
+        if i is None:
+            i = b["n"]
+            if i == len(b["pos"]):
+                for name in ("matrix", "pos"):
+                    old = b[name]
+                    arr = np.zeros((2 * len(old), *old.shape[1:]), dtype=old.dtype)
+                    arr[:i] = old
+                    b[name] = arr
+            b["pos"][i] = pos
+            b["index"][pos] = i
+            b["n"] = i + 1
+        b["matrix"][i] = vec
+
     def search_by_kind(self, q: np.ndarray, k: int, space: str, kinds: Sequence[str]) -> dict[str, list[Hit]]:
         """Top-``k`` of each kind in ``space`` from one product over the matrix (what ``search(kinds=[x])`` gives
         for each x, for the price of one)."""
@@ -291,10 +336,19 @@ class _Mirror:
             code = self.spaces.get(space)
             if n == 0 or k <= 0 or code is None:
                 return out
-            scores = self.matrix[:n] @ q
-            base = self.space_codes[:n] == code
-            if self.deleted:
-                base &= self.valid[:n]
+            block = self._space_block(code, n)
+            if block is not None:  # the space is a minority of the rows: one product over its own copy
+                bn = block["n"]
+                pos = block["pos"][:bn]
+                scores = np.zeros(n, dtype=np.float32)
+                scores[pos] = block["matrix"][:bn] @ q
+                base = np.zeros(n, dtype=bool)
+                base[pos] = True
+            else:
+                scores = self.matrix[:n] @ q
+                base = self.space_codes[:n] == code
+                if self.deleted:
+                    base &= self.valid[:n]
             for kind in kinds:
                 kc = self.kinds.get(kind)
                 if kc is None:
@@ -310,6 +364,8 @@ class _Mirror:
                                  self.kind_names[self.kind_codes[p]], float(scores[p]), int(self.vids[p]))
                              for p in order]
             return out
+
+BLOCK_MAX_SHARE = 0.5   # search_by_kind copies a space into its own block when it holds at most this share of rows
 
 _MIRRORS: dict[tuple[str, str], _Mirror] = {}
 _MIRRORS_LOCK = threading.Lock()
