@@ -77,3 +77,43 @@ def test_search_by_kind_in_a_minority_space_uses_its_block_and_stays_exact(tmp_p
         assert code not in mirror.blocks                                        # rebuilt on the next search
         assert "n99" not in [h.item_id for h in check()["affirm"]]
     v.close()
+
+
+def test_prefetch_of_an_experiences_atoms_answers_like_separate_searches(tmp_path):
+    """Three or more atom vectors are searched in one matrix product (search_by_kind_many); what `similar` then
+    answers equals fresh separate searches (the whole table, and a minority space's block)."""
+    import numpy as np
+
+    from kenning.llm.index import drop_mirrors
+
+    v = Vault.open(tmp_path / "v.db", overrides={"embeddings": {"backend": "hash"}})
+    space = v.config.self_beliefs.embeddings.space
+    queries = ["i am a patient parent", "i hate early mornings", "i am curious about people", "i am shy"]
+    with transaction(v.conn):
+        idx = VectorIndex(v.conn, v.config, engine="numpy")
+        idx.upsert(space, [(f"n{i:02d}", t, "deny" if i % 3 == 0 else "affirm") for i, t in enumerate(TEXTS)])
+        for other in (0, 80):                      # belief nodes alone, then a minority of the table
+            if other:
+                idx.upsert("search", [(f"m{i:03d}", f"message {i} on {TEXTS[i % len(TEXTS)]}", "message")
+                                      for i in range(other)])
+            emb = HTNBeliefEmbedder(v.conn, v.config)
+            vecs = emb.embed_batch(queries)
+            many = idx.search_by_kind_many(vecs, 6, space=space, kinds=["affirm", "deny"])
+            for q, got in zip(vecs, many):
+                one = idx.search_by_kind(q, 6, space=space, kinds=["affirm", "deny"])
+                for kind in ("affirm", "deny"):
+                    assert [(h.item_id, round(h.score, 5)) for h in got[kind]] == \
+                        [(h.item_id, round(h.score, 5)) for h in one[kind]]
+            emb.prefetch(vecs)
+            assert len(emb._by_kind) == len(queries)
+            fresh = HTNBeliefEmbedder(v.conn, v.config)
+            for t, q in zip(queries, vecs):
+                for pol in ("affirm", "deny"):
+                    a = [(s.belief_id, round(s.score, 5)) for s in emb.similar(t, q, 5, pol)]
+                    b = [(s.belief_id, round(s.score, 5)) for s in fresh.similar(t, q, 5, pol)]
+                    assert a == b and a
+            two = HTNBeliefEmbedder(v.conn, v.config)
+            two.prefetch(vecs[:2])                 # below PREFETCH_MIN: nothing searched ahead
+            assert two._by_kind == {}
+            drop_mirrors()
+    v.close()

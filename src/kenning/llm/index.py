@@ -330,22 +330,30 @@ class _Mirror:
     def search_by_kind(self, q: np.ndarray, k: int, space: str, kinds: Sequence[str]) -> dict[str, list[Hit]]:
         """Top-``k`` of each kind in ``space`` from one product over the matrix (what ``search(kinds=[x])`` gives
         for each x, for the price of one)."""
+        return self.search_by_kind_many(q.reshape(1, -1), k, space, kinds)[0]
+
+    def search_by_kind_many(self, queries: np.ndarray, k: int, space: str,
+                            kinds: Sequence[str]) -> list[dict[str, list[Hit]]]:
+        """``search_by_kind`` for each row of ``queries`` from one matrix product (the matrix is read once: three
+        queries cost about what one does, the product being memory-bound)."""
         with self.lock:
             n = self.n
-            out: dict[str, list[Hit]] = {x: [] for x in kinds}
+            m = queries.shape[0]
+            outs: list[dict[str, list[Hit]]] = [{x: [] for x in kinds} for _ in range(m)]
             code = self.spaces.get(space)
-            if n == 0 or k <= 0 or code is None:
-                return out
+            if n == 0 or k <= 0 or code is None or m == 0:
+                return outs
             block = self._space_block(code, n)
             if block is not None:  # the space is a minority of the rows: one product over its own copy
                 bn = block["n"]
                 pos = block["pos"][:bn]
-                scores = np.zeros(n, dtype=np.float32)
-                scores[pos] = block["matrix"][:bn] @ q
+                part = block["matrix"][:bn] @ queries[0] if m == 1 else block["matrix"][:bn] @ queries.T
+                scores = np.zeros((n, m), dtype=np.float32)
+                scores[pos] = part.reshape(bn, m)
                 base = np.zeros(n, dtype=bool)
                 base[pos] = True
             else:
-                scores = self.matrix[:n] @ q
+                scores = (self.matrix[:n] @ queries[0]).reshape(n, 1) if m == 1 else self.matrix[:n] @ queries.T
                 base = self.space_codes[:n] == code
                 if self.deleted:
                     base &= self.valid[:n]
@@ -356,14 +364,16 @@ class _Mirror:
                 candidates = np.nonzero(base & (self.kind_codes[:n] == kc))[0]
                 if len(candidates) == 0:
                     continue
-                sub = scores[candidates]
                 kk = min(k, len(candidates))
-                top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
-                order = candidates[top[np.lexsort((self.vids[candidates[top]], -sub[top]))]]
-                out[kind] = [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
-                                 self.kind_names[self.kind_codes[p]], float(scores[p]), int(self.vids[p]))
-                             for p in order]
-            return out
+                for j in range(m):
+                    col = scores[:, j]
+                    sub = col[candidates]
+                    top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
+                    order = candidates[top[np.lexsort((self.vids[candidates[top]], -sub[top]))]]
+                    outs[j][kind] = [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
+                                         self.kind_names[self.kind_codes[p]], float(col[p]), int(self.vids[p]))
+                                     for p in order]
+            return outs
 
 BLOCK_MAX_SHARE = 0.5   # search_by_kind copies a space into its own block when it holds at most this share of rows
 
@@ -618,6 +628,23 @@ class VectorIndex:
             if self._use_mirror(table):
                 return self._mirror(table).search_by_kind(q, k, space, list(kinds))
             return {x: self._search_table(table, q, k, space, [x], None, model_id) for x in kinds}
+
+    def search_by_kind_many(self, queries: np.ndarray, k: int, *, space: str, kinds: Sequence[str],
+                            model_id: str | None = None) -> list[dict[str, list[Hit]]]:
+        """``search_by_kind`` for each row of ``queries`` — with the in-memory mirror from one matrix product."""
+        qs = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        with _read(self.conn):
+            table = vsql.active_table(self.conn)
+            if table is None:
+                return [{x: [] for x in kinds} for _ in range(qs.shape[0])]
+            if model_id is not None and model_id != table["model_id"]:
+                raise VectorIndexError(f"the query vectors were made by {model_id} but the index holds "
+                                       f"{table['model_id']} vectors (a migration swapped models?)")
+            if qs.shape[1] != table["dimension"]:
+                raise VectorIndexError(f"queries have {qs.shape[1]} dimensions; the index has {table['dimension']}")
+            if self._use_mirror(table):
+                return self._mirror(table).search_by_kind_many(np.ascontiguousarray(qs), k, space, list(kinds))
+            return [{x: self._search_table(table, q, k, space, [x], None, model_id) for x in kinds} for q in qs]
 
     def _search_table(self, table: dict, q: np.ndarray, k: int, space: str | None, kinds: Sequence[str] | None,
                       item_ids: Sequence[str] | None, model_id: str | None,

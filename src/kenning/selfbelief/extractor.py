@@ -120,6 +120,7 @@ class HTNBeliefExtractor:
 
     def plan(self, exp: dict, analysis: Analysis) -> list[Plan]:
         vecs = self.embedder.embed_batch([a.atom.canonical_text for a in analysis.atoms])
+        self.embedder.prefetch(vecs)      # one pass over the index for all the atoms of the experience
         plans = []
         for i, a in enumerate(analysis.atoms):
             v = vecs[i] if vecs is not None else None
