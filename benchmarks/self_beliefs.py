@@ -3,6 +3,7 @@ with 50k belief nodes (hash and MiniLM embedders), and the gold-set metrics.
 
     python benchmarks/self_beliefs.py analyze [--statements 5000]
     python benchmarks/self_beliefs.py decompose --backend hash|minilm [--nodes 50000] [--experiences 60]
+        [--other-vectors N] [--statements-per-message K]
     python benchmarks/self_beliefs.py gold
     python benchmarks/run.py self              # all three (hash and minilm), one JSON report
 
@@ -97,7 +98,8 @@ def synthetic_nodes(n: int) -> list[str]:
     raise ValueError(f"only {len(out)} synthetic node texts; ask for fewer")
 
 
-def build_vault(path: Path, backend: str, n_nodes: int, n_exps: int, n_other: int = 0) -> dict[str, Any]:
+def build_vault(path: Path, backend: str, n_nodes: int, n_exps: int, n_other: int = 0,
+                per_message: int = 1) -> dict[str, Any]:
     import numpy as np
 
     from conftest import write_export
@@ -115,10 +117,10 @@ def build_vault(path: Path, backend: str, n_nodes: int, n_exps: int, n_other: in
     cfg = path.parent / "bench.yaml"
     cfg.write_text(f"embeddings:\n  backend: {backend}\n"
                    "self_beliefs:\n  ledger:\n    enabled: false\n", encoding="utf-8")
-    texts = gold_texts()[:n_exps]
+    texts = gold_texts()[:n_exps * per_message]
     turns = []
-    for t in texts:
-        turns += [("user", t), ("assistant", "I see.")]
+    for i in range(0, len(texts), per_message):     # per_message > 1: several statements in one message
+        turns += [("user", " ".join(texts[i:i + per_message])), ("assistant", "I see.")]
     src = write_export(path.parent / "bench.json", turns)
     timings: dict[str, Any] = {}
     v = Vault.open(path, config_path=cfg)
@@ -171,7 +173,7 @@ def build_vault(path: Path, backend: str, n_nodes: int, n_exps: int, n_other: in
 
 
 def bench_decompose(backend: str, n_nodes: int = 50000, n_exps: int = 60, warmup: int = 3,
-                    n_other: int = 0) -> dict[str, Any]:
+                    n_other: int = 0, per_message: int = 1) -> dict[str, Any]:
     from kenning.config import load_config
     from kenning.llm.index import VectorIndex
     from kenning.pipeline.clock import Clock
@@ -183,7 +185,7 @@ def bench_decompose(backend: str, n_nodes: int = 50000, n_exps: int = 60, warmup
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "v.db"
-        info = build_vault(db, backend, n_nodes, n_exps, n_other)
+        info = build_vault(db, backend, n_nodes, n_exps, n_other, per_message)
         config = load_config(info["config"], db)
         conn = open_store(db)
         version = current_version(config, "none")
@@ -224,7 +226,8 @@ def bench_decompose(backend: str, n_nodes: int = 50000, n_exps: int = 60, warmup
     med, med_cpu = statistics.median(times), statistics.median(cpus)
 
     return {"backend": backend, "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
-            "nodes_before": n_nodes, "other_vectors": n_other, "nodes_after": nodes,
+            "nodes_before": n_nodes, "other_vectors": n_other, "statements_per_message": per_message,
+            "nodes_after": nodes,
             "experiences_timed": len(times), "atoms_per_experience": round(atoms / max(1, len(times)), 2),
             "median_ms": round(med, 2), "median_cpu_ms": round(med_cpu, 2),
             "p90_ms": round(sorted(times)[int(0.9 * (len(times) - 1))], 2), "finish_batch_ms": round(finish_ms, 1),
@@ -273,13 +276,16 @@ def main() -> None:
     ap.add_argument("--statements", type=int, default=5000)
     ap.add_argument("--nodes", type=int, default=50000)
     ap.add_argument("--experiences", type=int, default=60)
+    ap.add_argument("--statements-per-message", type=int, default=1,
+                    help="join this many gold statements into one message (experiences with several atoms)")
     ap.add_argument("--other-vectors", type=int, default=0,
                     help="also index this many message vectors in another space of the same table (a real vault)")
     args = ap.parse_args()
     if args.what == "analyze":
         out = bench_analyze(args.statements)
     elif args.what == "decompose":
-        out = bench_decompose(args.backend, args.nodes, args.experiences, n_other=args.other_vectors)
+        out = bench_decompose(args.backend, args.nodes, args.experiences, n_other=args.other_vectors,
+                              per_message=args.statements_per_message)
     elif args.what == "gold":
         out = bench_gold()
     else:
