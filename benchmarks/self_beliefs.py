@@ -10,9 +10,12 @@ with 50k belief nodes (hash and MiniLM embedders), and the gold-set metrics.
 Every speed figure comes with a baseline measured in the same process (the machine is shared):
 * analyze: statements per second of wall time and of CPU time (this process), against one tokenizing regex pass
   plus ``str.lower`` over the same statements (the cheapest possible "read every statement" loop);
-* decompose: the median wall time of ``HTNBeliefExtractor.extract_and_update_self_knowledge`` (phases 1–13 of one
-  experience, its own write transaction) against the median of one bare top-10 vector search over the same 50k
-  nodes (``VectorIndex.search``), the floor of any resolver. The 50k nodes are written in bulk with stream
+* decompose: the median CPU time (``time.process_time``; the figure for an idle core) and wall time of
+  ``HTNBeliefExtractor.extract_and_update_self_knowledge`` (phases 1–13 of one experience, its own write
+  transaction) against the median of one bare top-10 vector search over the same 50k nodes (``VectorIndex.search``,
+  the floor of any resolver) and of one uncached embedding, with the load average before and after.
+  ``--other-vectors N`` adds N message vectors to the same vector table (as in a real vault);
+  ``--statements-per-message K`` joins K gold statements into one message (experiences with several atoms). The 50k nodes are written in bulk with stream
   assignments; for MiniLM their vectors are random unit vectors (a search costs the same whatever the vectors
   hold; embedding 50k texts would take minutes on this box and measures nothing of the decomposer).
 """
