@@ -15,7 +15,8 @@ Every speed figure comes with a baseline measured in the same process (the machi
   transaction) against the median of one bare top-10 vector search over the same 50k nodes (``VectorIndex.search``,
   the floor of any resolver) and of one uncached embedding, with the load average before and after.
   ``--other-vectors N`` adds N message vectors to the same vector table (as in a real vault);
-  ``--statements-per-message K`` joins K gold statements into one message (experiences with several atoms). The 50k nodes are written in bulk with stream
+  ``--statements-per-message K`` joins K gold statements into one message (experiences with several atoms).
+  The 50k nodes are written in bulk with stream
   assignments; for MiniLM their vectors are random unit vectors (a search costs the same whatever the vectors
   hold; embedding 50k texts would take minutes on this box and measures nothing of the decomposer).
 """
@@ -239,7 +240,8 @@ def bench_decompose(backend: str, n_nodes: int = 50000, n_exps: int = 60, warmup
             "ratio_to_knn_cpu": round(med_cpu / statistics.median(base_cpu), 1),
             "baseline_one_embedding_median_ms": round(statistics.median(emb_ms), 2),
             "baseline_one_embedding_median_cpu_ms": round(statistics.median(emb_cpu), 2),
-            "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
             "torch_threads": _torch_threads(),
             "target_ms": 20 if backend == "hash" else 60, **{k: v for k, v in info.items() if k != "config"}}
 

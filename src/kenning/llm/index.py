@@ -370,7 +370,8 @@ class _Mirror:
                     sub = col[candidates]
                     top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
                     order = candidates[top[np.lexsort((self.vids[candidates[top]], -sub[top]))]]
-                    outs[j][kind] = [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
+                    outs[j][kind] = [Hit(self.space_names[self.space_codes[p]],
+                                         self.item_ids[p],  # type: ignore[arg-type]
                                          self.kind_names[self.kind_codes[p]], float(col[p]), int(self.vids[p]))
                                      for p in order]
             return outs

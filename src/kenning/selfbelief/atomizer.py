@@ -274,8 +274,8 @@ _IT_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") it$")
 _VERB_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") ((?!it$)[a-z][a-z -]{1,40})$")
 
 
-_PLURAL_RELATION = re.compile(r"\b((?:my|our) (?:own )?(?:kids|children|sons|daughters|parents|brothers|sisters|siblings|"
-                              r"friends|colleagues|coworkers|co-workers|grandparents|cousins|neighbours|neighbors|"
+_PLURAL_RELATION = re.compile(r"\b((?:my|our) (?:own )?(?:kids|children|sons|daughters|parents|brothers|sisters|"
+                              r"siblings|friends|colleagues|coworkers|co-workers|grandparents|cousins|neighbours|neighbors|"
                               r"students|patients|clients|team|family))\b")
 _THEM = re.compile(r"\bthem\b")
 

@@ -59,7 +59,8 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
-_CODE = re.compile(r"`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|\b0x[0-9a-fA-F]+\b|"
+_CODE = re.compile(r"`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
+                   r"\b0x[0-9a-fA-F]+\b|"
                    r"\b(?:syntax|type|value|key|runtime|decode|encode|import) error\b|\bstack ?trace\b|\btraceback\b")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|ya)\b")
 _OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
