@@ -77,6 +77,22 @@ def test_upsert_skips_unchanged_and_reembeds_changed(idx):
         idx.upsert("beliefs", [("b9", "  ")])
 
 
+def test_upsert_uses_given_vectors_only_from_the_active_model(idx):
+    """A caller that embedded the texts already (seed 000's extractor) passes the vectors; they are stored as they
+    are when they come from the active model, and re-embedded otherwise."""
+    model = idx.ensure_active()["model_id"]
+    v = np.zeros(64, dtype=np.float32)
+    v[3] = 1.0
+    assert idx.upsert("beliefs", [("g1", "i am patient", "TRAIT")], vectors=[v], model_id=model) == 1
+    hit = idx.search(v, k=1, space="beliefs")[0]
+    assert (hit.item_id, round(hit.score, 6)) == ("g1", 1.0)                # stored as given, not re-embedded
+    assert idx.upsert("beliefs", [("g2", "i am calm", "TRAIT")], vectors=[v], model_id="other/model") == 1
+    own = idx.search("i am calm", k=1, space="beliefs", item_ids=["g2"])[0]
+    assert round(own.score, 5) == 1.0                                         # the active model's own vector
+    with pytest.raises(VectorIndexError, match="vectors for"):
+        idx.upsert("beliefs", [("g3", "i am kind")], vectors=[v, v], model_id=model)
+
+
 def test_query_vector_checks(idx):
     idx.upsert("beliefs", BELIEFS)
     v = idx.embedder_for("hash:kenning-hash-v1", 64).embed(["i value honesty"])[0]

@@ -10,6 +10,7 @@ import pytest
 
 from kenning.config import load_config
 from kenning.selfbelief.analyze import Analyzer
+from kenning.selfbelief.atomizer import classify_belief_type
 from kenning.selfbelief.canonicalizer import BeliefCanonicalizer, canonical_hash, canonical_text
 from kenning.selfbelief.deduper import BeliefAtomDeduper
 from kenning.selfbelief.epistemics import EpistemicsRulesEngine
@@ -40,9 +41,9 @@ def atoms(analyzer, text, **kw):
 def test_two_beliefs_with_different_time_scopes(analyzer):
     res = analyzer.analyze("I'm usually patient with my kids, but lately I've been snapping at them.")
     got = {a.atom.canonical_text: a for a in res.atoms}
-    assert set(got) == {"i am patient with my kids", "i snap at them"}
+    assert set(got) == {"i am patient with my kids", "i snap at my kids"}   # "them" resolved (S29)
     assert got["i am patient with my kids"].epistemics.frame.temporal_scope == "habitual"
-    assert got["i snap at them"].epistemics.frame.temporal_scope == "transitional"
+    assert got["i snap at my kids"].epistemics.frame.temporal_scope == "transitional"
     assert got["i am patient with my kids"].atom.belief_type == "RELATIONAL"
     assert all(a.polarity == "affirm" for a in res.atoms)
     text = "I'm usually patient with my kids, but lately I've been snapping at them."
@@ -149,6 +150,24 @@ def raw(text: str) -> RawAtom:
 ])
 def test_validator_rejections_from_the_seed(text, reason):
     assert VAL.reason(raw(text)) == reason
+
+
+# S27: a report of actions in the perfect is not self-definitional; a change or lasting experience is.
+@pytest.mark.parametrize("text", [
+    "I have kept notes of everything I shipped", "I've written three novels", "I have done this a hundred times",
+    "I had finished the report", "I've just shipped the release", "I have sent the invoices",
+])
+def test_validator_rejects_reports_of_actions_in_the_perfect(text):
+    assert VAL.reason(raw(expand_contractions(text.lower()))) == "not_self_definitional"
+
+
+@pytest.mark.parametrize("text", [
+    "I have become more patient", "I've stopped caring about what people think", "I have always loved the ocean",
+    "I have struggled with anxiety", "I've been a curious person", "I have lost my confidence",
+    "I have kept a journal since I was twelve", "I have written every day for years",
+])
+def test_validator_keeps_changes_and_lasting_experiences_in_the_perfect(text):
+    assert VAL.reason(raw(expand_contractions(text.lower()))) is None
 
 
 def test_validator_accepts_a_belief_and_the_analyzer_reports_rejections(analyzer):
@@ -324,3 +343,33 @@ def test_tentative_link_confidence_worked_numbers():
     assert link_confidence(1, 3, 0, c.a, c.b, c.c) == pytest.approx(sigmoid(-1.5))          # 0.182426
     assert link_confidence(1, 3, 10, c.a, c.b, c.c) == pytest.approx(0.109097, abs=1e-6)    # < 0.15: auto-reject
     assert ordered("b", "a") == ("a", "b") and ordered("a", "b") == ("a", "b")
+
+
+# S28: the belief type is read with the frame words (negation, temporal, modality, degree cues) taken out
+@pytest.mark.parametrize("atom, btype", [
+    ("i am no longer afraid of flying", "FEELING_STATE"), ("i am already worried about the slides", "FEELING_STATE"),
+    ("i have been stressed lately", "FEELING_STATE"), ("i no longer care what others think", "VALUE"),
+    ("i do not like crowds", "PREFERENCE"), ("i have become much more patient with my parents", "RELATIONAL"),
+    ("i am not a morning person", "TRAIT"), ("i am usually good at maths", "CAPABILITY_LIMIT"),
+])
+def test_belief_type_ignores_the_frame_words(atom, btype):
+    assert classify_belief_type(atom) == btype
+
+
+# S29: a plural relation named in the previous clause is what "them" refers to; quoted errors are code
+def test_them_resolves_to_the_relation_of_the_previous_clause(analyzer):
+    res = analyzer.analyze("I'm usually patient with my kids, but lately I've been snapping at them.")
+    assert [a.atom.canonical_text for a in res.atoms] == ["i am patient with my kids", "i snap at my kids"]
+    assert [a.atom.belief_type for a in res.atoms] == ["RELATIONAL", "RELATIONAL"]
+    far = analyzer.analyze("I love my parents. They drive me crazy but I call them every day.")
+    assert "i call them every day" in [a.atom.canonical_text for a in far.atoms]   # not across another clause
+
+
+@pytest.mark.parametrize("text", [
+    "I'm getting `syntax error at or near \"FROM\"` when I try to retry failed HTTP calls.",
+    "I don't get UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 on some rows.",
+    "I don't want to sound rude.",
+])
+def test_chat_noise_is_rejected(analyzer, text):
+    res = analyzer.analyze(text)
+    assert res.atoms == [] and [r.reason for r in res.rejected] == ["not_self_definitional"]

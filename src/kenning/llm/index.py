@@ -98,6 +98,7 @@ class _Mirror:
         self.codes: np.ndarray | None = None    # 1-bit codes, built on first quantized search (R16)
         self.center = np.zeros(dimension, dtype=np.float32)
         self._last_dist: tuple | None = None    # (query key, Hamming distances) of the last quantized search
+        self.blocks: dict[int, dict] = {}       # space code -> contiguous copy of its rows (search_by_kind)
 
     def _code(self, table: dict, names: list, value: Any) -> int:
         code = table.get(value)
@@ -138,12 +139,15 @@ class _Mirror:
                 self.space_codes[pos] = self._code(self.spaces, self.space_names, space)
                 self.kind_codes[pos] = self._code(self.kinds, self.kind_names, kind or None)
                 self.item_ids[pos] = item_id
+                if self.blocks:
+                    self._block_put(int(self.space_codes[pos]), pos, vec)
                 if self.codes is not None:
                     self.codes[:, pos] = self._pack(np.asarray(vec, dtype=np.float32).reshape(1, -1))[:, 0]
 
     def delete(self, vids: Sequence[int]) -> None:
         with self.lock:
             self._last_dist = None
+            self.blocks.clear()
             for vid in vids:
                 pos = self.pos_of.pop(int(vid), None)
                 if pos is not None:
@@ -282,19 +286,77 @@ class _Mirror:
         return cand
 
 
+    # -- per-space blocks (seed 000's searches touch one space of a table shared with messages and entities) --
+    def _space_block(self, code: int, n: int) -> dict | None:
+        """A contiguous float32 copy of the live rows of one space, when that space holds at most
+        ``BLOCK_MAX_SHARE`` of the rows (else None: a product over the whole matrix costs about the same). Kept
+        up to date by ``upsert``; dropped by ``delete`` and rebuilt on the next search."""
+        b = self.blocks.get(code)
+        if b is not None:
+            return b
+        rows = self.space_codes[:n] == code
+        if self.deleted:
+            rows &= self.valid[:n]
+        pos = np.nonzero(rows)[0]
+        if len(pos) > BLOCK_MAX_SHARE * n or len(pos) == 0:
+            return None
+        cap = max(1024, 2 * len(pos))
+        matrix = np.zeros((cap, self.dim), dtype=np.float32)
+        matrix[:len(pos)] = self.matrix[pos]
+        positions = np.zeros(cap, dtype=np.int64)
+        positions[:len(pos)] = pos
+        b = {"matrix": matrix, "pos": positions, "n": len(pos), "index": {int(p): i for i, p in enumerate(pos)}}
+        self.blocks[code] = b
+        return b
+
+    def _block_put(self, code: int, pos: int, vec: np.ndarray) -> None:
+        b = self.blocks.get(code)
+        if b is None:
+            return
+        i = b["index"].get(pos)
+        if i is None:
+            i = b["n"]
+            if i == len(b["pos"]):
+                for name in ("matrix", "pos"):
+                    old = b[name]
+                    arr = np.zeros((2 * len(old), *old.shape[1:]), dtype=old.dtype)
+                    arr[:i] = old
+                    b[name] = arr
+            b["pos"][i] = pos
+            b["index"][pos] = i
+            b["n"] = i + 1
+        b["matrix"][i] = vec
+
     def search_by_kind(self, q: np.ndarray, k: int, space: str, kinds: Sequence[str]) -> dict[str, list[Hit]]:
         """Top-``k`` of each kind in ``space`` from one product over the matrix (what ``search(kinds=[x])`` gives
         for each x, for the price of one)."""
+        return self.search_by_kind_many(q.reshape(1, -1), k, space, kinds)[0]
+
+    def search_by_kind_many(self, queries: np.ndarray, k: int, space: str,
+                            kinds: Sequence[str]) -> list[dict[str, list[Hit]]]:
+        """``search_by_kind`` for each row of ``queries`` from one matrix product (the matrix is read once: three
+        queries cost about what one does, the product being memory-bound)."""
         with self.lock:
             n = self.n
-            out: dict[str, list[Hit]] = {x: [] for x in kinds}
+            m = queries.shape[0]
+            outs: list[dict[str, list[Hit]]] = [{x: [] for x in kinds} for _ in range(m)]
             code = self.spaces.get(space)
-            if n == 0 or k <= 0 or code is None:
-                return out
-            scores = self.matrix[:n] @ q
-            base = self.space_codes[:n] == code
-            if self.deleted:
-                base &= self.valid[:n]
+            if n == 0 or k <= 0 or code is None or m == 0:
+                return outs
+            block = self._space_block(code, n)
+            if block is not None:  # the space is a minority of the rows: one product over its own copy
+                bn = block["n"]
+                pos = block["pos"][:bn]
+                part = block["matrix"][:bn] @ queries[0] if m == 1 else block["matrix"][:bn] @ queries.T
+                scores = np.zeros((n, m), dtype=np.float32)
+                scores[pos] = part.reshape(bn, m)
+                base = np.zeros(n, dtype=bool)
+                base[pos] = True
+            else:
+                scores = (self.matrix[:n] @ queries[0]).reshape(n, 1) if m == 1 else self.matrix[:n] @ queries.T
+                base = self.space_codes[:n] == code
+                if self.deleted:
+                    base &= self.valid[:n]
             for kind in kinds:
                 kc = self.kinds.get(kind)
                 if kc is None:
@@ -302,14 +364,19 @@ class _Mirror:
                 candidates = np.nonzero(base & (self.kind_codes[:n] == kc))[0]
                 if len(candidates) == 0:
                     continue
-                sub = scores[candidates]
                 kk = min(k, len(candidates))
-                top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
-                order = candidates[top[np.lexsort((self.vids[candidates[top]], -sub[top]))]]
-                out[kind] = [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
-                                 self.kind_names[self.kind_codes[p]], float(scores[p]), int(self.vids[p]))
-                             for p in order]
-            return out
+                for j in range(m):
+                    col = scores[:, j]
+                    sub = col[candidates]
+                    top = np.argpartition(-sub, kk - 1)[:kk] if kk < len(candidates) else np.arange(len(candidates))
+                    order = candidates[top[np.lexsort((self.vids[candidates[top]], -sub[top]))]]
+                    outs[j][kind] = [Hit(self.space_names[self.space_codes[p]],
+                                         self.item_ids[p],  # type: ignore[arg-type]
+                                         self.kind_names[self.kind_codes[p]], float(col[p]), int(self.vids[p]))
+                                     for p in order]
+            return outs
+
+BLOCK_MAX_SHARE = 0.5   # search_by_kind copies a space into its own block when it holds at most this share of rows
 
 _MIRRORS: dict[tuple[str, str], _Mirror] = {}
 _MIRRORS_LOCK = threading.Lock()
@@ -391,10 +458,12 @@ class VectorIndex:
         return thresholds_for(self.config, t["model_id"] if t else model_id_for(self.config))
 
     # -- writes --------------------------------------------------------------------------------------------
-    def upsert(self, space: str, items: Sequence[tuple[str, str] | tuple[str, str, str | None]]) -> int:
+    def upsert(self, space: str, items: Sequence[tuple[str, str] | tuple[str, str, str | None]], *,
+               vectors: Sequence[np.ndarray] | None = None, model_id: str | None = None) -> int:
         """Index (or re-index) items ``(item_id, text[, kind])`` in ``space``: embedded with the active model
         (through the cache), written in the caller's transaction. Unchanged items are skipped. Returns how many
-        were written."""
+        were written. ``vectors`` (one per item, made by ``model_id``) are used as they are when ``model_id`` is
+        the active model and the dimension matches — the caller embedded the texts already."""
         norm = []
         for it in items:
             item_id, text = str(it[0]), it[1]
@@ -404,6 +473,11 @@ class VectorIndex:
             norm.append((item_id, text, kind))
         if not norm:
             return 0
+        given: dict[str, np.ndarray] = {}
+        if vectors is not None:
+            if len(vectors) != len(norm):
+                raise VectorIndexError(f"upsert got {len(vectors)} vectors for {len(norm)} items")
+            given = {i: np.asarray(v, dtype=np.float32).reshape(-1) for (i, _, _), v in zip(norm, vectors)}
         table = self.ensure_active()
         existing = vsql.items_by_ids(self.conn, space, [i for i, _, _ in norm])
         changed = []
@@ -413,7 +487,11 @@ class VectorIndex:
                 changed.append((item_id, text, kind))
         if not changed:
             return 0
-        vecs = self.embedder_for(table["model_id"], table["dimension"]).embed([t for _, t, _ in changed])
+        if given and model_id == table["model_id"] and all(given[i].shape[0] == int(table["dimension"])
+                                                           for i, _, _ in changed):
+            vecs = np.stack([given[i] for i, _, _ in changed])
+        else:
+            vecs = self.embedder_for(table["model_id"], table["dimension"]).embed([t for _, t, _ in changed])
         with _write(self.conn):
             now_table = vsql.active_table(self.conn)
             if (now_table["model_id"], now_table["dimension"]) != (table["model_id"], table["dimension"]):
@@ -551,6 +629,23 @@ class VectorIndex:
             if self._use_mirror(table):
                 return self._mirror(table).search_by_kind(q, k, space, list(kinds))
             return {x: self._search_table(table, q, k, space, [x], None, model_id) for x in kinds}
+
+    def search_by_kind_many(self, queries: np.ndarray, k: int, *, space: str, kinds: Sequence[str],
+                            model_id: str | None = None) -> list[dict[str, list[Hit]]]:
+        """``search_by_kind`` for each row of ``queries`` — with the in-memory mirror from one matrix product."""
+        qs = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        with _read(self.conn):
+            table = vsql.active_table(self.conn)
+            if table is None:
+                return [{x: [] for x in kinds} for _ in range(qs.shape[0])]
+            if model_id is not None and model_id != table["model_id"]:
+                raise VectorIndexError(f"the query vectors were made by {model_id} but the index holds "
+                                       f"{table['model_id']} vectors (a migration swapped models?)")
+            if qs.shape[1] != table["dimension"]:
+                raise VectorIndexError(f"queries have {qs.shape[1]} dimensions; the index has {table['dimension']}")
+            if self._use_mirror(table):
+                return self._mirror(table).search_by_kind_many(np.ascontiguousarray(qs), k, space, list(kinds))
+            return [{x: self._search_table(table, q, k, space, [x], None, model_id) for x in kinds} for q in qs]
 
     def _search_table(self, table: dict, q: np.ndarray, k: int, space: str | None, kinds: Sequence[str] | None,
                       item_ids: Sequence[str] | None, model_id: str | None,

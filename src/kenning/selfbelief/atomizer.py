@@ -152,9 +152,31 @@ _AN_A = re.compile(r"\ban (?=[^aeiou\s])(?!hour|honest)")
 _LIST_SPLIT = re.compile(r",? and |, ")
 
 
+# Frame words (seed 000 §4.7: negation, temporal, modality and degree cues) between the subject and the predicate.
+# The type is a property of the belief, not of its frame, so it is read with them out (S28): "i am no longer afraid
+# of flying" is typed like "i am afraid of flying", "i have been stressed lately" like "i am stressed".
+_FRAME_ADVERBS = (r"(?:not|never|no longer|already|still|more|less|even|also|just|usually|generally|typically|normally|"
+                  r"often|sometimes|rarely|seldom|always|constantly|lately|recently|now|finally|currently|really|very|"
+                  r"so|quite|extremely|incredibly|deeply|totally|completely|absolutely|truly|super|a bit|a little|"
+                  r"slightly|somewhat|kind of|kinda|sort of|fairly|rather|pretty|too|increasingly|actually|honestly|"
+                  r"genuinely|probably|maybe|definitely|much)")
+_TYPE_ADVERBS = re.compile(r"^(i (?:am |do |does |did |have |had )?)(?:" + _FRAME_ADVERBS + r" )+")
+_TYPE_COPULA = re.compile(r"^i (?:have been|had been|was|were|get|got|become|became|grow|grew|feel like i am|"
+                          r"am getting|am becoming|am growing|have become|have grown|have gotten) (?=[a-z])")
+_TYPE_DO = re.compile(r"^i (?:do|does|did) (?=[a-z])")
+
+
+def type_text(atom: str) -> str:
+    """The atom as the belief-type rules read it: frame adverbs out, "have been / get / became ADJ" as "am ADJ"."""
+    a = _TYPE_ADVERBS.sub(r"\1", atom)
+    a = _TYPE_COPULA.sub("i am ", a)
+    a = _TYPE_ADVERBS.sub(r"\1", a)
+    return _TYPE_DO.sub("i ", a)
+
+
 def classify_belief_type(atom: str) -> str:
     """The belief type of a normalized atom ("i am patient with my kids" → RELATIONAL)."""
-    a = atom
+    a = type_text(atom)
     if _FEEL_START.match(a) or _IN_A_PLACE.search(a):
         return "FEELING_STATE"
     m = _I_AM_ADJ.match(a)
@@ -252,6 +274,12 @@ _IT_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") it$")
 _VERB_OBJECT = re.compile(r"^(i (?:do not |did not )?" + _OBJ_VERBS + r") ((?!it$)[a-z][a-z -]{1,40})$")
 
 
+_PLURAL_RELATION = re.compile(r"\b((?:my|our) (?:own )?(?:kids|children|sons|daughters|parents|brothers|sisters|"
+                              r"siblings|friends|colleagues|coworkers|co-workers|grandparents|cousins|neighbours|neighbors|"
+                              r"students|patients|clients|team|family))\b")
+_THEM = re.compile(r"\bthem\b")
+
+
 class RuleAtomizer:
     """The deterministic atomizer (no model)."""
 
@@ -263,6 +291,7 @@ class RuleAtomizer:
     def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:
         atoms: list[RawAtom] = []
         last_object: tuple[int, str] | None = None   # (candidate end, object) of the last "i <verb> <object>"
+        last_group: tuple[int, str] | None = None    # (candidate end, "my kids") of the last plural relation named
         for c in candidates:
             texts, sig = normalize_clause(c.text)
             conf = self.reported if "reported" in sig else self.base
@@ -273,8 +302,15 @@ class RuleAtomizer:
                 if m and last_object is not None and c.span[0] - last_object[0] <= 12:
                     t = f"{m.group(1)} {last_object[1]}"      # "I used to hate running, but now I love it" (S8)
                     sig = {**sig, "it_resolved": last_object[1]}
+                if last_group is not None and c.span[0] - last_group[0] <= 12 and _THEM.search(t) \
+                        and not _PLURAL_RELATION.search(t):
+                    # "I'm patient with my kids, but lately I've been snapping at them" → "i snap at my kids" (S29)
+                    t = _THEM.sub(last_group[1], t, count=1)
+                    sig = {**sig, "them_resolved": last_group[1]}
                 m = _VERB_OBJECT.match(t)
                 last_object = (c.span[1], m.group(2)) if m else None
+                g = _PLURAL_RELATION.search(t)
+                last_group = (c.span[1], g.group(1)) if g else None
                 btype = classify_belief_type(t) if t.startswith("i ") else "TRAIT"
                 atoms.append(RawAtom(t, btype, "affirm", conf, c.idx, [c.span], c.text, self.origin, dict(sig)))
         return AtomizerResult(atoms)

@@ -52,6 +52,9 @@ class ConflictEngine:
         hard = sql.node_by_key(self.conn, node["canonical_hash"], other)
         if hard is not None and hard["belief_id"] not in cands:
             cands[hard["belief_id"]] = None
+        # only the hard pair and candidates above the tension threshold can conflict: load just those
+        hard_id = hard["belief_id"] if hard is not None else None
+        cands = {bid: sim for bid, sim in cands.items() if bid == hard_id or (sim is not None and sim > self.tension)}
         if not cands:
             return []
         nodes = sql.nodes_by_ids(self.conn, list(cands) + [node["belief_id"]])

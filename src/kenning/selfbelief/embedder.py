@@ -37,6 +37,9 @@ def levenshtein_ratio(a: str, b: str) -> float:
     return 1.0 - prev[-1] / max(len(a), len(b))
 
 
+PREFETCH_MIN = 3   # a matrix-matrix product beats separate passes from three queries on (benchmarks/RESULTS.md)
+
+
 @dataclass
 class Similar:
     belief_id: str
@@ -137,10 +140,34 @@ class HTNBeliefEmbedder:
         scored.sort(key=lambda s: (-s.score, s.belief_id))
         return scored[:k]
 
+    def prefetch(self, vectors: np.ndarray | None) -> None:
+        """Search for every atom vector of an experience at once (one pass over the index instead of one per atom)
+        when there are at least ``PREFETCH_MIN`` new ones; ``similar`` then answers from the cache, exactly."""
+        if vectors is None or not self.uses_vectors or self.index is None:
+            return
+        keys, todo = set(), []
+        for v in vectors:
+            key = np.ascontiguousarray(v, dtype=np.float32).tobytes()
+            if key not in self._by_kind and key not in keys:
+                keys.add(key)
+                todo.append((key, v))
+        if len(todo) < PREFETCH_MIN:
+            return
+        res = self.index.search_by_kind_many(np.stack([v for _, v in todo]), self._k, space=self.space,
+                                             kinds=["affirm", "deny"], model_id=self.model_id)
+        if len(self._by_kind) + len(todo) > 256:
+            self._by_kind.clear()
+        if not self._by_kind:
+            self._version = self._table_version()
+        for (key, _), r in zip(todo, res):
+            self._by_kind[key] = (len(self._created), {p: [Similar(h.item_id, h.score) for h in hs]
+                                                       for p, hs in r.items()})
+
     def index_node(self, belief_id: str, canonical: str, polarity: str, vector: np.ndarray | None = None) -> None:
         if self.uses_vectors and self.index is not None:
             fresh = self._by_kind and self._table_version() == self._version
-            self.index.upsert(self.space, [(belief_id, canonical, polarity)])
+            self.index.upsert(self.space, [(belief_id, canonical, polarity)],
+                              vectors=[vector] if vector is not None else None, model_id=self.model_id)
             if vector is not None and fresh:
                 self._created.append((belief_id, polarity, np.asarray(vector, dtype=np.float32)))
                 self._version = self._table_version()      # our own write: the cache stays exact

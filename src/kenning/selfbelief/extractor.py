@@ -120,6 +120,7 @@ class HTNBeliefExtractor:
 
     def plan(self, exp: dict, analysis: Analysis) -> list[Plan]:
         vecs = self.embedder.embed_batch([a.atom.canonical_text for a in analysis.atoms])
+        self.embedder.prefetch(vecs)      # one pass over the index for all the atoms of the experience
         plans = []
         for i, a in enumerate(analysis.atoms):
             v = vecs[i] if vecs is not None else None
@@ -187,10 +188,11 @@ class HTNBeliefExtractor:
             if outcome == "uncertain" and r.best is not None and r.best.belief_id != node_id:
                 link = self.links.create_or_update(node_id, r.best.belief_id, sig)
                 res.tentative_links.append(link["link_id"])
-                for other in r.band[1:]:   # an uncertain match involving both ends of a known link supports it
-                    known = sql.get_link(self.conn, r.best.belief_id, other.belief_id)
-                    if known is not None:
-                        self.links.update_evidence(known, "both", sig)
+                # an uncertain match involving both ends of a known link supports it (one query for the band)
+                known = sql.links_between(self.conn, r.best.belief_id, [o.belief_id for o in r.band[1:]])
+                for other in r.band[1:]:
+                    if other.belief_id in known:
+                        self.links.update_evidence(known[other.belief_id], "both", sig)
             elif outcome == "match":
                 for link in self.links.definite_match(node_id, sig):
                     res.tentative_links.append(link["link_id"])

@@ -15,7 +15,8 @@ too_short          "I am"                      under ``min_chars`` or no content
 
 and one of Kenning's (S16): ``not_self_definitional`` — first person but not a belief about the self: a request
 or plan ("I need help…", "I'm going to…"), a fact for seed 001's assertions ("I live in…", "I work at…",
-"I have two kids", "I'm in Paris"), a one-off event ("I signed up…", "I went…"), an activity in progress
+"I have two kids", "I'm in Paris"), a one-off event ("I signed up…", "I went…") or a report of actions in the
+perfect ("I have kept notes of everything I shipped", S27), an activity in progress
 ("I'm reading…"), or a remark addressed to the other person ("I'm so happy for you").
 """
 
@@ -32,7 +33,7 @@ _FUNCTION = {"i", "am", "is", "are", "was", "were", "be", "been", "being", "have
              "did", "will", "would", "can", "could", "shall", "should", "may", "might", "must", "a", "an", "the",
              "not", "never", "so", "that", "it", "this", "there", "just", "really"}
 _REQUEST = re.compile(
-    r"^i (?:need|want) (?:to|you|help|some|a |an |the |more |your|someone|advice|tips)|"
+    r"^i (?:do not |did not )?(?:need|want) (?:to|you|help|some|a |an |the |more |your|someone|advice|tips)|"
     r"^i (?:would like|would love|wish|hope|plan|intend|am planning|am going to|am gonna|will|shall|am about to|"
     r"am off|have to|has to|must|should|ought to|am trying to (?:find|get|figure|decide|work)|am looking (?:for|at|"
     r"into|forward)|was wondering|wonder|am wondering|am thinking (?:about|of)|am considering|would|could|"
@@ -58,7 +59,9 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
-_CODE = re.compile(r"`|\b[A-Z][a-z]+(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(")
+_CODE = re.compile(r"`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
+                   r"\b0x[0-9a-fA-F]+\b|"
+                   r"\b(?:syntax|type|value|key|runtime|decode|encode|import) error\b|\bstack ?trace\b|\btraceback\b")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|ya)\b")
 _OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
                       r"am sorry|am happy that|am excited to|am excited about)\b(?! i\b)(?! myself\b)")
@@ -66,6 +69,21 @@ _OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am
 
 _TOKS = re.compile(r"[a-z0-9'-]+")
 _HABIT_WORDS = re.compile(r"\b(always|never|every time|whenever|used to|each time|for years)\b")
+# Past participles of the present / past perfect that are not "-ed" forms or simple-past irregulars (S27).
+_PARTICIPLES = {"done", "written", "gone", "seen", "taken", "given", "eaten", "shown", "chosen", "driven", "spoken",
+                "broken", "forgotten", "sent", "built", "read", "won", "put", "set", "shut", "cut", "run", "drunk",
+                "sung", "swum", "flown", "drawn", "thrown", "ridden", "fallen", "begun", "known", "grown", "become",
+                "come", "been", "gotten", "sold", "heard", "hit", "let"}
+# A perfect with one of these participles reports a change or a lasting experience, which is self-definitional:
+# "I have become more patient", "I've stopped caring what people think", "I have struggled with anxiety" (S27).
+_PERFECT_OK = {"been", "become", "grown", "gotten", "got", "come", "started", "begun", "stopped", "quit", "given",
+               "learned", "learnt", "realized", "realised", "noticed", "found", "discovered", "felt", "struggled",
+               "loved", "hated", "liked", "disliked", "enjoyed", "wanted", "needed", "known", "believed", "valued",
+               "cared", "feared", "changed", "always", "never", "ever", "long", "often", "rarely", "usually",
+               "lost", "gained", "developed", "outgrown", "matured", "softened", "mellowed", "hardened"}
+_PERFECT_HABIT = re.compile(r"\b(?:always|never|every time|whenever|used to|each time|for (?:years|months|weeks|ages|a "
+                            r"long time|as long as)|since|my (?:whole|entire) life|all my life|ever since|lately|"
+                            r"recently|these days|more and more)\b")
 
 
 class BeliefAtomValidator:
@@ -78,7 +96,8 @@ class BeliefAtomValidator:
 
     def reason(self, atom: RawAtom) -> str | None:
         """Why ``atom`` is rejected, or None."""
-        raw = normalize_apostrophes(atom.evidence or atom.atom_text)
+        original = atom.evidence or atom.atom_text      # backticks survive here (normalize_apostrophes maps them)
+        raw = normalize_apostrophes(original)
         text = normalize_apostrophes(atom.atom_text).lower().strip()
         toks = _TOKS.findall(text)
         if _TEMPLATE.search(raw) or _TEMPLATE.search(atom.atom_text):
@@ -105,7 +124,7 @@ class BeliefAtomValidator:
         content = [t for t in _TOKS.findall(canon) if t not in _FUNCTION]
         if len(canon) < self.cfg.min_chars or len(content) < self.cfg.min_content_tokens:
             return "too_short"
-        if self.not_self_definitional(text, raw):
+        if self.not_self_definitional(text, raw) or _CODE.search(original):
             return "not_self_definitional"
         return None
 
@@ -122,7 +141,24 @@ class BeliefAtomValidator:
             low = raw.lower()
             if not _HABIT_WORDS.search(low):
                 return True  # a one-off event: "I signed up for …", "I ran my first marathon in 2021"
+        if self.perfect_report(toks, raw.lower()):
+            return True  # a report of what was done: "I have kept notes of everything I shipped" (S27)
         return False
+
+    @staticmethod
+    def perfect_report(toks: list[str], low: str) -> bool:
+        """``i have|has|had|'ve`` + the participle of an action verb, without a habit or duration cue: an account
+        of actions or events ("I've shipped the release", "I have kept notes of everything"), not a belief about
+        the self. Changes and lasting experiences ("I've become …", "I have struggled with …") stay (S27)."""
+        if len(toks) < 3 or toks[1] not in ("have", "has", "had", "'ve", "'d"):
+            return False
+        i = 2
+        while i < len(toks) - 1 and toks[i] in ("just", "already", "finally", "now", "also", "actually", "recently"):
+            i += 1
+        part = toks[i]
+        if part in _PERFECT_OK or not (part in _PARTICIPLES or is_past_form(part)):
+            return False
+        return not _PERFECT_HABIT.search(low)
 
     def validate(self, atoms: list[RawAtom]) -> ValidationResult:
         valid, invalid = [], []

@@ -368,6 +368,17 @@ def get_link(conn: apsw.Connection, a: str, b: str) -> dict | None:
     return row(conn, "SELECT * FROM tentative_links WHERE from_belief_id = ? AND to_belief_id = ?", (lo, hi))
 
 
+def links_between(conn: apsw.Connection, a: str, others: Sequence[str]) -> dict[str, dict]:
+    """``{other: link}`` for the links between ``a`` and each of ``others`` that exist (one query per chunk)."""
+    out: dict[str, dict] = {}
+    for chunk in _chunks([o for o in dict.fromkeys(others) if o != a]):
+        q = _in(len(chunk))
+        for r in rows(conn, f"SELECT * FROM tentative_links WHERE (from_belief_id = ? AND to_belief_id IN ({q})) "
+                            f"OR (to_belief_id = ? AND from_belief_id IN ({q}))", (a, *chunk, a, *chunk)):
+            out[r["to_belief_id"] if r["from_belief_id"] == a else r["from_belief_id"]] = r
+    return out
+
+
 def get_link_by_id(conn: apsw.Connection, link_id: str) -> dict | None:
     found = rows(conn, "SELECT * FROM tentative_links WHERE link_id LIKE ? || '%' LIMIT 2", (link_id,))
     return found[0] if len(found) == 1 else None
