@@ -348,3 +348,51 @@ def test_speaker_lane_vector_is_the_question_without_the_names(indexed):
     rec2 = _Recording(real)
     Searcher(indexed.conn, cfg, embedder=rec2).search("What did Ben say about the lake?", now=NOW)
     assert rec2.calls == [["What did Ben say about the lake?"]]
+
+
+def test_answer_type_of_questions_and_turns():
+    """R33: the question word names the answer's type; a turn carries a place, a name, a number or a title."""
+    from kenning.retrieve.answer_type import answer_type, carries, proper_names
+
+    assert answer_type("Where did Joanna go for a road trip?") == "place"
+    assert answer_type("Which country has Tim visited most?") == "place"
+    assert answer_type("How long has Nate had his turtles?") == "number"
+    assert answer_type("Who performed at the concert?") == "person"
+    assert answer_type("What book did Caroline recommend?") == "title"
+    assert answer_type("What is Nate's favorite video game?") == "title"
+    assert answer_type("When did Maria go to the beach?") is None      # the temporal-cue lane's
+    assert answer_type("What did Jon say about the store?") is None
+    # a multi-word place after a locative word; a sentence opening, "I", a month and a speaker are not names
+    assert proper_names("We hiked in the Smoky Mountains. Then I slept in May.", ["Ben"]) == [("Smoky Mountains", 16)]
+    assert carries("place", "Last summer we hiked in the Smoky Mountains with Ben!", ["Ben"])
+    assert not carries("place", "Ben, we went to the lake. It was great.", ["Ben"])
+    assert not carries("person", "Thanks Ben! I loved it.", ["Ben"])
+    assert carries("person", "My cousin Matt Patterson played.", [])
+    assert carries("number", "I've had them for three years.") and not carries("number", "A long time.")
+    assert carries("title", 'I loved "Becoming Nicole" so much.') and not carries("title", "Great book, really.")
+
+
+def test_answer_type_lane_prefers_turns_holding_the_answer(vault, tmp_path):
+    doc = transcript_doc()
+    doc["sessions"][1]["turns"] = [
+        {"id": "t1", "speaker": "Ben", "text": "The lake, the lake! I love the lake so much."},
+        {"id": "t2", "speaker": "Ana", "text": "We camped by a lake in the Smoky Mountains once, a quiet lake."},
+    ]
+    p = tmp_path / "lake.json"
+    p.write_text(json.dumps(doc))
+    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    s = Searcher(vault.conn, vault.config)
+    q = "where is the lake?"
+    plain = s.search(q, now=NOW, lanes=["fts"])
+    assert plain.hits[0]["text"].startswith("The lake, the lake!")
+    typed = s.search(q, now=NOW, lanes=["fts", "answer_type"])
+    assert typed.parsed.answer_type == "place" and typed.parsed.as_dict()["answer_type"] == "place"
+    top = typed.hits[0]
+    assert top["text"].startswith("We camped") and top["lanes"]["answer_type"]["rank"] == 1
+    assert top["lanes"]["answer_type"]["detail"] == {"answer_type": "place"}
+    assert "answer_type" not in typed.hits[1]["lanes"]
+    # the lane is off at weight 0, and never fires for a question without an answer type
+    from kenning.config import load_config
+    off = Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"lane_weights": {"answer_type": 0.0}}}))
+    assert off.search(q, now=NOW, lanes=["fts", "answer_type"]).hits[0]["text"].startswith("The lake, the lake!")
+    assert not any(x["lane"] == "answer_type" for x in s.search("lake", now=NOW).lanes)

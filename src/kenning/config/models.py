@@ -398,6 +398,7 @@ class LaneWeights(Strict):
     belief: float
     assertion: float
     temporal_cue: float
+    answer_type: float
     adjacency: float
 
 

@@ -11,6 +11,8 @@ Lanes (each a :class:`~kenning.retrieve.fusion.RankedList`; decisions R7, R14–
                  the turns that mention it, the name removed (R18);
 - ``belief``     the query matches beliefs in the ledger (``wiki_beliefs`` FTS): belief hits with their quotes (R20);
 - ``temporal_cue`` a "when …" question: first-pass candidates whose text carries a time expression;
+- ``answer_type`` a where / who / how-many / which-book question: first-pass candidates whose text carries a place,
+                 a person's name, a number, a title (``retrieve.answer_type``, R33);
 - ``adjacency``  the turns next to the best first-pass hits (an answer follows its question).
 More lanes register in :attr:`Searcher.extra_lanes`: a lane is any callable ``(ParsedQuery, first_pass) ->
 RankedList``. A candidate's key is a search-document rowid (turns, entities) or ``("belief", belief_id)``.
@@ -28,6 +30,7 @@ import numpy as np
 import orjson
 
 from kenning.config.models import Config
+from kenning.retrieve.answer_type import answer_type, carries
 from kenning.retrieve.fusion import Candidate, Fused, RankedList, rrf
 from kenning.retrieve.vectors import SearchVectors
 from kenning.retrieve.when import Interval, event_time, is_when_question, resolve_all
@@ -70,11 +73,12 @@ class ParsedQuery:
     as_of: str | None
     entities: list[EntityMatch] = field(default_factory=list)
     entity_terms: set[str] = field(default_factory=set)
+    answer_type: str | None = None    # place | person | number | title (R33)
 
     def as_dict(self) -> dict[str, Any]:
         return {"terms": self.terms, "speakers": self.speakers, "times": [t.as_dict() for t in self.times],
                 "entities": [e.as_dict() for e in self.entities], "when_question": self.when_question,
-                "now": self.now.isoformat(), "as_of": self.as_of}
+                "answer_type": self.answer_type, "now": self.now.isoformat(), "as_of": self.as_of}
 
 
 @dataclass
@@ -216,7 +220,7 @@ class Searcher:
         if self.cfg.lane_weights.entity > 0:
             entities, entity_terms = self.match_entities(query, speaker_norms)
         return ParsedQuery(query, terms, speakers, speaker_terms, times, time_terms, is_when_question(query), now,
-                           as_of, entities, entity_terms)
+                           as_of, entities, entity_terms, answer_type(query))
 
     # -- lanes ---------------------------------------------------------------------------------------------
     def embedder(self):
@@ -489,6 +493,15 @@ class Searcher:
                 if d and d.get("text_raw") and resolve_all(d["text_raw"], _date_of(d) or now_date):
                     items.append(Candidate(key, 1.0, {"has_time_expression": True}))
             second.append(RankedList("temporal_cue", items, w.temporal_cue))
+        if on("answer_type") and pq.answer_type and first_pass:
+            # the question word says what the answer is; prefer candidates that hold one (R33)
+            pool = [f.key for f in first_pass[:cap] if isinstance(f.key, int)]
+            docs.update(search_sql.docs_by_rowid(self.conn, [x for x in pool if x not in docs]))
+            names = {w_ for _, ns in self.speaker_names() for n in ns for w_ in n.split()}
+            items = [Candidate(key, 1.0, {"answer_type": pq.answer_type}) for key in pool
+                     if (d := docs.get(key)) and d.get("doc_kind") == "message"
+                     and carries(pq.answer_type, d.get("text_raw") or "", names)]
+            second.append(RankedList("answer_type", items, w.answer_type))
         if on("adjacency") and first_pass:
             seeds = [f for f in first_pass if isinstance(f.key, int)][: cfg.adjacency.seeds]
             docs.update(search_sql.docs_by_rowid(self.conn, [f.key for f in seeds if f.key not in docs]))
