@@ -410,6 +410,7 @@ class FtsConfig(Strict):
     stopwords: list[str]
     rank_all_below: int = Field(ge=0)
     common_term_cap: int = Field(gt=0)
+    pool_cap: int = Field(gt=0)
 
 
 class EntityLaneConfig(Strict):

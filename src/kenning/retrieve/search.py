@@ -137,6 +137,8 @@ class Searcher:
         self._tokenizer = None
         self._df: dict[str, int] = {}
         self._df_version: int | None = None
+        self._pool: FtsPool | None = None
+        self._totals: tuple[int, tuple[int, int]] | None = None
         self._has_beliefs: bool | None = None
         self._mentions: dict[str, list[dict]] = {}
         self._text_stems: dict[str, frozenset[str]] = {}
@@ -249,10 +251,9 @@ class Searcher:
         return {t: self._df.get(t, 0) for t in terms}
 
     def fts_lane(self, name: str, terms: Sequence[str], weight: float, cap: int, **filters: Any) -> RankedList:
-        """BM25 over the FTS index. A query whose terms together match more than ``fts.rank_all_below``
-        documents is ranked in two steps (R19): candidates are every document of the rare terms, the
-        ``fts.common_term_cap`` newest documents of each common term and those holding two of the rarest common
-        terms; BM25 (FTS5's, same weights) then ranks only them."""
+        """BM25 over the FTS index. Inside a search whose query words together match more than
+        ``fts.rank_all_below`` documents, every FTS lane is cut from the query's one shared candidate pool
+        (:class:`FtsPool`, R40–R41) instead of running an FTS5 query of its own."""
         w = self._weights()
         cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
         terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
@@ -260,32 +261,101 @@ class Searcher:
         items: list[Candidate] = []
         if not match:
             return RankedList(name, items, weight)
-        fcfg = self.cfg.fts
-        rowids = filters.pop("rowids", None)
-        if fcfg.rank_all_below > 0 and rowids is None:
-            df = self.doc_freqs(terms)
-            if sum(df.values()) > fcfg.rank_all_below:
-                rowids = self._fts_candidates(terms, df, cols)
-        for rowid, s in search_sql.fts_search(self.conn, match, w, cap, rowids=rowids, **filters):
+        pool = self._pool
+        if pool is not None and set(terms) <= pool.all_terms:
+            for rowid, sc in pool.rank(terms, cap, self._pool_mask(pool, filters)):
+                items.append(Candidate(rowid, sc))
+            return RankedList(name, items, weight)
+        for rowid, s in search_sql.fts_search(self.conn, match, w, cap, **filters):
             items.append(Candidate(rowid, -s))
         return RankedList(name, items, weight)
 
-    def _fts_candidates(self, terms: list[str], df: dict[str, int], cols: list[str]) -> list[int]:
+    def fts_pool(self, terms: Sequence[str]) -> "FtsPool | None":
+        """The shared candidate pool of one query (R40), or None when its words together match at most
+        ``fts.rank_all_below`` documents (then every lane ranks all its matches, exactly as FTS5 does).
+
+        Pruning (R41): a word in more than ``fts.common_term_cap`` documents is *common*. The pool is every
+        document of the rare words, then conjunctive-first the newest ``fts.pool_cap`` documents holding all the
+        common words, each pair of the three rarest common words, and each common word alone — each fetched by a
+        doclist walk that stops at its limit, with every query word's weighted hits and the document length, so
+        that BM25 (FTS5's formula and statistics) is computed for any subset of the words without scoring the
+        rest of the vault."""
         fcfg = self.cfg.fts
-        cap = fcfg.common_term_cap
+        terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
+        if not terms or fcfg.rank_all_below <= 0:
+            return None
+        df = self.doc_freqs(terms)
+        if sum(df.values()) <= fcfg.rank_all_below:
+            return None
+        all_terms = set(terms)
+        terms = [t for t in terms if df[t] > 0]
+        if not terms:
+            return None
+        w = self._weights()
+        cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
+        col_arg = cols if set(cols) != set(FTS_COLUMNS) else None
         order = sorted(terms, key=lambda t: (df[t], t))
-        cand: set[int] = set()
-        common = [t for t in order if df[t] > cap]
-        for t in order:
-            if df[t] == 0:
-                continue
-            cand.update(search_sql.fts_rowids(self.conn, fts_match([t], cols) or "", cap))
-        if len(common) >= 2:
-            for i in range(min(3, len(common))):
-                for j in range(i + 1, min(3, len(common))):
-                    q = f"{fts_match([common[i]], cols)} AND {fts_match([common[j]], cols)}"
-                    cand.update(search_sql.fts_rowids(self.conn, q, cap))
-        return sorted(cand)
+        rare = [t for t in order if df[t] <= fcfg.common_term_cap]
+        common = [t for t in order if df[t] > fcfg.common_term_cap]
+        q = lambda ts, op: f" {op} ".join(f'"{t}"' for t in ts)  # noqa: E731
+        steps: list[tuple[str, int]] = []
+        if rare:
+            steps.append((q(rare, "OR"), sum(df[t] for t in rare)))
+        if len(common) >= 3:
+            steps.append((q(common, "AND"), fcfg.pool_cap))
+        top = common[:3]
+        for i in range(len(top)):
+            for j in range(i + 1, len(top)):
+                steps.append((q([top[i], top[j]], "AND"), fcfg.pool_cap))
+        for t in common:
+            steps.append((q([t], "OR"), fcfg.pool_cap))
+        found: dict[int, tuple[int, list[float]]] = {}
+        for restrict, limit in steps:
+            for rowid, v in search_sql.fts_term_hits(self.conn, restrict, terms, w, limit, col_arg).items():
+                found.setdefault(rowid, v)
+        n_docs, n_tokens = self._fts_totals()
+        pool = FtsPool(self, terms, found, [df[t] for t in terms], n_docs, n_tokens)
+        pool.all_terms = all_terms  # words in no document rank nothing, as in FTS5
+        return pool
+
+    def _fts_totals(self) -> tuple[int, int]:
+        v = search_sql.version(self.conn)
+        if self._totals is None or self._totals[0] != v:
+            self._totals = (v, search_sql.fts_totals(self.conn))
+        return self._totals[1]
+
+    def _pool_mask(self, pool: "FtsPool", filters: dict[str, Any]) -> np.ndarray | None:
+        """Which pool documents pass a lane's filters — the SQL of ``store.search._filters``, in numpy."""
+        f = {k: v for k, v in filters.items() if v is not None and v != []}
+        if not f:
+            return None
+        meta = pool.meta()
+        n = len(pool.rowids)
+        mask = np.ones(n, dtype=bool)
+        if "rowids" in f:
+            mask &= np.isin(pool.rowids, np.fromiter((int(r) for r in f["rowids"]), dtype=np.int64))
+        if f.get("entity_ids"):
+            raise ValueError("entity_ids filter is not cut from the pool: pass the mentioning rowids")
+        kinds, spk, occ, ev_s, ev_e = meta
+        if f.get("as_of"):
+            mask &= np.array([o is not None and o <= f["as_of"] for o in occ], dtype=bool)
+        if f.get("speakers"):
+            want = {x.casefold() for x in f["speakers"]}
+            mask &= np.array([s is not None and s.casefold() in want for s in spk], dtype=bool)
+        start, end = f.get("start"), f.get("end")
+        if start and end:
+            s10, e10 = start[:10], end[:10]
+            mask &= np.array([(o is not None and start <= o < end) or
+                              (a is not None and b is not None and a < e10 and b >= s10)
+                              for o, a, b in zip(occ, ev_s, ev_e)], dtype=bool)
+        elif start:
+            mask &= np.array([o is not None and o >= start for o in occ], dtype=bool)
+        elif end:
+            mask &= np.array([o is not None and o < end for o in occ], dtype=bool)
+        if f.get("kinds"):
+            ks = set(f["kinds"])
+            mask &= np.array([k in ks for k in kinds], dtype=bool)
+        return mask
 
     def vector_lane(self, name: str, qvec, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
                     start: str | None = None, end: str | None = None, as_of: str | None = None,
@@ -433,6 +503,8 @@ class Searcher:
                 self.notes.append("no vectors in the search index yet: run `kenning reindex` for the vector lanes")
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
+        # one FTS pass per query (R40): every FTS lane below is cut from this pool when the vault is large
+        self._pool = self.fts_pool(pq.terms)
         if on("fts"):
             first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound, **kf))
         if on("vector") and qvec is not None:
@@ -494,6 +566,7 @@ class Searcher:
                 if rl is not None:
                     second.append(rl)
         all_lanes = first + second
+        self._pool = None
         fused = rrf(all_lanes, cfg.rrf_k, cap)
         rowids = [f.key for f in fused if isinstance(f.key, int) and f.key not in docs]
         docs.update(search_sql.docs_by_rowid(self.conn, rowids))
@@ -575,6 +648,57 @@ class Searcher:
                 "date": b["asserted_at"], "text": b["statement"], "current": b["superseded_at"] is None,
                 "score": round(f.score, 6), "lanes": self._lanes(f), "event_time": None,
                 "evidence": evidence + f.evidence}
+
+
+class FtsPool:
+    """One query's shared FTS candidates (R40): each document's length and weighted hits of every query word, so
+    that any lane's BM25 — over a subset of the words, restricted by a filter — is computed here exactly as FTS5's
+    bm25() would compute it (k1 = 1.2, b = 0.75, IDF from the index's document counts, floored at 1e-6)."""
+
+    K1, B = 1.2, 0.75
+
+    def __init__(self, searcher: Searcher, terms: list[str], found: dict[int, tuple[int, list[float]]],
+                 dfs: list[int], n_docs: int, n_tokens: int):
+        self.searcher, self.terms = searcher, list(terms)
+        keys = sorted(found)
+        self.rowids = np.asarray(keys, dtype=np.int64)
+        self.hits = np.asarray([found[k][1] for k in keys], dtype=np.float64).reshape(len(keys), len(terms))
+        self.length = np.asarray([found[k][0] for k in keys], dtype=np.float64)
+        n = max(n_docs, 1)
+        self.idf = np.asarray([max(np.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in dfs], dtype=np.float64)
+        avgdl = (n_tokens / n) if n_tokens else 1.0
+        self._norm = self.K1 * (1 - self.B + self.B * self.length / avgdl)
+        self._meta: tuple | None = None
+        self.all_terms: set[str] = set(terms)
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+    def meta(self) -> tuple:
+        if self._meta is None:
+            m = search_sql.doc_filter_meta(self.searcher.conn, self.rowids.tolist())
+            cols = list(zip(*[m.get(int(r), (None,) * 5) for r in self.rowids])) or [()] * 5
+            self._meta = tuple(list(c) for c in cols)
+        return self._meta
+
+    def rank(self, terms: Sequence[str], cap: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """(doc_rowid, BM25) best first (ties by rowid), for documents holding one of ``terms`` and passing ``mask``."""
+        idx = [self.terms.index(t) for t in dict.fromkeys(terms) if t in self.terms]
+        if not idx or not len(self.rowids):
+            return []
+        score = np.zeros(len(self.rowids), dtype=np.float64)
+        held = np.zeros(len(self.rowids), dtype=bool)
+        for i in idx:  # term by term, in query order, as bm25() sums its phrases
+            f = self.hits[:, i]
+            score += self.idf[i] * (f * (self.K1 + 1.0)) / (f + self._norm)
+            held |= f > 0
+        if mask is not None:
+            held &= mask
+        sel = np.nonzero(held)[0]
+        if not len(sel):
+            return []
+        order = sel[np.lexsort((self.rowids[sel], -score[sel]))][:cap]
+        return [(int(self.rowids[i]), float(score[i])) for i in order]
 
 
 def _literal(v: str | None) -> str:
