@@ -199,8 +199,8 @@ def bench_search(args) -> dict[str, Any]:
                     report[str(n)] = {"build": build}
                     continue
             entry = search_latency(v, args.queries, build, args.vocab, args.recall_queries)
-            entry["db_mb"] = round(sum(f.stat().st_size for f in Path(args.vault or Path(tmp) / "bench.db").parent.iterdir()
-                                       if f.name.startswith("bench.db")) / 1e6, 1)
+            db = Path(args.vault or Path(tmp) / "bench.db")
+            entry["db_mb"] = round(sum(f.stat().st_size for f in db.parent.iterdir() if f.name.startswith(db.name)) / 1e6, 1)
             entry["peak_rss_mb"] = round(peak_rss_mb(), 1)
             v.close()
             report[str(n)] = entry

@@ -411,6 +411,7 @@ class FtsConfig(Strict):
     rank_all_below: int = Field(ge=0)
     common_term_cap: int = Field(gt=0)
     pool_cap: int = Field(gt=0)
+    pool_and_cap: int = Field(gt=0)
 
 
 class EntityLaneConfig(Strict):

@@ -1,8 +1,8 @@
 """Hybrid search over the vault: lanes → RRF → hits with a per-lane score breakdown and an evidence chain.
 
 Lanes (each a :class:`~kenning.retrieve.fusion.RankedList`; decisions R7, R14–R21):
-- ``fts``        FTS5 BM25 over speaker, text, captions, the previous turn; rare terms first, common terms capped
-                 (R19), so a query stays fast on a million documents;
+- ``fts``        FTS5 BM25 over speaker, text, captions, the previous turn; on a large vault one shared candidate
+                 pool per query, common words pruned conjunctive-first, feeds every BM25 lane (R40–R41);
 - ``vector``     cosine similarity to each document's embedding (the model layer's embedder and vector index);
 - ``speaker``    the query names a participant: BM25 + vector restricted to that speaker, the name removed;
 - ``time``       the query names a time ("in May 2023", "last summer", resolved against the question date by
@@ -275,8 +275,8 @@ class Searcher:
         ``fts.rank_all_below`` documents (then every lane ranks all its matches, exactly as FTS5 does).
 
         Pruning (R41): a word in more than ``fts.common_term_cap`` documents is *common*. The pool is every
-        document of the rare words, then conjunctive-first the newest ``fts.pool_cap`` documents holding all the
-        common words, each pair of the three rarest common words, and each common word alone — each fetched by a
+        document of the rare words, then conjunctive-first the newest documents holding all the common words and each pair of the three rarest common words (``fts.pool_and_cap`` each), and each common word
+        alone (``fts.pool_cap``) — each fetched by a
         doclist walk that stops at its limit, with every query word's weighted hits and the document length, so
         that BM25 (FTS5's formula and statistics) is computed for any subset of the words without scoring the
         rest of the vault."""
@@ -302,11 +302,11 @@ class Searcher:
         if rare:
             steps.append((q(rare, "OR"), sum(df[t] for t in rare)))
         if len(common) >= 3:
-            steps.append((q(common, "AND"), fcfg.pool_cap))
+            steps.append((q(common, "AND"), fcfg.pool_and_cap))
         top = common[:3]
         for i in range(len(top)):
             for j in range(i + 1, len(top)):
-                steps.append((q([top[i], top[j]], "AND"), fcfg.pool_cap))
+                steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
         for t in common:
             steps.append((q([t], "OR"), fcfg.pool_cap))
         found: dict[int, tuple[int, list[float]]] = {}
