@@ -138,6 +138,7 @@ class Searcher:
         self._df: dict[str, int] = {}
         self._df_version: int | None = None
         self._pool: FtsPool | None = None
+        self._pool_terms: list[str] | None = None
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._has_beliefs: bool | None = None
         self._mentions: dict[str, list[dict]] = {}
@@ -261,6 +262,8 @@ class Searcher:
         items: list[Candidate] = []
         if not match:
             return RankedList(name, items, weight)
+        if self._pool_terms is not None:  # first FTS lane of this search: build the pool once
+            self._pool, self._pool_terms = self.fts_pool(self._pool_terms), None
         pool = self._pool
         if pool is not None and set(terms) <= pool.all_terms:
             for rowid, sc in pool.rank(terms, cap, self._pool_mask(pool, filters)):
@@ -504,7 +507,7 @@ class Searcher:
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
         # one FTS pass per query (R40): every FTS lane below is cut from this pool when the vault is large
-        self._pool = self.fts_pool(pq.terms)
+        self._pool, self._pool_terms = None, list(pq.terms)
         if on("fts"):
             first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound, **kf))
         if on("vector") and qvec is not None:
@@ -566,7 +569,7 @@ class Searcher:
                 if rl is not None:
                     second.append(rl)
         all_lanes = first + second
-        self._pool = None
+        self._pool, self._pool_terms = None, None
         fused = rrf(all_lanes, cfg.rrf_k, cap)
         rowids = [f.key for f in fused if isinstance(f.key, int) and f.key not in docs]
         docs.update(search_sql.docs_by_rowid(self.conn, rowids))
