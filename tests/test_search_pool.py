@@ -113,3 +113,15 @@ def test_pruned_pool_is_deterministic_and_sound(indexed):
     exact = dict(full.rank(terms, 1000))
     for r, s in pool.rank(terms, 1000):
         assert exact[r] == pytest.approx(s, rel=1e-12)
+
+
+def test_speaker_step_holds_the_speaker_lane(indexed):
+    """With every word common and the word-driven steps cut to one document, the speaker step (that speaker's
+    documents holding the lane's words, through the FTS speaker column) still gives the speaker lane in full."""
+    exact = _searcher(indexed, rank_all_below=0)
+    pruned = _searcher(indexed, rank_all_below=1, common_term_cap=1, pool_cap=1, pool_and_cap=1)
+    q = "What did Ben say about the lake?"
+    a, b = exact.search(q, now=NOW, lanes=["speaker"]), pruned.search(q, now=NOW, lanes=["speaker"])
+    assert a.hits and all(h["speaker"] == "Ben" for h in b.hits)
+    bm25 = lambda r: [(h["message_id"], h["lanes"]["speaker"]["rank"]) for h in r.hits]  # noqa: E731
+    assert bm25(a) == bm25(b)

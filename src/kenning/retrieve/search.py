@@ -139,6 +139,7 @@ class Searcher:
         self._df_version: int | None = None
         self._pool: FtsPool | None = None
         self._pool_terms: list[str] | None = None
+        self._pool_speakers: list[tuple[str, list[str]]] = []
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._has_beliefs: bool | None = None
         self._mentions: dict[str, list[dict]] = {}
@@ -263,7 +264,7 @@ class Searcher:
         if not match:
             return RankedList(name, items, weight)
         if self._pool_terms is not None:  # first FTS lane of this search: build the pool once
-            self._pool, self._pool_terms = self.fts_pool(self._pool_terms), None
+            self._pool, self._pool_terms = self.fts_pool(self._pool_terms, self._pool_speakers), None
         pool = self._pool
         if pool is not None and set(terms) <= pool.all_terms:
             for rowid, sc in pool.rank(terms, cap, self._pool_mask(pool, filters)):
@@ -273,7 +274,7 @@ class Searcher:
             items.append(Candidate(rowid, -s))
         return RankedList(name, items, weight)
 
-    def fts_pool(self, terms: Sequence[str]) -> "FtsPool | None":
+    def fts_pool(self, terms: Sequence[str], speakers: Sequence[tuple[str, Sequence[str]]] = ()) -> "FtsPool | None":
         """The shared candidate pool of one query (R40), or None when its words together match at most
         ``fts.rank_all_below`` documents (then every lane ranks all its matches, exactly as FTS5 does).
 
@@ -282,7 +283,9 @@ class Searcher:
         alone (``fts.pool_cap``) — each fetched by a
         doclist walk that stops at its limit, with every query word's weighted hits and the document length, so
         that BM25 (FTS5's formula and statistics) is computed for any subset of the words without scoring the
-        rest of the vault."""
+        rest of the vault. ``speakers`` ((stored name, the speaker lane's words)) add, per speaker the query names,
+        the newest ``fts.pool_and_cap`` of that speaker's documents holding one of the lane's words (the FTS
+        speaker column as an index), which the speaker lane needs and the word-driven steps may not hold."""
         fcfg = self.cfg.fts
         terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
         if not terms or fcfg.rank_all_below <= 0:
@@ -312,6 +315,11 @@ class Searcher:
                 steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
         for t in common:
             steps.append((q([t], "OR"), fcfg.pool_cap))
+        for name, lane_words in speakers:
+            toks = _TOKEN.findall(name.lower())
+            words = [t for t in lane_words if t in terms]
+            if toks and words:
+                steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_and_cap))
         found: dict[int, tuple[int, list[float]]] = {}
         for restrict, limit in steps:
             for rowid, v in search_sql.fts_term_hits(self.conn, restrict, terms, w, limit, col_arg).items():
@@ -508,6 +516,10 @@ class Searcher:
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
         # one FTS pass per query (R40): every FTS lane below is cut from this pool when the vault is large
         self._pool, self._pool_terms = None, list(pq.terms)
+        if on("speaker"):
+            self._pool_speakers = [(sp, [t for t in pq.terms if t not in pq.speaker_terms]) for sp in pq.speakers]
+        else:
+            self._pool_speakers = []
         if on("fts"):
             first.append(self.fts_lane("fts", pq.terms, w.fts, cap, as_of=bound, **kf))
         if on("vector") and qvec is not None:
