@@ -412,6 +412,7 @@ class FtsConfig(Strict):
     common_term_cap: int = Field(gt=0)
     pool_cap: int = Field(gt=0)
     pool_and_cap: int = Field(gt=0)
+    pool_speaker_cap: int = Field(ge=0)
 
 
 class EntityLaneConfig(Strict):

@@ -284,7 +284,7 @@ class Searcher:
         doclist walk that stops at its limit, with every query word's weighted hits and the document length, so
         that BM25 (FTS5's formula and statistics) is computed for any subset of the words without scoring the
         rest of the vault. ``speakers`` ((stored name, the speaker lane's words)) add, per speaker the query names,
-        the newest ``fts.pool_and_cap`` of that speaker's documents holding one of the lane's words (the FTS
+        the newest ``fts.pool_speaker_cap`` of that speaker's documents holding one of the lane's words (the FTS
         speaker column as an index), which the speaker lane needs and the word-driven steps may not hold."""
         fcfg = self.cfg.fts
         terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
@@ -315,11 +315,11 @@ class Searcher:
                 steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
         for t in common:
             steps.append((q([t], "OR"), fcfg.pool_cap))
-        for name, lane_words in speakers:
+        for name, lane_words in (speakers if fcfg.pool_speaker_cap > 0 else ()):
             toks = _TOKEN.findall(name.lower())
             words = [t for t in lane_words if t in terms]
             if toks and words:
-                steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_and_cap))
+                steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
         found: dict[int, tuple[int, list[float]]] = {}
         for restrict, limit in steps:
             for rowid, v in search_sql.fts_term_hits(self.conn, restrict, terms, w, limit, col_arg).items():
