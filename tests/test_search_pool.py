@@ -41,6 +41,7 @@ def indexed(vault, transcript_file):
 
 
 def _searcher(vault, embedder=True, **fts) -> Searcher:
+    fts.setdefault("pool_min_ratio", 0)  # pool whatever its size (the fixture is tiny)
     return Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"fts": fts}}), embedder=embedder)
 
 
@@ -130,6 +131,7 @@ def synthetic(tmp_path_factory):
 
 
 def _fts(v, **fts) -> Searcher:
+    fts.setdefault("pool_min_ratio", 0)
     return Searcher(v.conn, load_config(overrides={"retrieval": {"vector": {"enabled": False}, "fts": fts}}))
 
 
@@ -161,6 +163,13 @@ def test_speaker_step_holds_the_speaker_lane(synthetic):
     assert len(lane(without)) < len(a)
     hits = pruned.search(q, now="2023-12-31", k=50, lanes=["speaker"]).hits
     assert all(h["speaker"] == "Sam" for h in hits)
+
+
+def test_pool_only_when_it_pays_off(synthetic):
+    """pool_min_ratio: the matches must outnumber the pool's largest possible size; else FTS5 ranks them all."""
+    terms = ["garden", "lake"]
+    assert _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=5, pool_and_cap=5).fts_pool(terms)
+    assert _fts(synthetic, rank_all_below=1, pool_min_ratio=4).fts_pool(terms) is None
 
 
 def test_synthetic_pruned_is_deterministic(synthetic):

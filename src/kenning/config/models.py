@@ -413,6 +413,7 @@ class FtsConfig(Strict):
     pool_cap: int = Field(gt=0)
     pool_and_cap: int = Field(gt=0)
     pool_speaker_cap: int = Field(ge=0)
+    pool_min_ratio: float = Field(ge=0)
 
 
 class EntityLaneConfig(Strict):

@@ -320,6 +320,10 @@ class Searcher:
             words = [t for t in lane_words if t in terms]
             if toks and words:
                 steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
+        # ranking every match (FTS5, in C) costs a few µs a match, a pool document ~5× that (the auxiliary function
+        # is Python): pool only when that pays off even if every step fills up
+        if sum(df.values()) < fcfg.pool_min_ratio * sum(limit for _, limit in steps):
+            return None
         found: dict[int, tuple[int, list[float]]] = {}
         for restrict, limit in steps:
             for rowid, v in search_sql.fts_term_hits(self.conn, restrict, terms, w, limit, col_arg).items():
