@@ -402,6 +402,9 @@ def _hits(api: apsw.FTS5ExtensionApi) -> int:
     last = api.phrase_count
     hits = []
     for p in range(last - n, last):
+        if not api.phrase_columns(p):  # most documents hold few of the words: skip the rest cheaply
+            hits.append(0.0)
+            continue
         locs = api.phrase_locations(p)
         hits.append(sum(x * len(col) for x, col in zip(w, locs)))
     out[api.rowid] = (api.column_size(-1), hits)
