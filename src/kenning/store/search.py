@@ -402,11 +402,14 @@ def _hits(api: apsw.FTS5ExtensionApi) -> int:
     last = api.phrase_count
     hits = []
     for p in range(last - n, last):
-        if not api.phrase_columns(p):  # most documents hold few of the words: skip the rest cheaply
+        cols = api.phrase_columns(p)
+        if not cols:  # most documents hold few of the words: skip the rest cheaply
             hits.append(0.0)
-            continue
-        locs = api.phrase_locations(p)
-        hits.append(sum(x * len(col) for x, col in zip(w, locs)))
+        elif len(cols) == 1:  # one column: its weight times the hits there
+            hits.append(w[cols[0]] * len(api.phrase_locations(p)[cols[0]]))
+        else:
+            locs = api.phrase_locations(p)
+            hits.append(sum([w[c] * len(locs[c]) for c in cols]))
     out[api.rowid] = (api.column_size(-1), hits)
     return 0
 
