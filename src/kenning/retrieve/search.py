@@ -267,7 +267,7 @@ class Searcher:
             self._pool, self._pool_terms = self.fts_pool(self._pool_terms, self._pool_speakers), None
         pool = self._pool
         if pool is not None and set(terms) <= pool.all_terms:
-            for rowid, sc in pool.rank(terms, cap, self._pool_mask(pool, filters)):
+            for rowid, sc in pool.rank(terms, cap, self._pool_keep(pool, filters)):
                 items.append(Candidate(rowid, sc))
             return RankedList(name, items, weight)
         for rowid, s in search_sql.fts_search(self.conn, match, w, cap, **filters):
@@ -339,38 +339,45 @@ class Searcher:
             self._totals = (v, search_sql.fts_totals(self.conn))
         return self._totals[1]
 
-    def _pool_mask(self, pool: "FtsPool", filters: dict[str, Any]) -> np.ndarray | None:
-        """Which pool documents pass a lane's filters — the SQL of ``store.search._filters``, in numpy."""
+    def _pool_keep(self, pool: "FtsPool", filters: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray] | None:
+        """Which pool documents (by position) pass a lane's filters — the SQL of ``store.search._filters`` in
+        Python, on documents fetched from ``search_docs`` only as the ranking reaches them."""
         f = {k: v for k, v in filters.items() if v is not None and v != []}
         if not f:
             return None
-        meta = pool.meta()
-        n = len(pool.rowids)
-        mask = np.ones(n, dtype=bool)
-        if "rowids" in f:
-            mask &= np.isin(pool.rowids, np.fromiter((int(r) for r in f["rowids"]), dtype=np.int64))
         if f.get("entity_ids"):
             raise ValueError("entity_ids filter is not cut from the pool: pass the mentioning rowids")
-        kinds, spk, occ, ev_s, ev_e = meta
-        if f.get("as_of"):
-            mask &= np.array([o is not None and o <= f["as_of"] for o in occ], dtype=bool)
-        if f.get("speakers"):
-            want = {x.casefold() for x in f["speakers"]}
-            mask &= np.array([s is not None and s.casefold() in want for s in spk], dtype=bool)
+        allowed = set(int(r) for r in f["rowids"]) if "rowids" in f else None
+        as_of, kinds = f.get("as_of"), (set(f["kinds"]) if f.get("kinds") else None)
+        want = {x.casefold() for x in f["speakers"]} if f.get("speakers") else None
         start, end = f.get("start"), f.get("end")
-        if start and end:
-            s10, e10 = start[:10], end[:10]
-            mask &= np.array([(o is not None and start <= o < end) or
-                              (a is not None and b is not None and a < e10 and b >= s10)
-                              for o, a, b in zip(occ, ev_s, ev_e)], dtype=bool)
-        elif start:
-            mask &= np.array([o is not None and o >= start for o in occ], dtype=bool)
-        elif end:
-            mask &= np.array([o is not None and o < end for o in occ], dtype=bool)
-        if f.get("kinds"):
-            ks = set(f["kinds"])
-            mask &= np.array([k in ks for k in kinds], dtype=bool)
-        return mask
+        s10, e10 = (start or "")[:10], (end or "")[:10]
+
+        def ok(rowid: int, m: tuple) -> bool:
+            kind, spk, occ, ev_s, ev_e = m
+            if allowed is not None and rowid not in allowed:
+                return False
+            if as_of and not (occ is not None and occ <= as_of):
+                return False
+            if want is not None and not (spk is not None and spk.casefold() in want):
+                return False
+            if start and end:
+                if not ((occ is not None and start <= occ < end) or
+                        (ev_s is not None and ev_e is not None and ev_s < e10 and ev_e >= s10)):
+                    return False
+            elif start and not (occ is not None and occ >= start):
+                return False
+            elif end and not start and not (occ is not None and occ < end):
+                return False
+            return kinds is None or kind in kinds
+
+        def keep(pos: np.ndarray) -> np.ndarray:
+            rids = pool.rowids[pos]
+            if allowed is not None and len(f) == 1:  # the entity lane: no document lookup needed
+                return np.fromiter((int(r) in allowed for r in rids), dtype=bool, count=len(rids))
+            meta = pool.meta_of(rids)
+            return np.fromiter((ok(int(r), m) for r, m in zip(rids, meta)), dtype=bool, count=len(rids))
+        return keep
 
     def vector_lane(self, name: str, qvec, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
                     start: str | None = None, end: str | None = None, as_of: str | None = None,
@@ -687,21 +694,25 @@ class FtsPool:
         self.idf = np.asarray([max(np.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in dfs], dtype=np.float64)
         avgdl = (n_tokens / n) if n_tokens else 1.0
         self._norm = self.K1 * (1 - self.B + self.B * self.length / avgdl)
-        self._meta: tuple | None = None
+        self._meta: dict[int, tuple] = {}
         self.all_terms: set[str] = set(terms)
 
     def __len__(self) -> int:
         return len(self.rowids)
 
-    def meta(self) -> tuple:
-        if self._meta is None:
-            m = search_sql.doc_filter_meta(self.searcher.conn, self.rowids.tolist())
-            cols = list(zip(*[m.get(int(r), (None,) * 5) for r in self.rowids])) or [()] * 5
-            self._meta = tuple(list(c) for c in cols)
-        return self._meta
+    def meta_of(self, rowids: np.ndarray) -> list[tuple]:
+        """(doc_kind, speaker, occurred_at_utc, event_start, event_end) of these pool documents (fetched once)."""
+        missing = [int(r) for r in rowids if int(r) not in self._meta]
+        if missing:
+            got = search_sql.doc_filter_meta(self.searcher.conn, missing)
+            for r in missing:
+                self._meta[r] = got.get(r, (None,) * 5)
+        return [self._meta[int(r)] for r in rowids]
 
-    def rank(self, terms: Sequence[str], cap: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """(doc_rowid, BM25) best first (ties by rowid), for documents holding one of ``terms`` and passing ``mask``."""
+    def rank(self, terms: Sequence[str], cap: int,
+             keep: Callable[[np.ndarray], np.ndarray] | None = None) -> list[tuple[int, float]]:
+        """(doc_rowid, BM25) best first (ties by rowid), for documents holding one of ``terms`` that ``keep``
+        (positions → passes the lane's filter) admits; ``keep`` sees the ranking in chunks until ``cap`` pass."""
         idx = [self.terms.index(t) for t in dict.fromkeys(terms) if t in self.terms]
         if not idx or not len(self.rowids):
             return []
@@ -711,12 +722,23 @@ class FtsPool:
             f = self.hits[:, i]
             score += self.idf[i] * (f * (self.K1 + 1.0)) / (f + self._norm)
             held |= f > 0
-        if mask is not None:
-            held &= mask
         sel = np.nonzero(held)[0]
         if not len(sel):
             return []
-        order = sel[np.lexsort((self.rowids[sel], -score[sel]))][:cap]
+        order = sel[np.lexsort((self.rowids[sel], -score[sel]))]
+        if keep is None:
+            order = order[:cap]
+        else:
+            out: list[np.ndarray] = []
+            got, step = 0, max(4 * cap, 256)
+            for i in range(0, len(order), step):
+                chunk = order[i:i + step]
+                passed = chunk[keep(chunk)]
+                out.append(passed)
+                got += len(passed)
+                if got >= cap:
+                    break
+            order = np.concatenate(out)[:cap] if out else order[:0]
         return [(int(self.rowids[i]), float(score[i])) for i in order]
 
 
