@@ -368,12 +368,13 @@ def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], we
     if columns is not None:
         expr = "{" + " ".join(columns) + "} : (" + expr + ")"
     out: dict[int, tuple[int, list[float]]] = {}
-    _HITS_SINK.append((out, len(uniq), tuple(float(w) for w in weights)))
+    sink = _sink()
+    sink.append((out, len(uniq), tuple(float(w) for w in weights)))
     try:
         conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
                      "ORDER BY rowid DESC LIMIT ?", (expr, limit)).fetchall()
     finally:
-        _HITS_SINK.pop()
+        sink.pop()
     return out
 
 
@@ -393,12 +394,18 @@ def _any_term(conn: apsw.Connection) -> str:
     return r[0] if r else "x"
 
 
-_HITS_SINK: list[tuple[dict, int, tuple[float, ...]]] = []
+_LOCAL = __import__("threading").local()  # where kenning_hits writes, per thread (the call runs in the caller's)
+
+
+def _sink() -> list[tuple[dict, int, tuple[float, ...]]]:
+    if not hasattr(_LOCAL, "sink"):
+        _LOCAL.sink = []
+    return _LOCAL.sink
 _REGISTERED: "weakref.WeakSet[apsw.Connection]" = None  # type: ignore[assignment]
 
 
 def _hits(api: apsw.FTS5ExtensionApi) -> int:
-    out, n, w = _HITS_SINK[-1]
+    out, n, w = _sink()[-1]
     last = api.phrase_count
     hits = []
     for p in range(last - n, last):
