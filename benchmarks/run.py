@@ -47,6 +47,51 @@ WORDS = ("pottery camping violin turtle adoption lake car kids sister moving Lis
 FILLER = ("i you we they it the a and but so really just think feel like went was had have got made said "
           "yesterday today last week month year new old good great fun hard long little big lot time").split()
 SPEAKERS = ["Ana", "Ben", "Caroline", "Melanie", "Sam", "Priya", "Tom", "Mia"]
+LOCOMO_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+
+
+def locomo_vocab(data_dir: Path = LOCOMO_DIR) -> dict[str, Any]:
+    """The realistic (Zipfian) variant's material: every word of the ten LoCoMo conversations with its real
+    frequency, the turns' lengths, the speakers' names and the questions of categories 1–4."""
+    import collections
+    import re
+
+    if not data_dir.is_dir():
+        data_dir = Path("/work/shared/data/locomo")
+    counts: collections.Counter[str] = collections.Counter()
+    lengths, names, questions = [], set(), []
+    for f in sorted(data_dir.glob("*.json")):
+        o = json.loads(f.read_text())
+        names |= {o["speaker_a"], o["speaker_b"]}
+        for key in sorted(o):
+            if re.fullmatch(r"session_\d+", key):
+                for t in o[key]:
+                    w = re.findall(r"[a-z0-9]+", t["text"].lower())
+                    counts.update(w)
+                    lengths.append(max(1, len(w)))
+        questions += [q["question"] for q in o["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("question")]
+    words = sorted(counts, key=lambda w: (-counts[w], w))
+    return {"words": words, "cum": list(__import__("itertools").accumulate(counts[w] for w in words)),
+            "lengths": lengths, "speakers": sorted(names), "questions": questions}
+
+
+def message_texts(vocab: str, seed: int) -> tuple[Callable[[], str], list[str]]:
+    """A text generator and the speakers for a synthetic vault: ``topic`` (the hard case: 60 topic words + 40
+    filler words, every query word in ~4% of the vault) or ``locomo`` (words drawn with the LoCoMo conversations'
+    real frequencies, turn lengths as theirs: a Zipfian vocabulary of ~5,400 words)."""
+    rnd = random.Random(seed)
+    if vocab == "topic":
+        def topic() -> str:
+            words = rnd.choices(FILLER, k=rnd.randint(6, 18)) + rnd.choices(WORDS, k=rnd.randint(1, 4))
+            rnd.shuffle(words)
+            return " ".join(words)
+        return topic, SPEAKERS
+    lv = locomo_vocab()
+    words, cum, lengths = lv["words"], lv["cum"], lv["lengths"]
+
+    def zipf() -> str:
+        return " ".join(rnd.choices(words, cum_weights=cum, k=rnd.choice(lengths)))
+    return zipf, lv["speakers"]
 
 
 def percentile(xs: list[float], p: float) -> float:
@@ -64,9 +109,9 @@ def vector_overrides(vectors: str) -> dict:
     return {"embeddings": {"backend": vectors}}
 
 
-def build_vault(path: Path, n: int, vectors: str, seed: int = 7) -> tuple[Vault, dict[str, float]]:
+def build_vault(path: Path, n: int, vectors: str, seed: int = 7, vocab: str = "topic") -> tuple[Vault, dict[str, float]]:
     """N messages in conversations of 40 turns, written in bulk, then indexed by the real index stage."""
-    rnd = random.Random(seed)
+    next_text, speakers = message_texts(vocab, seed)
     v = Vault.open(path, overrides=vector_overrides(vectors))
     ids = IdFactory(v.config.ids.id_namespace)
     t0 = time.perf_counter()
@@ -79,9 +124,7 @@ def build_vault(path: Path, n: int, vectors: str, seed: int = 7) -> tuple[Vault,
             month = 1 + (c // (per_conv * 28)) % 12
             msgs = []
             for i in range(min(per_conv, n - c)):
-                words = rnd.choices(FILLER, k=rnd.randint(6, 18)) + rnd.choices(WORDS, k=rnd.randint(1, 4))
-                rnd.shuffle(words)
-                text = " ".join(words)
+                text = next_text()
                 ts = f"2023-{month:02d}-{day:02d}T{10 + i // 10:02d}:{(i * 7) % 60:02d}:00.000Z"
                 msgs.append({
                     "message_id": ids.message(cid, i), "conversation_id": cid, "role": "unknown", "parent_id": None,
@@ -89,7 +132,7 @@ def build_vault(path: Path, n: int, vectors: str, seed: int = 7) -> tuple[Vault,
                     "content_type": "text", "text_raw": text, "text_part_map_json": None,
                     "code_fence_ranges_json": None, "blockquote_ranges_json": None, "attachment_count": 0,
                     "raw_message_json": json.dumps({"text": text}), "export_message_id": str(i),
-                    "export_parent_id": None, "author_name": SPEAKERS[(c // per_conv + i) % len(SPEAKERS)],
+                    "export_parent_id": None, "author_name": speakers[(c // per_conv + i) % len(speakers)],
                     "recipient": None, "export_content_type": None, "is_hidden": 0, "is_current_branch": 1,
                     "citation_ranges_json": None, "raw_sha256": sha256_hex(text), "first_run_id": run_id,
                     "last_changed_run_id": run_id})
@@ -107,8 +150,11 @@ def build_vault(path: Path, n: int, vectors: str, seed: int = 7) -> tuple[Vault,
                "index_docs_per_s": round(n / t_index, 1), "index_counts": r.counts}
 
 
-def queries(k: int, seed: int = 11) -> list[str]:
+def queries(k: int, seed: int = 11, vocab: str = "topic") -> list[str]:
     rnd = random.Random(seed)
+    if vocab == "locomo":  # the LoCoMo questions themselves (categories 1–4), a seeded sample
+        qs = locomo_vocab()["questions"]
+        return [rnd.choice(qs) for _ in range(k)]
     forms = ["what did {s} say about the {w}?", "{w} and {w2}", "when did {s} go to the {w}?",
              "the {w} last summer", "{s} {w} in May 2023", "anything about {w}"]
     return [rnd.choice(forms).format(s=rnd.choice(SPEAKERS), w=rnd.choice(WORDS), w2=rnd.choice(WORDS))
@@ -140,15 +186,21 @@ def bench_search(args) -> dict[str, Any]:
     sizes = [int(x) for x in args.sizes.split(",")] if not args.vault else [0]
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="kenning-bench-", dir=args.tmp) as tmp:
-            if args.vault:  # a vault built earlier by build_vault (+ the index stage): time queries only
+            if args.vault and Path(args.vault).exists():  # built earlier by build_vault: time queries only
                 v = Vault.open(Path(args.vault), overrides=vector_overrides(args.vectors))
                 build = {"reused": args.vault}
                 n = search_sql.doc_count(v.conn)
-            else:
-                v, build = build_vault(Path(tmp) / "bench.db", n, args.vectors)
-            entry = search_latency(v, args.queries, build)
-            entry["db_mb"] = round(sum(f.stat().st_size for f in Path(args.vault or Path(tmp) / "bench.db").parent.iterdir()
-                                       if f.name.startswith("bench.db")) / 1e6, 1)
+            else:  # --vault PATH that does not exist yet: built there (--sizes' first size) and kept
+                v, build = build_vault(Path(args.vault or Path(tmp) / "bench.db"), n or int(args.sizes.split(",")[0]),
+                                       args.vectors, vocab=args.vocab)
+                print(json.dumps({"build": build}), flush=True)
+                if args.build_only:
+                    v.close()
+                    report[str(n)] = {"build": build}
+                    continue
+            entry = search_latency(v, args.queries, build, args.vocab, args.recall_queries)
+            db = Path(args.vault or Path(tmp) / "bench.db")
+            entry["db_mb"] = round(sum(f.stat().st_size for f in db.parent.iterdir() if f.name.startswith(db.name)) / 1e6, 1)
             entry["peak_rss_mb"] = round(peak_rss_mb(), 1)
             v.close()
             report[str(n)] = entry
@@ -156,27 +208,39 @@ def bench_search(args) -> dict[str, Any]:
     return report
 
 
-def search_latency(v: Vault, nq: int, build: dict) -> dict[str, Any]:
-    """Searcher.search p50/p95 (all lanes; FTS lane only) against a bare FTS5 MATCH of the same words, and — with
-    vectors — the vector lane's search (1-bit codes + exact re-rank above quantize_above) against an exact numpy
-    scan of the same vectors, with recall@10 of the first against the second."""
-    qs = queries(nq)
+def search_latency(v: Vault, nq: int, build: dict, vocab: str = "topic", recall_queries: int = 50) -> dict[str, Any]:
+    """Searcher.search p50/p95, wall and CPU (all lanes; FTS lane only) against a bare FTS5 MATCH … ORDER BY rank
+    LIMIT 10 of the same words (the FTS lane's words; baseline, same run); recall@10 of the FTS lane's pruned top 10
+    (the shared pool, R40–R41) against the unpruned BM25 top 10 (every match ranked); and — with vectors — the vector
+    lane's search (1-bit codes + exact re-rank above quantize_above) against an exact numpy scan of the same vectors,
+    with recall@10 of the first against the second."""
+    qs = queries(nq, vocab=vocab)
+    load_before = os.getloadavg()
     s = Searcher(v.conn, v.config)
     t0 = time.perf_counter()
     for q in qs[:5]:
         s.search(q, now="2023-12-31")  # warm: caches, vector mirror and codes, first-use costs
     warm_s = time.perf_counter() - t0
     lat, lat_cpu = timed_cpu([lambda q=q: s.search(q, k=10, now="2023-12-31") for q in qs])
-    lat_fts_lane = [timed(lambda q=q: s.search(q, k=10, now="2023-12-31", lanes=["fts"]), 1)[0] for q in qs]
-    matches = [fts_match([w for w in q.lower().replace("?", "").split() if w in WORDS]) or '"kids"' for q in qs]
-    bare = [timed(lambda m=m: search_sql.bare_fts_count(v.conn, m, 10), 1)[0] for m in matches]
-    entry: dict[str, Any] = {"build": build, "queries": len(qs), "warm_s": round(warm_s, 2)}
+    lat_fts_lane, lat_fts_lane_cpu = timed_cpu([lambda q=q: s.search(q, k=10, now="2023-12-31", lanes=["fts"])
+                                                for q in qs])
+    words = [s.parse(q, __import__("datetime").date(2023, 12, 31), None).terms for q in qs]
+    matches = [fts_match(ws) or '"kids"' for ws in words]
+    bare, bare_cpu = timed_cpu([lambda m=m: search_sql.bare_fts_count(v.conn, m, 10) for m in matches])
+    entry: dict[str, Any] = {"build": build, "vocab": vocab, "queries": len(qs), "warm_s": round(warm_s, 2)}
     entry["search_ms"] = pp(lat)
     entry["search_cpu_ms"] = pp(lat_cpu)
     entry["search_fts_lane_ms"] = pp(lat_fts_lane)
+    entry["search_fts_lane_cpu_ms"] = pp(lat_fts_lane_cpu)
     entry["baseline_bare_fts5_ms"] = pp(bare, 3)
-    entry["ratio_search_to_bare_fts5"] = {k: round(entry["search_ms"][k] / max(entry["baseline_bare_fts5_ms"][k], 1e-6), 1)
+    entry["baseline_bare_fts5_cpu_ms"] = pp(bare_cpu, 3)
+    entry["ratio_search_to_bare_fts5"] = {k: round(entry["search_ms"][k] / max(entry["baseline_bare_fts5_ms"][k], 1e-6), 2)
                                           for k in ("p50", "p95")}
+    entry["ratio_search_to_bare_fts5_cpu"] = {
+        k: round(entry["search_cpu_ms"][k] / max(entry["baseline_bare_fts5_cpu_ms"][k], 1e-6), 2) for k in ("p50", "p95")}
+    if recall_queries:
+        entry["fts_pruning"] = pruning_recall(v, s, qs[:recall_queries])
+    entry["load_avg"] = {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]}
     emb = s.embedder()
     if emb is not None:
         qv = emb.embed(qs)
@@ -195,6 +259,33 @@ def search_latency(v: Vault, nq: int, build: dict) -> dict[str, Any]:
         entry["vector_recall@10_vs_exact"] = round(sum(recall) / len(recall), 4)
         entry["vectors"] = s.vectors.meta().rowid.shape[0]
     return entry
+
+
+def pruning_recall(v: Vault, s: Searcher, qs: list[str]) -> dict[str, Any]:
+    """The FTS lane's top 10 from the shared pool (pruned) against the unpruned BM25 top 10 (``rank_all_below: 0``:
+    FTS5 ranks every match) of the same queries: recall@10 by id, and with ties counted (a pruned hit whose exact
+    score is at least the unpruned 10th score is as good — the synthetic vault has many equal scores)."""
+    from kenning.config import load_config
+
+    exact = Searcher(v.conn, load_config(overrides={**vector_overrides("none"), "retrieval": {
+        "vector": {"enabled": False}, "fts": {"rank_all_below": 0}}}))
+    rec, tie, pooled, cpu_exact = [], [], [], []
+    for q in qs:
+        a = s.search(q, k=10, now="2023-12-31", lanes=["fts"]).hits
+        c = time.process_time()
+        e = exact.search(q, k=10, now="2023-12-31", lanes=["fts"]).hits
+        cpu_exact.append((time.process_time() - c) * 1000)
+        if not e:
+            continue
+        ea = {h["message_id"] for h in e}
+        rec.append(len(ea & {h["message_id"] for h in a}) / len(e))
+        tenth = e[-1]["lanes"]["fts"]["score"]
+        tie.append(min(1.0, sum(h["lanes"]["fts"]["score"] >= tenth - 1e-6 for h in a) / len(e)))
+        pooled.append(1.0 if s.fts_pool(s.parse(q, __import__("datetime").date(2023, 12, 31), None).terms) else 0.0)
+    n = max(1, len(rec))
+    return {"queries": len(rec), "recall@10_vs_unpruned": round(sum(rec) / n, 4),
+            "recall@10_ties_counted": round(sum(tie) / n, 4), "share_of_queries_pooled": round(sum(pooled) / n, 3),
+            "unpruned_fts_lane_cpu_ms": pp(cpu_exact)}
 
 
 def pp(xs: list[float], nd: int = 2) -> dict[str, float]:
@@ -405,7 +496,12 @@ def main() -> None:
     ap.add_argument("--ingest-embedders", default="hash,minilm", help="ingest: embedding backends")
     ap.add_argument("--vector-sizes", default="1000000", help="vectors: mirror sizes")
     ap.add_argument("--rerank", type=int, default=0, help="vectors: re-ranked candidates (default: from config)")
-    ap.add_argument("--vault", help="search: time queries on this already indexed vault instead of building one")
+    ap.add_argument("--vault", help="search: time queries on this indexed vault (built there first if missing)")
+    ap.add_argument("--vocab", default="topic", choices=["topic", "locomo"],
+                    help="search: synthetic text: 60 topic words (hard) or LoCoMo's words at their real frequencies")
+    ap.add_argument("--recall-queries", type=int, default=50,
+                    help="search: queries whose pruned FTS top 10 is compared with the unpruned one (0: none)")
+    ap.add_argument("--build-only", action="store_true", help="search: build the vault (--vault PATH), no timing")
     ap.add_argument("--facts-conversations", type=int, default=2000, help="synthetic conversations for `facts`")
     ap.add_argument("--self-nodes", type=int, default=50000, help="belief nodes in the vault for `self`")
     args = ap.parse_args()

@@ -417,6 +417,10 @@ class FtsConfig(Strict):
     common_term_cap: int = Field(gt=0)
     # the plain BM25 lane leaves out the names of speakers the query names while the speaker lane runs (R30)
     speaker_names_in_plain_lane: bool = False
+    pool_cap: int = Field(gt=0)
+    pool_and_cap: int = Field(gt=0)
+    pool_speaker_cap: int = Field(ge=0)
+    pool_min_ratio: float = Field(ge=0)
 
 
 class EntityLaneConfig(Strict):

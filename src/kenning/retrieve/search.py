@@ -1,8 +1,8 @@
 """Hybrid search over the vault: lanes → RRF → hits with a per-lane score breakdown and an evidence chain.
 
 Lanes (each a :class:`~kenning.retrieve.fusion.RankedList`; decisions R7, R14–R21):
-- ``fts``        FTS5 BM25 over speaker, text, captions, the previous turn; rare terms first, common terms capped
-                 (R19), so a query stays fast on a million documents;
+- ``fts``        FTS5 BM25 over speaker, text, captions, the previous turn; on a large vault one shared candidate
+                 pool per query, common words pruned conjunctive-first, feeds every BM25 lane (R40–R41);
 - ``vector``     cosine similarity to each document's embedding (the model layer's embedder and vector index);
 - ``speaker``    the query names a participant: BM25 + vector restricted to that speaker, the name removed;
 - ``time``       the query names a time ("in May 2023", "last summer", resolved against the question date by
@@ -141,6 +141,10 @@ class Searcher:
         self._tokenizer = None
         self._df: dict[str, int] = {}
         self._df_version: int | None = None
+        self._pool: FtsPool | None = None
+        self._pool_terms: list[str] | None = None
+        self._pool_speakers: list[tuple[str, list[str]]] = []
+        self._totals: tuple[int, tuple[int, int]] | None = None
         self._has_beliefs: bool | None = None
         self._mentions: dict[str, list[dict]] = {}
         self._text_stems: dict[str, frozenset[str]] = {}
@@ -257,10 +261,9 @@ class Searcher:
         return {t: self._df.get(t, 0) for t in terms}
 
     def fts_lane(self, name: str, terms: Sequence[str], weight: float, cap: int, **filters: Any) -> RankedList:
-        """BM25 over the FTS index. A query whose terms together match more than ``fts.rank_all_below``
-        documents is ranked in two steps (R19): candidates are every document of the rare terms, the
-        ``fts.common_term_cap`` newest documents of each common term and those holding two of the rarest common
-        terms; BM25 (FTS5's, same weights) then ranks only them."""
+        """BM25 over the FTS index. Inside a search whose query words together match more than
+        ``fts.rank_all_below`` documents, every FTS lane is cut from the query's one shared candidate pool
+        (:class:`FtsPool`, R40–R41) instead of running an FTS5 query of its own."""
         w = self._weights()
         cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
         terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
@@ -268,32 +271,121 @@ class Searcher:
         items: list[Candidate] = []
         if not match:
             return RankedList(name, items, weight)
-        fcfg = self.cfg.fts
-        rowids = filters.pop("rowids", None)
-        if fcfg.rank_all_below > 0 and rowids is None:
-            df = self.doc_freqs(terms)
-            if sum(df.values()) > fcfg.rank_all_below:
-                rowids = self._fts_candidates(terms, df, cols)
-        for rowid, s in search_sql.fts_search(self.conn, match, w, cap, rowids=rowids, **filters):
+        if self._pool_terms is not None:  # first FTS lane of this search: build the pool once
+            self._pool, self._pool_terms = self.fts_pool(self._pool_terms, self._pool_speakers), None
+        pool = self._pool
+        if pool is not None and set(terms) <= pool.all_terms:
+            for rowid, sc in pool.rank(terms, cap, self._pool_keep(pool, filters)):
+                items.append(Candidate(rowid, sc))
+            return RankedList(name, items, weight)
+        for rowid, s in search_sql.fts_search(self.conn, match, w, cap, **filters):
             items.append(Candidate(rowid, -s))
         return RankedList(name, items, weight)
 
-    def _fts_candidates(self, terms: list[str], df: dict[str, int], cols: list[str]) -> list[int]:
+    def fts_pool(self, terms: Sequence[str], speakers: Sequence[tuple[str, Sequence[str]]] = ()) -> "FtsPool | None":
+        """The shared candidate pool of one query (R40), or None when its words together match at most
+        ``fts.rank_all_below`` documents (then every lane ranks all its matches, exactly as FTS5 does).
+
+        Pruning (R41): a word in more than ``fts.common_term_cap`` documents is *common*. The pool is every
+        document of the rare words, then conjunctive-first the newest documents holding all the common words and each pair of the three rarest common words (``fts.pool_and_cap`` each), and each common word
+        alone (``fts.pool_cap``) — each fetched by a
+        doclist walk that stops at its limit, with every query word's weighted hits and the document length, so
+        that BM25 (FTS5's formula and statistics) is computed for any subset of the words without scoring the
+        rest of the vault. ``speakers`` ((stored name, the speaker lane's words)) add, per speaker the query names,
+        the newest ``fts.pool_speaker_cap`` of that speaker's documents holding one of the lane's words (the FTS
+        speaker column as an index), which the speaker lane needs and the word-driven steps may not hold."""
         fcfg = self.cfg.fts
-        cap = fcfg.common_term_cap
+        terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
+        if not terms or fcfg.rank_all_below <= 0:
+            return None
+        df = self.doc_freqs(terms)
+        if sum(df.values()) <= fcfg.rank_all_below:
+            return None
+        all_terms = set(terms)
+        terms = [t for t in terms if df[t] > 0]
+        if not terms:
+            return None
+        w = self._weights()
+        cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
+        col_arg = cols if set(cols) != set(FTS_COLUMNS) else None
         order = sorted(terms, key=lambda t: (df[t], t))
-        cand: set[int] = set()
-        common = [t for t in order if df[t] > cap]
-        for t in order:
-            if df[t] == 0:
-                continue
-            cand.update(search_sql.fts_rowids(self.conn, fts_match([t], cols) or "", cap))
-        if len(common) >= 2:
-            for i in range(min(3, len(common))):
-                for j in range(i + 1, min(3, len(common))):
-                    q = f"{fts_match([common[i]], cols)} AND {fts_match([common[j]], cols)}"
-                    cand.update(search_sql.fts_rowids(self.conn, q, cap))
-        return sorted(cand)
+        rare = [t for t in order if df[t] <= fcfg.common_term_cap]
+        common = [t for t in order if df[t] > fcfg.common_term_cap]
+        q = lambda ts, op: f" {op} ".join(f'"{t}"' for t in ts)  # noqa: E731
+        steps: list[tuple[str, int]] = []
+        if rare:
+            steps.append((q(rare, "OR"), sum(df[t] for t in rare)))
+        if len(common) >= 3:
+            steps.append((q(common, "AND"), fcfg.pool_and_cap))
+        top = common[:3]
+        for i in range(len(top)):
+            for j in range(i + 1, len(top)):
+                steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
+        for t in common:
+            steps.append((q([t], "OR"), fcfg.pool_cap))
+        for name, lane_words in (speakers if fcfg.pool_speaker_cap > 0 else ()):
+            toks = _TOKEN.findall(name.lower())
+            words = [t for t in lane_words if t in terms]
+            if toks and words:
+                steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
+        # ranking every match (FTS5, in C) costs a few µs a match, a pool document ~5× that (the auxiliary function
+        # is Python): pool only when that pays off even if every step fills up
+        if sum(df.values()) < fcfg.pool_min_ratio * sum(limit for _, limit in steps):
+            return None
+        found: dict[int, tuple[int, list[float]]] = {}
+        for restrict, limit in steps:
+            for rowid, v in search_sql.fts_term_hits(self.conn, restrict, terms, w, limit, col_arg).items():
+                found.setdefault(rowid, v)
+        n_docs, n_tokens = self._fts_totals()
+        pool = FtsPool(self, terms, found, [df[t] for t in terms], n_docs, n_tokens)
+        pool.all_terms = all_terms  # words in no document rank nothing, as in FTS5
+        return pool
+
+    def _fts_totals(self) -> tuple[int, int]:
+        v = search_sql.version(self.conn)
+        if self._totals is None or self._totals[0] != v:
+            self._totals = (v, search_sql.fts_totals(self.conn))
+        return self._totals[1]
+
+    def _pool_keep(self, pool: "FtsPool", filters: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray] | None:
+        """Which pool documents (by position) pass a lane's filters — the SQL of ``store.search._filters`` in
+        Python, on documents fetched from ``search_docs`` only as the ranking reaches them."""
+        f = {k: v for k, v in filters.items() if v is not None and v != []}
+        if not f:
+            return None
+        if f.get("entity_ids"):
+            raise ValueError("entity_ids filter is not cut from the pool: pass the mentioning rowids")
+        allowed = set(int(r) for r in f["rowids"]) if "rowids" in f else None
+        as_of, kinds = f.get("as_of"), (set(f["kinds"]) if f.get("kinds") else None)
+        want = {x.casefold() for x in f["speakers"]} if f.get("speakers") else None
+        start, end = f.get("start"), f.get("end")
+        s10, e10 = (start or "")[:10], (end or "")[:10]
+
+        def ok(rowid: int, m: tuple) -> bool:
+            kind, spk, occ, ev_s, ev_e = m
+            if allowed is not None and rowid not in allowed:
+                return False
+            if as_of and not (occ is not None and occ <= as_of):
+                return False
+            if want is not None and not (spk is not None and spk.casefold() in want):
+                return False
+            if start and end:
+                if not ((occ is not None and start <= occ < end) or
+                        (ev_s is not None and ev_e is not None and ev_s < e10 and ev_e >= s10)):
+                    return False
+            elif start and not (occ is not None and occ >= start):
+                return False
+            elif end and not start and not (occ is not None and occ < end):
+                return False
+            return kinds is None or kind in kinds
+
+        def keep(pos: np.ndarray) -> np.ndarray:
+            rids = pool.rowids[pos]
+            if allowed is not None and len(f) == 1:  # the entity lane: no document lookup needed
+                return np.fromiter((int(r) in allowed for r in rids), dtype=bool, count=len(rids))
+            meta = pool.meta_of(rids)
+            return np.fromiter((ok(int(r), m) for r, m in zip(rids, meta)), dtype=bool, count=len(rids))
+        return keep
 
     def vector_lane(self, name: str, qvec, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
                     start: str | None = None, end: str | None = None, as_of: str | None = None,
@@ -449,6 +541,12 @@ class Searcher:
                 self.notes.append("no vectors in the search index yet: run `kenning reindex` for the vector lanes")
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
+        # one FTS pass per query (R40): every FTS lane below is cut from this pool when the vault is large
+        self._pool, self._pool_terms = None, list(pq.terms)
+        if on("speaker"):
+            self._pool_speakers = [(sp, [t for t in pq.terms if t not in pq.speaker_terms]) for sp in pq.speakers]
+        else:
+            self._pool_speakers = []
         if on("fts"):
             fterms = pq.terms
             if pq.speakers and on("speaker") and not cfg.fts.speaker_names_in_plain_lane:
@@ -523,6 +621,7 @@ class Searcher:
                 if rl is not None:
                     second.append(rl)
         all_lanes = first + second
+        self._pool, self._pool_terms = None, None
         fused = rrf(all_lanes, cfg.rrf_k, cap)
         rowids = [f.key for f in fused if isinstance(f.key, int) and f.key not in docs]
         docs.update(search_sql.docs_by_rowid(self.conn, rowids))
@@ -615,6 +714,72 @@ def strip_words(text: str, words: set[str]) -> str:
 
     out = " ".join(re.sub(r"[^\W_]+(?:['’]s\b)?", keep, text).split())
     return out if _WORDS.search(out) else ""
+
+
+class FtsPool:
+    """One query's shared FTS candidates (R40): each document's length and weighted hits of every query word, so
+    that any lane's BM25 — over a subset of the words, restricted by a filter — is computed here exactly as FTS5's
+    bm25() would compute it (k1 = 1.2, b = 0.75, IDF from the index's document counts, floored at 1e-6)."""
+
+    K1, B = 1.2, 0.75
+
+    def __init__(self, searcher: Searcher, terms: list[str], found: dict[int, tuple[int, list[float]]],
+                 dfs: list[int], n_docs: int, n_tokens: int):
+        self.searcher, self.terms = searcher, list(terms)
+        keys = sorted(found)
+        self.rowids = np.asarray(keys, dtype=np.int64)
+        self.hits = np.asarray([found[k][1] for k in keys], dtype=np.float64).reshape(len(keys), len(terms))
+        self.length = np.asarray([found[k][0] for k in keys], dtype=np.float64)
+        n = max(n_docs, 1)
+        self.idf = np.asarray([max(np.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in dfs], dtype=np.float64)
+        avgdl = (n_tokens / n) if n_tokens else 1.0
+        self._norm = self.K1 * (1 - self.B + self.B * self.length / avgdl)
+        self._meta: dict[int, tuple] = {}
+        self.all_terms: set[str] = set(terms)
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+    def meta_of(self, rowids: np.ndarray) -> list[tuple]:
+        """(doc_kind, speaker, occurred_at_utc, event_start, event_end) of these pool documents (fetched once)."""
+        missing = [int(r) for r in rowids if int(r) not in self._meta]
+        if missing:
+            got = search_sql.doc_filter_meta(self.searcher.conn, missing)
+            for r in missing:
+                self._meta[r] = got.get(r, (None,) * 5)
+        return [self._meta[int(r)] for r in rowids]
+
+    def rank(self, terms: Sequence[str], cap: int,
+             keep: Callable[[np.ndarray], np.ndarray] | None = None) -> list[tuple[int, float]]:
+        """(doc_rowid, BM25) best first (ties by rowid), for documents holding one of ``terms`` that ``keep``
+        (positions → passes the lane's filter) admits; ``keep`` sees the ranking in chunks until ``cap`` pass."""
+        idx = [self.terms.index(t) for t in dict.fromkeys(terms) if t in self.terms]
+        if not idx or not len(self.rowids):
+            return []
+        score = np.zeros(len(self.rowids), dtype=np.float64)
+        held = np.zeros(len(self.rowids), dtype=bool)
+        for i in idx:  # term by term, in query order, as bm25() sums its phrases
+            f = self.hits[:, i]
+            score += self.idf[i] * (f * (self.K1 + 1.0)) / (f + self._norm)
+            held |= f > 0
+        sel = np.nonzero(held)[0]
+        if not len(sel):
+            return []
+        order = sel[np.lexsort((self.rowids[sel], -score[sel]))]
+        if keep is None:
+            order = order[:cap]
+        else:
+            out: list[np.ndarray] = []
+            got, step = 0, max(4 * cap, 256)
+            for i in range(0, len(order), step):
+                chunk = order[i:i + step]
+                passed = chunk[keep(chunk)]
+                out.append(passed)
+                got += len(passed)
+                if got >= cap:
+                    break
+            order = np.concatenate(out)[:cap] if out else order[:0]
+        return [(int(self.rowids[i]), float(score[i])) for i in order]
 
 
 def _literal(v: str | None) -> str:

@@ -354,6 +354,99 @@ def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool
                                             f"ORDER BY rowid {order} LIMIT ?", (match, limit))]
 
 
+def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], weights: Sequence[float],
+                  limit: int, columns: Sequence[str] | None = None) -> dict[int, tuple[int, list[float]]]:
+    """The newest ``limit`` documents matching the FTS5 expression ``restrict`` (built by retrieve.search, never user
+    text) that hold one of ``terms``, each with its length in tokens and, per term, its hits weighted by column
+    (what FTS5's bm25() sums; R40). A doclist walk in rowid order that stops at ``limit``; the per-row work is one
+    auxiliary-function call."""
+    uniq = list(terms)
+    if not uniq:
+        return {}
+    _register_hits(conn)
+    expr = f"({restrict}) AND ({' OR '.join(chr(34) + t + chr(34) for t in uniq)})"
+    if columns is not None:
+        expr = "{" + " ".join(columns) + "} : (" + expr + ")"
+    out: dict[int, tuple[int, list[float]]] = {}
+    sink = _sink()
+    sink.append((out, len(uniq), tuple(float(w) for w in weights)))
+    try:
+        conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
+                     "ORDER BY rowid DESC LIMIT ?", (expr, limit)).fetchall()
+    finally:
+        sink.pop()
+    return out
+
+
+def fts_totals(conn: apsw.Connection) -> tuple[int, int]:
+    """(documents, tokens in all columns) of the FTS index, as bm25() reads them."""
+    _register_hits(conn)
+    (n,) = conn.execute("SELECT kenning_totals(search_fts) FROM search_fts WHERE search_fts MATCH ? LIMIT 1",
+                        ('"' + _any_term(conn) + '"',)).fetchone() or (None,)
+    if not n:
+        return 0, 0
+    a, b = str(n).split(",")
+    return int(a), int(b)
+
+
+def _any_term(conn: apsw.Connection) -> str:
+    r = conn.execute("SELECT term FROM search_fts_vocab LIMIT 1").fetchone()
+    return r[0] if r else "x"
+
+
+_LOCAL = __import__("threading").local()  # where kenning_hits writes, per thread (the call runs in the caller's)
+
+
+def _sink() -> list[tuple[dict, int, tuple[float, ...]]]:
+    if not hasattr(_LOCAL, "sink"):
+        _LOCAL.sink = []
+    return _LOCAL.sink
+_REGISTERED: "weakref.WeakSet[apsw.Connection]" = None  # type: ignore[assignment]
+
+
+def _hits(api: apsw.FTS5ExtensionApi) -> int:
+    out, n, w = _sink()[-1]
+    last = api.phrase_count
+    hits = []
+    for p in range(last - n, last):
+        cols = api.phrase_columns(p)
+        if not cols:  # most documents hold few of the words: skip the rest cheaply
+            hits.append(0.0)
+        elif len(cols) == 1:  # one column: its weight times the hits there
+            hits.append(w[cols[0]] * len(api.phrase_locations(p)[cols[0]]))
+        else:
+            locs = api.phrase_locations(p)
+            hits.append(sum([w[c] * len(locs[c]) for c in cols]))
+    out[api.rowid] = (api.column_size(-1), hits)
+    return 0
+
+
+def _totals(api: apsw.FTS5ExtensionApi) -> str:
+    return f"{api.row_count},{api.column_total_size(-1)}"
+
+
+def _register_hits(conn: apsw.Connection) -> None:
+    global _REGISTERED
+    import weakref
+
+    if _REGISTERED is None:
+        _REGISTERED = weakref.WeakSet()
+    if conn not in _REGISTERED:
+        conn.register_fts5_function("kenning_hits", _hits)
+        conn.register_fts5_function("kenning_totals", _totals)
+        _REGISTERED.add(conn)
+
+
+def doc_filter_meta(conn: apsw.Connection, doc_rowids: Sequence[int]) -> dict[int, tuple]:
+    """(doc_kind, speaker, occurred_at_utc, event_start, event_end) of each document (the filters of the
+    restricted lanes, applied to the shared candidate pool; R40)."""
+    import orjson
+
+    return {int(r[0]): tuple(r[1:]) for r in conn.execute(
+        "SELECT doc_rowid, doc_kind, speaker, occurred_at_utc, event_start, event_end FROM search_docs "
+        "WHERE doc_rowid IN (SELECT value FROM json_each(?))", (orjson.dumps([int(x) for x in doc_rowids]).decode(),))}
+
+
 def bare_fts_count(conn: apsw.Connection, match: str, limit: int) -> list[int]:
     """The plainest FTS5 query (benchmark baseline): rowids by FTS5's default rank."""
     return [int(r) for (r,) in conn.execute("SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rank "

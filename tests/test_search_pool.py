@@ -1,0 +1,179 @@
+"""The shared FTS candidate pool (R40) and its top-k pruning (R41) on a small fixture.
+
+The fixture is far below ``fts.rank_all_below``, so these tests force the pool with ``rank_all_below: 1``:
+- with no common word (``common_term_cap`` above every document frequency) the pool holds every match, and every
+  lane — plain BM25, speaker, time, entity — returns exactly what the unpruned search returns;
+- with common words pruned, the result is deterministic and the pool's BM25 is FTS5's bm25() for the same documents.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from kenning.config import load_config
+from kenning.retrieve.search import Searcher
+from kenning.store import search as search_sql
+from tests.conftest import HASH
+
+NOW = "2023-10-01"
+
+QUERIES = [  # (query, search kwargs, lane that must fire)
+    ("pottery bowl", {}, "fts"),
+    ("What did Ben say about the lake?", {}, "speaker"),
+    ("What did Ana say about the lake?", {}, "speaker"),
+    ("what did Annie say about her sister", {}, "speaker"),
+    ("what happened at the lake in July 2023", {}, "time"),
+    ("lake trip last summer", {}, "time"),
+    ("what instrument did Ben pick up in August 2023", {}, "time"),
+    ("trip to Lisbon", {}, "entity"),
+    ("where does my sister live?", {"kinds": ["message"]}, "fts"),
+    ("violin", {"as_of": "2023-08-01"}, None),
+    ("violin lake camping turtle", {}, "fts"),
+]
+
+
+@pytest.fixture
+def indexed(vault, transcript_file):
+    vault.ingest([transcript_file], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    return vault
+
+
+def _searcher(vault, embedder=True, **fts) -> Searcher:
+    fts.setdefault("pool_min_ratio", 0)  # pool whatever its size (the fixture is tiny)
+    return Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"fts": fts}}), embedder=embedder)
+
+
+def _shape(result) -> list[tuple]:
+    """Hits with every lane's rank and (rounded) score: what fusion was fed and what it made of it."""
+    return [(h.get("message_id") or h.get("entity_id") or h.get("belief_id"),
+             tuple(sorted((lane, v["rank"], round(v["score"], 5)) for lane, v in h["lanes"].items())))
+            for h in result.hits]
+
+
+def test_pool_without_common_words_gives_the_unpruned_results(indexed):
+    exact = _searcher(indexed, rank_all_below=0)
+    pooled = _searcher(indexed, rank_all_below=1, common_term_cap=10**9)
+    for q, kw, lane in QUERIES:
+        terms = pooled.parse(q, dt.date(2023, 10, 1), None).terms
+        pool = pooled.fts_pool(terms)
+        assert pool is not None and len(pool) > 0, q  # the pool really is used
+        a = exact.search(q, now=NOW, k=20, **kw)
+        b = pooled.search(q, now=NOW, k=20, **kw)
+        assert _shape(a) == _shape(b), q
+        assert a.lanes == b.lanes, q
+        if lane:
+            assert any(lane in h["lanes"] for h in b.hits), (q, lane)
+
+
+def test_each_restricted_lane_alone_is_unchanged(indexed):
+    """Speaker grounding, time-aware queries and the entity lane, lane by lane (R40 keeps their outputs)."""
+    exact = _searcher(indexed, rank_all_below=0)
+    pooled = _searcher(indexed, rank_all_below=1, common_term_cap=10**9)
+    for q, lane in [("What did Ben say about the lake?", "speaker"), ("lake trip last summer", "time"),
+                    ("what instrument did Ben pick up in August 2023", "time"), ("trip to Lisbon", "entity")]:
+        a = exact.search(q, now=NOW, lanes=[lane])
+        b = pooled.search(q, now=NOW, lanes=[lane])
+        assert a.hits and _shape(a) == _shape(b), (q, lane)
+    ben = pooled.search("What did Ben say about the lake?", now=NOW)
+    assert ben.hits[0]["speaker"] == "Ben" and "speaker" in ben.hits[0]["lanes"]
+    july = pooled.search("what happened at the lake in July 2023", now=NOW)
+    assert july.hits[0]["date"].startswith("2023-07-14") and "time" in july.hits[0]["lanes"]
+
+
+def test_pool_bm25_is_fts5_bm25(indexed):
+    pooled = _searcher(indexed, rank_all_below=1, common_term_cap=10**9)
+    terms = ["lake", "camping", "violin", "sister", "ben"]
+    pool = pooled.fts_pool(terms)
+    ours = dict(pool.rank(terms, 100))
+    w = pooled._weights()
+    theirs = {r: -s for r, s in search_sql.fts_search(indexed.conn, '"lake" OR "camping" OR "violin" OR "sister" '
+                                                      'OR "ben"', w, 100)}
+    assert set(ours) == set(theirs) and len(ours) >= 3
+    for r in ours:
+        assert ours[r] == pytest.approx(theirs[r], rel=1e-12)
+    # a subset of the words (a restricted lane): same as FTS5 over those words only
+    sub = dict(pool.rank(["lake"], 100))
+    assert sub == pytest.approx({r: -s for r, s in search_sql.fts_search(indexed.conn, '"lake"', w, 100)}, rel=1e-12)
+
+
+def test_pruned_pool_is_deterministic_and_sound(indexed):
+    """Every word common (common_term_cap 1) and one document per pruning step (pool_cap 1): fewer candidates,
+    each a real match with its exact BM25, and the same answer every time."""
+    q = "What did Ben say about the lake and the violin?"
+    a = _searcher(indexed, rank_all_below=1, common_term_cap=1, pool_cap=1)
+    b = _searcher(indexed, rank_all_below=1, common_term_cap=1, pool_cap=1)
+    ra, rb = a.search(q, now=NOW, k=20), b.search(q, now=NOW, k=20)
+    assert _shape(ra) == _shape(rb) and ra.hits
+    assert _shape(a.search(q, now=NOW, k=20)) == _shape(ra)
+    terms = a.parse(q, dt.date(2023, 10, 1), None).terms
+    pool = a.fts_pool(terms)
+    full = _searcher(indexed, rank_all_below=1, common_term_cap=10**9).fts_pool(terms)
+    assert 0 < len(pool) < len(full)
+    exact = dict(full.rank(terms, 1000))
+    for r, s in pool.rank(terms, 1000):
+        assert exact[r] == pytest.approx(s, rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """800 turns of the search benchmark's hard vocabulary (every topic word in ~4% of the turns), FTS only."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import run as bench
+
+    v, _ = bench.build_vault(tmp_path_factory.mktemp("syn") / "v.db", 800, "none")
+    yield v
+    v.close()
+
+
+def _fts(v, **fts) -> Searcher:
+    fts.setdefault("pool_min_ratio", 0)
+    return Searcher(v.conn, load_config(overrides={"retrieval": {"vector": {"enabled": False}, "fts": fts}}))
+
+
+SYN_QUERIES = ["what did Sam say about the garden?", "Ana concert in May 2023", "the lake last summer",
+               "violin and turtle", "anything about coffee"]
+
+
+def test_synthetic_no_common_word_is_exact(synthetic):
+    exact = _fts(synthetic, rank_all_below=0)
+    pooled = _fts(synthetic, rank_all_below=1, common_term_cap=10**9)
+    for q in SYN_QUERIES:
+        assert pooled.fts_pool(pooled.parse(q, dt.date(2023, 12, 31), None).terms) is not None
+        a, b = exact.search(q, now="2023-12-31", k=50), pooled.search(q, now="2023-12-31", k=50)
+        assert a.hits and _shape(a) == _shape(b), q
+
+
+def test_speaker_step_holds_the_speaker_lane(synthetic):
+    """Every word common and the word-driven steps cut to 5 documents: the speaker step (that speaker's documents
+    holding the lane's words, through the FTS speaker column) still gives the speaker lane in full; without it
+    the lane loses documents."""
+    exact = _fts(synthetic, rank_all_below=0)
+    pruned = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=5, pool_and_cap=5, pool_speaker_cap=10**6)
+    without = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=5, pool_and_cap=5, pool_speaker_cap=0)
+    q = "what did Sam say about the garden and the lake?"
+    lane = lambda s: [(h["message_id"], h["lanes"]["speaker"]["rank"])  # noqa: E731
+                      for h in s.search(q, now="2023-12-31", k=50, lanes=["speaker"]).hits]
+    a = lane(exact)
+    assert len(a) >= 5 and lane(pruned) == a
+    assert len(lane(without)) < len(a)
+    hits = pruned.search(q, now="2023-12-31", k=50, lanes=["speaker"]).hits
+    assert all(h["speaker"] == "Sam" for h in hits)
+
+
+def test_pool_only_when_it_pays_off(synthetic):
+    """pool_min_ratio: the matches must outnumber the pool's largest possible size; else FTS5 ranks them all."""
+    terms = ["garden", "lake"]
+    assert _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=5, pool_and_cap=5).fts_pool(terms)
+    assert _fts(synthetic, rank_all_below=1, pool_min_ratio=4).fts_pool(terms) is None
+
+
+def test_synthetic_pruned_is_deterministic(synthetic):
+    a = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=5, pool_and_cap=5)
+    b = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=5, pool_and_cap=5)
+    for q in SYN_QUERIES:
+        assert _shape(a.search(q, now="2023-12-31", k=20)) == _shape(b.search(q, now="2023-12-31", k=20)), q
