@@ -316,7 +316,7 @@ class Searcher:
         if rare:
             steps.append((q(rare, "OR"), sum(df[t] for t in rare)))
         if len(common) >= 3:
-            steps.append((q(common, "AND"), fcfg.pool_and_cap))
+            steps.append((q(common, "AND"), -fcfg.pool_and_cap))  # negative: probed first (R50)
         top = common[:3]
         for i in range(len(top)):
             for j in range(i + 1, len(top)):
@@ -330,12 +330,17 @@ class Searcher:
                 steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
         # ranking every match (FTS5, in C) costs a few µs a match, a pool document ~5× that (the auxiliary function
         # is Python): pool only when that pays off even if every step fills up
-        if sum(df.values()) < fcfg.pool_min_ratio * sum(limit for _, limit in steps):
+        if sum(df.values()) < fcfg.pool_min_ratio * sum(abs(limit) for _, limit in steps):
             return None
         found: dict[int, tuple[int, list[float]]] = {}
         for restrict, limit in steps:
-            for rowid, v in search_sql.fts_term_hits(self.conn, restrict, terms, w, limit, col_arg).items():
-                found.setdefault(rowid, v)
+            # the conjunction of every common word often matches nothing, found only after walking the whole
+            # index; its bare doclist walk costs about half the measured one, so it is probed first (R50)
+            if limit < 0:
+                probe = restrict if col_arg is None else "{" + " ".join(col_arg) + "} : (" + restrict + ")"
+                if not search_sql.fts_any(self.conn, probe):
+                    continue
+            search_sql.fts_term_hits(self.conn, restrict, terms, w, abs(limit), col_arg, found)
         n_docs, n_tokens = self._fts_totals()
         pool = FtsPool(self, terms, found, [df[t] for t in terms], n_docs, n_tokens)
         pool.all_terms = all_terms  # words in no document rank nothing, as in FTS5
