@@ -21,6 +21,7 @@ RankedList``. A candidate's key is a search-document rowid (turns, entities) or 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
@@ -731,10 +732,13 @@ class FtsPool:
     def __init__(self, searcher: Searcher, terms: list[str], found: dict[int, tuple[int, list[float]]],
                  dfs: list[int], n_docs: int, n_tokens: int):
         self.searcher, self.terms = searcher, list(terms)
-        keys = sorted(found)
-        self.rowids = np.asarray(keys, dtype=np.int64)
-        self.hits = np.asarray([found[k][1] for k in keys], dtype=np.float64).reshape(len(keys), len(terms))
-        self.length = np.asarray([found[k][0] for k in keys], dtype=np.float64)
+        m, vals = len(found), list(found.values())
+        rowids = np.fromiter(found.keys(), dtype=np.int64, count=m)
+        order = np.argsort(rowids, kind="stable")
+        self.rowids = rowids[order]
+        hits = np.fromiter(itertools.chain.from_iterable(v[1] for v in vals), dtype=np.float64, count=m * len(terms))
+        self.hits = hits.reshape(m, len(terms))[order]
+        self.length = np.fromiter((v[0] for v in vals), dtype=np.float64, count=m)[order]
         n = max(n_docs, 1)
         self.idf = np.asarray([max(np.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in dfs], dtype=np.float64)
         avgdl = (n_tokens / n) if n_tokens else 1.0
