@@ -199,3 +199,15 @@ def test_term_hits_skips_documents_already_measured(synthetic):
 def test_fts_any(synthetic):
     assert search_sql.fts_any(synthetic.conn, '"garden"')
     assert not search_sql.fts_any(synthetic.conn, '"garden" AND "qqqqzz"')
+
+
+def test_term_hits_state_is_per_statement(synthetic):
+    """R50: kenning_hits keeps its state in the statement's aux data; steps with different phrase counts run on the
+    same (cached) statement one after another give what each gives alone, in either order."""
+    s = _fts(synthetic, rank_all_below=1)
+    w, terms = s._weights(), ["garden", "lake", "violin"]
+    steps = [('"garden" AND "lake" AND "violin"', 50), ('"lake"', 50), ('"garden" OR "violin"', 50)]
+    forward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in steps]
+    backward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in reversed(steps)][::-1]
+    assert forward == backward and all(forward[1:])
+    assert all(h[1] > 0 for _, h in forward[1].values())  # "lake" is the second word: its hits land in its slot
