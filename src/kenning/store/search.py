@@ -356,12 +356,15 @@ def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool
 
 def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], weights: Sequence[float],
                   limit: int, columns: Sequence[str] | None = None,
-                  found: dict[int, tuple[int, list[float]]] | None = None) -> dict[int, tuple[int, list[float]]]:
+                  found: dict[int, tuple[int, list[float]]] | None = None,
+                  newest_first: bool = True) -> dict[int, tuple[int, list[float]]]:
     """The newest ``limit`` documents matching the FTS5 expression ``restrict`` (built by retrieve.search, never user
     text) that hold one of ``terms``, each with its length in tokens and, per term, its hits weighted by column
     (what FTS5's bm25() sums; R40). A doclist walk in rowid order that stops at ``limit``; the per-row work is one
     auxiliary-function call. ``found`` (rowid → (length, hits), from earlier steps of the same pool) is added to in
-    place: a document already there still counts towards ``limit`` but is not measured again (R50)."""
+    place: a document already there still counts towards ``limit`` but is not measured again (R50).
+    ``newest_first=False`` walks oldest first — the same documents only when ``limit`` is at least their number,
+    and ~20–35% less FTS5 work than the reverse walk (R50)."""
     uniq = list(terms)
     out: dict[int, tuple[int, list[float]]] = {} if found is None else found
     if not uniq:
@@ -374,7 +377,7 @@ def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], we
     sink.append((out, len(uniq), tuple(float(w) for w in weights)))
     try:
         conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
-                     "ORDER BY rowid DESC LIMIT ?", (expr, limit)).fetchall()
+                     f"ORDER BY rowid {'DESC' if newest_first else 'ASC'} LIMIT ?", (expr, limit)).fetchall()
     finally:
         sink.pop()
     return out
