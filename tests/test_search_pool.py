@@ -177,3 +177,37 @@ def test_synthetic_pruned_is_deterministic(synthetic):
     b = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=5, pool_and_cap=5)
     for q in SYN_QUERIES:
         assert _shape(a.search(q, now="2023-12-31", k=20)) == _shape(b.search(q, now="2023-12-31", k=20)), q
+
+
+def test_term_hits_skips_documents_already_measured(synthetic):
+    """R50: a document an earlier step measured still counts towards the step's limit but is not measured again;
+    every other document gets what a fresh walk gives it."""
+    s = _fts(synthetic, rank_all_below=1)
+    w = s._weights()
+    terms = ["garden", "lake", "violin"]
+    fresh = search_sql.fts_term_hits(synthetic.conn, '"garden" OR "lake"', terms, w, 12)
+    assert len(fresh) == 12
+    newest = max(fresh)
+    found = {newest: (-1, [-1.0, -1.0, -1.0])}
+    out = search_sql.fts_term_hits(synthetic.conn, '"garden" OR "lake"', terms, w, 12, None, found)
+    assert out is found and set(found) == set(fresh)  # the same 12 newest documents
+    assert found[newest] == (-1, [-1.0, -1.0, -1.0])
+    assert all(found[r] == fresh[r] for r in fresh if r != newest)
+    assert any(h > 0 for _, hits in fresh.values() for h in hits)
+
+
+def test_fts_any(synthetic):
+    assert search_sql.fts_any(synthetic.conn, '"garden"')
+    assert not search_sql.fts_any(synthetic.conn, '"garden" AND "qqqqzz"')
+
+
+def test_term_hits_state_is_per_statement(synthetic):
+    """R50: kenning_hits keeps its state in the statement's aux data; steps with different phrase counts run on the
+    same (cached) statement one after another give what each gives alone, in either order."""
+    s = _fts(synthetic, rank_all_below=1)
+    w, terms = s._weights(), ["garden", "lake", "violin"]
+    steps = [('"garden" AND "lake" AND "violin"', 50), ('"lake"', 50), ('"garden" OR "violin"', 50)]
+    forward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in steps]
+    backward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in reversed(steps)][::-1]
+    assert forward == backward and all(forward[1:])
+    assert all(h[1] > 0 for _, h in forward[1].values())  # "lake" is the second word: its hits land in its slot

@@ -21,6 +21,7 @@ RankedList``. A candidate's key is a search-document rowid (turns, entities) or 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
@@ -316,7 +317,7 @@ class Searcher:
         if rare:
             steps.append((q(rare, "OR"), sum(df[t] for t in rare)))
         if len(common) >= 3:
-            steps.append((q(common, "AND"), fcfg.pool_and_cap))
+            steps.append((q(common, "AND"), -fcfg.pool_and_cap))  # negative: probed first (R50)
         top = common[:3]
         for i in range(len(top)):
             for j in range(i + 1, len(top)):
@@ -328,14 +329,22 @@ class Searcher:
             words = [t for t in lane_words if t in terms]
             if toks and words:
                 steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
-        # ranking every match (FTS5, in C) costs a few µs a match, a pool document ~5× that (the auxiliary function
-        # is Python): pool only when that pays off even if every step fills up
-        if sum(df.values()) < fcfg.pool_min_ratio * sum(limit for _, limit in steps):
+        # ranking every match (FTS5, in C) costs a few µs a match, a pool document ~5× that (each pruning step is
+        # an FTS5 walk of its own, R50): pool only when that pays off even if every step fills up
+        if sum(df.values()) < fcfg.pool_min_ratio * sum(abs(limit) for _, limit in steps):
             return None
         found: dict[int, tuple[int, list[float]]] = {}
-        for restrict, limit in steps:
-            for rowid, v in search_sql.fts_term_hits(self.conn, restrict, terms, w, limit, col_arg).items():
-                found.setdefault(rowid, v)
+        for i, (restrict, limit) in enumerate(steps):
+            # the conjunction of every common word often matches nothing, found only after walking the whole
+            # index; its bare doclist walk costs about half the measured one, so it is probed first (R50)
+            if limit < 0:
+                probe = restrict if col_arg is None else "{" + " ".join(col_arg) + "} : (" + restrict + ")"
+                if not search_sql.fts_any(self.conn, probe):
+                    continue
+            # the rare words' step takes every match (its limit is their document counts): oldest first is the same
+            # set, and FTS5's forward walk is cheaper than its reverse one (R50)
+            search_sql.fts_term_hits(self.conn, restrict, terms, w, abs(limit), col_arg, found,
+                                     newest_first=not (rare and i == 0))
         n_docs, n_tokens = self._fts_totals()
         pool = FtsPool(self, terms, found, [df[t] for t in terms], n_docs, n_tokens)
         pool.all_terms = all_terms  # words in no document rank nothing, as in FTS5
@@ -726,10 +735,13 @@ class FtsPool:
     def __init__(self, searcher: Searcher, terms: list[str], found: dict[int, tuple[int, list[float]]],
                  dfs: list[int], n_docs: int, n_tokens: int):
         self.searcher, self.terms = searcher, list(terms)
-        keys = sorted(found)
-        self.rowids = np.asarray(keys, dtype=np.int64)
-        self.hits = np.asarray([found[k][1] for k in keys], dtype=np.float64).reshape(len(keys), len(terms))
-        self.length = np.asarray([found[k][0] for k in keys], dtype=np.float64)
+        m, vals = len(found), list(found.values())
+        rowids = np.fromiter(found.keys(), dtype=np.int64, count=m)
+        order = np.argsort(rowids, kind="stable")
+        self.rowids = rowids[order]
+        hits = np.fromiter(itertools.chain.from_iterable(v[1] for v in vals), dtype=np.float64, count=m * len(terms))
+        self.hits = hits.reshape(m, len(terms))[order]
+        self.length = np.fromiter((v[0] for v in vals), dtype=np.float64, count=m)[order]
         n = max(n_docs, 1)
         self.idf = np.asarray([max(np.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in dfs], dtype=np.float64)
         avgdl = (n_tokens / n) if n_tokens else 1.0

@@ -355,27 +355,37 @@ def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool
 
 
 def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], weights: Sequence[float],
-                  limit: int, columns: Sequence[str] | None = None) -> dict[int, tuple[int, list[float]]]:
+                  limit: int, columns: Sequence[str] | None = None,
+                  found: dict[int, tuple[int, list[float]]] | None = None,
+                  newest_first: bool = True) -> dict[int, tuple[int, list[float]]]:
     """The newest ``limit`` documents matching the FTS5 expression ``restrict`` (built by retrieve.search, never user
     text) that hold one of ``terms``, each with its length in tokens and, per term, its hits weighted by column
     (what FTS5's bm25() sums; R40). A doclist walk in rowid order that stops at ``limit``; the per-row work is one
-    auxiliary-function call."""
+    auxiliary-function call. ``found`` (rowid → (length, hits), from earlier steps of the same pool) is added to in
+    place: a document already there still counts towards ``limit`` but is not measured again (R50).
+    ``newest_first=False`` walks oldest first — the same documents only when ``limit`` is at least their number,
+    and ~20–35% less FTS5 work than the reverse walk (R50)."""
     uniq = list(terms)
+    out: dict[int, tuple[int, list[float]]] = {} if found is None else found
     if not uniq:
-        return {}
+        return out
     _register_hits(conn)
     expr = f"({restrict}) AND ({' OR '.join(chr(34) + t + chr(34) for t in uniq)})"
     if columns is not None:
         expr = "{" + " ".join(columns) + "} : (" + expr + ")"
-    out: dict[int, tuple[int, list[float]]] = {}
     sink = _sink()
     sink.append((out, len(uniq), tuple(float(w) for w in weights)))
     try:
         conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
-                     "ORDER BY rowid DESC LIMIT ?", (expr, limit)).fetchall()
+                     f"ORDER BY rowid {'DESC' if newest_first else 'ASC'} LIMIT ?", (expr, limit)).fetchall()
     finally:
         sink.pop()
     return out
+
+
+def fts_any(conn: apsw.Connection, match: str) -> bool:
+    """Whether any document matches ``match`` (stops at the first; R50)."""
+    return conn.execute("SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT 1", (match,)).fetchone() is not None
 
 
 def fts_totals(conn: apsw.Connection) -> tuple[int, int]:
@@ -398,26 +408,41 @@ _LOCAL = __import__("threading").local()  # where kenning_hits writes, per threa
 
 
 def _sink() -> list[tuple[dict, int, tuple[float, ...]]]:
-    if not hasattr(_LOCAL, "sink"):
+    try:
+        return _LOCAL.sink
+    except AttributeError:
         _LOCAL.sink = []
-    return _LOCAL.sink
+        return _LOCAL.sink
+
+
 _REGISTERED: "weakref.WeakSet[apsw.Connection]" = None  # type: ignore[assignment]
 
 
 def _hits(api: apsw.FTS5ExtensionApi) -> int:
-    out, n, w = _sink()[-1]
-    last = api.phrase_count
-    hits = []
-    for p in range(last - n, last):
-        cols = api.phrase_columns(p)
-        if not cols:  # most documents hold few of the words: skip the rest cheaply
-            hits.append(0.0)
-        elif len(cols) == 1:  # one column: its weight times the hits there
-            hits.append(w[cols[0]] * len(api.phrase_locations(p)[cols[0]]))
-        else:
-            locs = api.phrase_locations(p)
-            hits.append(sum([w[c] * len(locs[c]) for c in cols]))
-    out[api.rowid] = (api.column_size(-1), hits)
+    """Per row: the document's length and each of the last ``n`` phrases' hits weighted by column. The call's
+    state (where to write, which phrases, the weights) is read from the sink once per statement and kept in
+    ``api.aux_data``; a document already measured by an earlier step is skipped (R50)."""
+    st = api.aux_data
+    if st is None:
+        out, n, w = _sink()[-1]
+        last = api.phrase_count
+        st = api.aux_data = (out, range(last - n, last), last - n, n, w)
+    out, phrases, first, n, w = st
+    rowid = api.rowid
+    if rowid in out:
+        return 0
+    pcols = api.phrase_columns
+    hits = [0.0] * n
+    for p in phrases:
+        cols = pcols(p)
+        if cols:  # most documents hold few of the words: the rest stay 0 cheaply
+            if len(cols) == 1:  # one column: its weight times the hits there
+                c = cols[0]
+                hits[p - first] = w[c] * len(api.phrase_column_offsets(p, c))
+            else:
+                locs = api.phrase_locations(p)
+                hits[p - first] = sum([w[c] * len(locs[c]) for c in cols])
+    out[rowid] = (api.column_size(-1), hits)
     return 0
 
 
