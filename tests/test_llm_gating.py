@@ -10,12 +10,11 @@ from exportkit import conversation, query, write_export
 from kenning.api import Vault
 from kenning.config import load_config
 from kenning.llm.client import mode_is_explicit
-from kenning.llm.testserver import OpenAITestServer
 from kenning.pipeline.runner import stage_llm_mode
 from kenning.pipeline.stages import SIDE_STAGES, STAGES
 
 AS_OF = "2024-12-31T00:00:00Z"
-KEY = "sk-gating-test"
+from conftest import TEST_KEY as KEY
 MESSAGES = [("user", "I moved to Lisbon with my sister Anna last spring."),
             ("assistant", "Lisbon is lovely."),
             ("user", "I work at Acme Robotics now.")]
@@ -27,13 +26,9 @@ def answer(body: dict) -> dict:
 
 
 @pytest.fixture
-def server():
-    srv = OpenAITestServer(api_key=KEY).start()
-    srv.default_chat = answer
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def server(llm_server):
+    llm_server.default_chat = answer
+    return llm_server
 
 
 def ingest(tmp_path, server, mode: str | None, **extra) -> list[str]:

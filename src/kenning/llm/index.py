@@ -382,6 +382,15 @@ _MIRRORS: dict[tuple[str, str], _Mirror] = {}
 _MIRRORS_LOCK = threading.Lock()
 
 
+def _check_query(table: dict, dimension: int, model_id: str | None) -> None:
+    """A query vector must come from the active table's model and have its dimension."""
+    if model_id is not None and model_id != table["model_id"]:
+        raise VectorIndexError(f"the query vector was made by {model_id} but the index holds "
+                               f"{table['model_id']} vectors (a migration swapped models?)")
+    if dimension != table["dimension"]:
+        raise VectorIndexError(f"query has {dimension} dimensions; the index has {table['dimension']}")
+
+
 def _mirror_key(conn, table: str) -> tuple[str, str]:
     return (conn.filename or f"memory:{id(conn)}", table)
 
@@ -621,11 +630,7 @@ class VectorIndex:
             table = vsql.active_table(self.conn)
             if table is None:
                 return {x: [] for x in kinds}
-            if model_id is not None and model_id != table["model_id"]:
-                raise VectorIndexError(f"the query vector was made by {model_id} but the index holds "
-                                       f"{table['model_id']} vectors (a migration swapped models?)")
-            if q.shape[0] != table["dimension"]:
-                raise VectorIndexError(f"query has {q.shape[0]} dimensions; the index has {table['dimension']}")
+            _check_query(table, q.shape[0], model_id)
             if self._use_mirror(table):
                 return self._mirror(table).search_by_kind(q, k, space, list(kinds))
             return {x: self._search_table(table, q, k, space, [x], None, model_id) for x in kinds}
@@ -638,11 +643,7 @@ class VectorIndex:
             table = vsql.active_table(self.conn)
             if table is None:
                 return [{x: [] for x in kinds} for _ in range(qs.shape[0])]
-            if model_id is not None and model_id != table["model_id"]:
-                raise VectorIndexError(f"the query vectors were made by {model_id} but the index holds "
-                                       f"{table['model_id']} vectors (a migration swapped models?)")
-            if qs.shape[1] != table["dimension"]:
-                raise VectorIndexError(f"queries have {qs.shape[1]} dimensions; the index has {table['dimension']}")
+            _check_query(table, qs.shape[1], model_id)
             if self._use_mirror(table):
                 return self._mirror(table).search_by_kind_many(np.ascontiguousarray(qs), k, space, list(kinds))
             return [{x: self._search_table(table, q, k, space, [x], None, model_id) for x in kinds} for q in qs]
@@ -651,11 +652,7 @@ class VectorIndex:
                       item_ids: Sequence[str] | None, model_id: str | None,
                       allow: Callable[[np.ndarray], np.ndarray] | None = None, exact: bool = False,
                       oversample: int = 20) -> list[Hit]:
-        if model_id is not None and model_id != table["model_id"]:
-            raise VectorIndexError(f"the query vector was made by {model_id} but the index holds "
-                                   f"{table['model_id']} vectors (a migration swapped models?)")
-        if q.shape[0] != table["dimension"]:
-            raise VectorIndexError(f"query has {q.shape[0]} dimensions; the index has {table['dimension']}")
+        _check_query(table, q.shape[0], model_id)
         vids = None
         if item_ids is not None:
             vids = [int(r["vid"]) for r in vsql.items_by_ids(self.conn, space, list(item_ids)).values()]  # type: ignore[arg-type]
