@@ -167,3 +167,28 @@ def test_embed_cli_minilm(kenning_cli):
     data = json.loads(r.stdout)
     assert data["model_id"] == "minilm:all-MiniLM-L6-v2"
     assert data["similarities"][0]["similarity"] == pytest.approx(0.77, abs=0.02)
+
+
+def test_minilm_token_window_is_part_of_the_model_id():
+    # decisions M31: the trained window (128) is the plain id; another window gets its own id, cache and tables
+    cfg = load_config()
+    assert cfg.embeddings.minilm.max_seq_length == 128
+    assert model_id_for(cfg, "minilm") == "minilm:all-MiniLM-L6-v2"
+    assert model_id_for(cfg, "minilm:all-MiniLM-L6-v2@256") == "minilm:all-MiniLM-L6-v2@256"
+    wide = load_config(overrides={"embeddings": {"minilm": {"max_seq_length": 256}}})
+    assert model_id_for(wide, "minilm") == "minilm:all-MiniLM-L6-v2@256"
+    assert MiniLMEmbedder(max_seq_length=256).model_id == "minilm:all-MiniLM-L6-v2@256"   # nothing loaded yet
+    assert get_embedder(cfg, "minilm:all-MiniLM-L6-v2@256").model_id == "minilm:all-MiniLM-L6-v2@256"
+    from kenning.llm.thresholds import thresholds_for
+    assert thresholds_for(cfg, "minilm:all-MiniLM-L6-v2@256", warn=False) == cfg.embeddings.thresholds["all-MiniLM-L6-v2"]
+    with pytest.raises(EmbeddingError, match="token window"):
+        get_embedder(cfg, "minilm:all-MiniLM-L6-v2@wide")
+
+
+@pytest.mark.model
+def test_minilm_window_truncates_long_texts_only(minilm_embedder):
+    short = "My sister moved to Lisbon in 2019 and I visit her every summer."
+    long = short + " " + " ".join(f"Then on day {i} we walked to a different museum and argued about lunch." for i in range(20))
+    narrow, wide = minilm_embedder.embed([short, long]), MiniLMEmbedder(max_seq_length=256).embed([short, long])
+    assert float(narrow[0] @ wide[0]) > 0.99999                     # under 128 tokens: the same vector
+    assert float(narrow[1] @ wide[1]) < 0.99999                     # over 128: the window decides what is read

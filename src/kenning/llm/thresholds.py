@@ -9,8 +9,10 @@ from kenning.config.models import Thresholds
 
 
 def model_name_of(model: str) -> str:
-    """"minilm:all-MiniLM-L6-v2" → "all-MiniLM-L6-v2" (the thresholds key); a bare name is returned as is."""
-    return model.split(":", 1)[1] if ":" in model else model
+    """"minilm:all-MiniLM-L6-v2" (or "…@256", another token window) → "all-MiniLM-L6-v2" (the thresholds key);
+    a bare name is returned as is."""
+    name = model.split(":", 1)[1] if ":" in model else model
+    return name.split("@", 1)[0]
 
 
 def thresholds_for(config: Config, model: str, *, warn: bool = True) -> Thresholds:
