@@ -10,6 +10,7 @@ import apsw
 import orjson
 
 from kenning.store.connection import row, rows, scalar
+from kenning.store.sqltext import chunks, insert_sql, update_sql
 
 ASSERTION_COLUMNS = (
     "assertion_id", "message_id", "assertion_key", "fact_key", "subject_entity_id", "subject_detection_tier",
@@ -30,20 +31,12 @@ PREDICATE_COLUMNS = ("predicate_id", "canonical_label", "canonical_label_norm", 
                      "value_type_constraint", "first_seen_at_utc", "assertion_count", "raw_predicate_json")
 
 
-def _ins(table: str, cols: tuple[str, ...]) -> str:
-    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-
-
-def _chunks(items: list, n: int = 500) -> Iterator[list]:
-    for i in range(0, len(items), n):
-        yield items[i:i + n]
-
-
 def table_exists(conn: apsw.Connection, name: str) -> bool:
     return scalar(conn, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)) is not None
 
 
 # -- speakers and transcripts ------------------------------------------------------------------------------------
+
 
 def transcript_participants(conn: apsw.Connection) -> dict[str, list[dict[str, Any]]]:
     """conversation_id → participants (name, participant_key, aliases, is_self); {} when the table is absent."""
@@ -73,6 +66,7 @@ def participants_digest(conn: apsw.Connection) -> str | None:
 
 
 # -- entities ----------------------------------------------------------------------------------------------------
+
 
 def entity_exists(conn: apsw.Connection, entity_id: str) -> dict | None:
     return row(conn, "SELECT entity_id, entity_type, entity_key, canonical_name FROM entities WHERE entity_id=?",
@@ -141,6 +135,7 @@ def set_entity_assertion_counts(conn: apsw.Connection, enabled: bool) -> None:
 
 # -- stage-4 inputs ----------------------------------------------------------------------------------------------
 
+
 def conversation_ids(conn: apsw.Connection) -> list[str]:
     return [r[0] for r in conn.execute(
         "SELECT DISTINCT conversation_id FROM messages WHERE text_raw IS NOT NULL ORDER BY conversation_id")]
@@ -156,7 +151,7 @@ def messages_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> lis
     """Every message of these conversations in the seed's order (conversation_id, order_index, message_id), with
     the content kinds of its parts (hidden reasoning, model memory, …) and the conversation's source kind."""
     out: list[dict[str, Any]] = []
-    for chunk in _chunks(conv_ids):
+    for chunk in chunks(conv_ids):
         q = ",".join("?" * len(chunk))
         for r in conn.execute(
                 f"SELECT m.message_id, m.conversation_id, m.role, m.order_index, m.created_at_utc, m.timestamp_quality, "
@@ -175,7 +170,7 @@ def messages_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> lis
 def mentions_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> dict[str, list[tuple]]:
     """message_id → [(char_start, char_end, entity_id, detector, confidence, entity_type, surface_text)] sorted."""
     out: dict[str, list[tuple]] = {}
-    for chunk in _chunks(conv_ids):
+    for chunk in chunks(conv_ids):
         q = ",".join("?" * len(chunk))
         for r in conn.execute(
                 f"SELECT em.message_id, em.char_start, em.char_end, em.entity_id, em.detector, em.confidence, "
@@ -194,7 +189,7 @@ _TIME_COLS = ("time_mention_id", "message_id", "char_start", "char_end", "surfac
 
 def time_mentions_of_conversations(conn: apsw.Connection, conv_ids: list[str]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for chunk in _chunks(conv_ids):
+    for chunk in chunks(conv_ids):
         q = ",".join("?" * len(chunk))
         for r in conn.execute(
                 f"SELECT t.time_mention_id, t.message_id, t.char_start, t.char_end, t.surface_text, t.resolved_type, "
@@ -218,13 +213,14 @@ def message_digest(conn: apsw.Connection) -> str:
 
 # -- predicates --------------------------------------------------------------------------------------------------
 
+
 def all_predicates(conn: apsw.Connection) -> dict[str, dict]:
     return {r["canonical_label_norm"]: r for r in rows(conn, "SELECT * FROM predicates")}
 
 
 def insert_predicates(conn: apsw.Connection, pred_rows: list[tuple]) -> None:
     if pred_rows:
-        conn.executemany(_ins("predicates", PREDICATE_COLUMNS), pred_rows)
+        conn.executemany(insert_sql("predicates", PREDICATE_COLUMNS), pred_rows)
 
 
 def refresh_predicate_stats(conn: apsw.Connection) -> int:
@@ -248,10 +244,11 @@ def count_model_assertions(conn: apsw.Connection) -> int:
 
 # -- assertions and retractions: diff-based writes ------------------------------------------------------------------
 
+
 def _rows_of_conversations(conn: apsw.Connection, select_from: str, conv_ids: list[str]) -> dict[str, tuple]:
     """first column -> row of ``select_from`` (a SELECT … JOIN messages m …) for messages of these conversations."""
     out: dict[str, tuple] = {}
-    for chunk in _chunks(conv_ids):
+    for chunk in chunks(conv_ids):
         q = ",".join("?" * len(chunk))
         for r in conn.execute(f"{select_from} WHERE m.conversation_id IN ({q})", chunk):
             out[r[0]] = tuple(r)
@@ -293,7 +290,7 @@ def delete_assertions(conn: apsw.Connection, ids: list[str]) -> None:
 
 def insert_assertions(conn: apsw.Connection, a_rows: list[tuple]) -> None:
     if a_rows:
-        conn.executemany(_ins("assertions", ASSERTION_COLUMNS), a_rows)
+        conn.executemany(insert_sql("assertions", ASSERTION_COLUMNS), a_rows)
 
 
 def update_assertions(conn: apsw.Connection, a_rows: list[tuple]) -> None:
@@ -301,7 +298,7 @@ def update_assertions(conn: apsw.Connection, a_rows: list[tuple]) -> None:
     an upstream recompute, a new corroboration) is brought back to what stage 4 computes now."""
     if a_rows:
         cols = ASSERTION_COLUMNS[1:]
-        conn.executemany(f"UPDATE assertions SET {', '.join(f'{c}=?' for c in cols)} WHERE assertion_id=?",
+        conn.executemany(update_sql("assertions", "assertion_id", cols),
                          [(*r[1:], r[0]) for r in a_rows])
 
 
@@ -312,14 +309,14 @@ def delete_retractions(conn: apsw.Connection, ids: list[str]) -> None:
 
 def insert_retractions(conn: apsw.Connection, r_rows: list[tuple]) -> None:
     if r_rows:
-        conn.executemany(_ins("retractions", RETRACTION_COLUMNS), r_rows)
+        conn.executemany(insert_sql("retractions", RETRACTION_COLUMNS), r_rows)
 
 
 def update_retractions(conn: apsw.Connection, r_rows: list[tuple]) -> None:
     """Full rows (RETRACTION_COLUMNS order); matched by retraction_id."""
     if r_rows:
         cols = RETRACTION_COLUMNS[1:]
-        conn.executemany(f"UPDATE retractions SET {', '.join(f'{c}=?' for c in cols)} WHERE retraction_id=?",
+        conn.executemany(update_sql("retractions", "retraction_id", cols),
                          [(*r[1:], r[0]) for r in r_rows])
 
 
@@ -335,6 +332,7 @@ def set_assertion_key_unique(conn: apsw.Connection, unique: bool) -> None:
 
 # -- global links (retractions that look beyond their conversation) ---------------------------------------------------
 
+
 def retractions_needing_global_links(conn: apsw.Connection) -> list[dict]:
     return rows(conn, "SELECT r.*, m.conversation_id, m.order_index, m.created_at_utc FROM retractions r "
                       "JOIN messages m ON m.message_id = r.retraction_message_id "
@@ -344,7 +342,7 @@ def retractions_needing_global_links(conn: apsw.Connection) -> list[dict]:
 
 def assertions_by_fact_keys(conn: apsw.Connection, fact_keys: list[str]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for chunk in _chunks(sorted(set(fact_keys))):
+    for chunk in chunks(sorted(set(fact_keys))):
         q = ",".join("?" * len(chunk))
         for r in rows(conn, f"SELECT a.assertion_id, a.fact_key, a.asserted_at_utc, a.polarity, a.modality, "
                             f"a.message_id, a.subject_entity_id, a.asserted_role, m.order_index, m.conversation_id "
@@ -357,7 +355,7 @@ def assertions_by_fact_keys(conn: apsw.Connection, fact_keys: list[str]) -> dict
 def assertions_about_entities(conn: apsw.Connection, entity_ids: list[str]) -> dict[str, list[dict]]:
     """entity_id → assertions whose subject or object it is."""
     out: dict[str, list[dict]] = {}
-    for chunk in _chunks(sorted(set(entity_ids))):
+    for chunk in chunks(sorted(set(entity_ids))):
         q = ",".join("?" * len(chunk))
         for r in rows(conn, f"SELECT a.assertion_id, a.fact_key, a.asserted_at_utc, a.polarity, a.modality, "
                             f"a.subject_entity_id, a.object_entity_id, a.message_id, a.asserted_role, m.order_index, "
@@ -376,6 +374,7 @@ def set_retraction_targets(conn: apsw.Connection, updates: list[tuple]) -> None:
 
 
 # -- reads for stage 5, the CLI and the demo ------------------------------------------------------------------------
+
 
 def assertion(conn: apsw.Connection, assertion_id: str) -> dict | None:
     return row(conn, "SELECT * FROM assertions WHERE assertion_id=?", (assertion_id,))

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import apsw
 
 from kenning.store.connection import row, rows, scalar
+from kenning.store.sqltext import chunks, insert_sql, marks, update_sql
 
 BELIEF_COLUMNS = (
     "belief_id", "workspace", "statement", "topic", "subject", "predicate", "object", "wiki_document_id",
@@ -26,21 +27,6 @@ DOCUMENT_COLUMNS = (
 FOOTNOTE_COLUMNS = ("id", "document_id", "footnote_key", "raw_path", "page_hint", "definition", "line",
                     "reference_count")
 
-_CHUNK = 500
-
-
-def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i:i + n]
-
-
-def _in(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _insert(table: str, cols: tuple[str, ...]) -> str:
-    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-
 
 def defer_foreign_keys(conn: apsw.Connection) -> None:
     """Check foreign keys at COMMIT: a batch may insert a belief before the one that supersedes it."""
@@ -48,6 +34,7 @@ def defer_foreign_keys(conn: apsw.Connection) -> None:
 
 
 # ---- workspaces -----------------------------------------------------------------------------------------
+
 
 def get_workspace(conn: apsw.Connection, slug: str) -> dict | None:
     return row(conn, "SELECT * FROM workspaces WHERE slug=?", (slug,))
@@ -73,8 +60,9 @@ def list_workspaces(conn: apsw.Connection) -> list[dict]:
 
 # ---- documents ------------------------------------------------------------------------------------------
 
+
 def documents_of(conn: apsw.Connection, workspace: str, kinds: Sequence[str]) -> dict[str, dict]:
-    return {r["id"]: r for r in rows(conn, f"SELECT * FROM documents WHERE workspace=? AND kind IN ({_in(len(kinds))})",
+    return {r["id"]: r for r in rows(conn, f"SELECT * FROM documents WHERE workspace=? AND kind IN ({marks(len(kinds))})",
                                      (workspace, *kinds))}
 
 
@@ -83,7 +71,7 @@ def get_document(conn: apsw.Connection, doc_id: str) -> dict | None:
 
 
 def insert_document(conn: apsw.Connection, doc: dict) -> None:
-    conn.execute(_insert("documents", DOCUMENT_COLUMNS), tuple(doc[c] for c in DOCUMENT_COLUMNS))
+    conn.execute(insert_sql("documents", DOCUMENT_COLUMNS), tuple(doc[c] for c in DOCUMENT_COLUMNS))
 
 
 def update_document(conn: apsw.Connection, doc_id: str, title: str | None, sha256: str | None, size: int | None,
@@ -96,75 +84,77 @@ def documents_in_use(conn: apsw.Connection, doc_ids: Sequence[str], except_from:
     """Of ``doc_ids``, those a belief lives in, or a quote anchor made outside ``except_from`` documents cites."""
     used: set[str] = set()
     skip = set(except_from)
-    for part in _chunks(list(doc_ids)):
+    for part in chunks(list(doc_ids)):
         used |= {r[0] for r in conn.execute(f"SELECT DISTINCT wiki_document_id FROM wiki_beliefs WHERE wiki_document_id "
-                                            f"IN ({_in(len(part))})", tuple(part))}
+                                            f"IN ({marks(len(part))})", tuple(part))}
         used |= {r[0] for r in conn.execute(f"SELECT raw_document_id, document_id FROM wiki_claim_provenance WHERE "
-                                            f"raw_document_id IN ({_in(len(part))})", tuple(part)) if r[1] not in skip}
+                                            f"raw_document_id IN ({marks(len(part))})", tuple(part)) if r[1] not in skip}
     return used
 
 
 def delete_documents(conn: apsw.Connection, ids: Sequence[str]) -> None:
-    for part in _chunks(list(ids)):
-        conn.execute(f"DELETE FROM documents WHERE id IN ({_in(len(part))})", tuple(part))
+    for part in chunks(list(ids)):
+        conn.execute(f"DELETE FROM documents WHERE id IN ({marks(len(part))})", tuple(part))
 
 
 # ---- footnotes ------------------------------------------------------------------------------------------
 
+
 def footnotes_of(conn: apsw.Connection, doc_ids: Sequence[str]) -> list[dict]:
     out: list[dict] = []
-    for part in _chunks(list(doc_ids)):
-        out += rows(conn, f"SELECT * FROM wiki_footnotes WHERE document_id IN ({_in(len(part))}) "
+    for part in chunks(list(doc_ids)):
+        out += rows(conn, f"SELECT * FROM wiki_footnotes WHERE document_id IN ({marks(len(part))}) "
                           "ORDER BY document_id, line", tuple(part))
     return out
 
 
 def replace_footnotes(conn: apsw.Connection, doc_ids: Sequence[str], footnotes: list[dict]) -> None:
-    for part in _chunks(list(doc_ids)):
-        conn.execute(f"DELETE FROM wiki_footnotes WHERE document_id IN ({_in(len(part))})", tuple(part))
+    for part in chunks(list(doc_ids)):
+        conn.execute(f"DELETE FROM wiki_footnotes WHERE document_id IN ({marks(len(part))})", tuple(part))
     if footnotes:
-        conn.executemany(_insert("wiki_footnotes", FOOTNOTE_COLUMNS),
+        conn.executemany(insert_sql("wiki_footnotes", FOOTNOTE_COLUMNS),
                          [tuple(f[c] for c in FOOTNOTE_COLUMNS) for f in footnotes])
 
 
 # ---- claim provenance ----------------------------------------------------------------------------------
 
+
 def provenance_of_documents(conn: apsw.Connection, doc_ids: Sequence[str]) -> list[dict]:
     out: list[dict] = []
-    for part in _chunks(list(doc_ids)):
-        out += rows(conn, f"SELECT * FROM wiki_claim_provenance WHERE document_id IN ({_in(len(part))}) ORDER BY id",
+    for part in chunks(list(doc_ids)):
+        out += rows(conn, f"SELECT * FROM wiki_claim_provenance WHERE document_id IN ({marks(len(part))}) ORDER BY id",
                     tuple(part))
     return out
 
 
 def get_provenance(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for part in _chunks(list(ids)):
-        for r in rows(conn, f"SELECT * FROM wiki_claim_provenance WHERE id IN ({_in(len(part))})", tuple(part)):
+    for part in chunks(list(ids)):
+        for r in rows(conn, f"SELECT * FROM wiki_claim_provenance WHERE id IN ({marks(len(part))})", tuple(part)):
             out[r["id"]] = r
     return out
 
 
 def delete_provenance_of_documents(conn: apsw.Connection, doc_ids: Sequence[str]) -> None:
-    for part in _chunks(list(doc_ids)):
-        conn.execute(f"DELETE FROM wiki_claim_provenance WHERE document_id IN ({_in(len(part))})", tuple(part))
+    for part in chunks(list(doc_ids)):
+        conn.execute(f"DELETE FROM wiki_claim_provenance WHERE document_id IN ({marks(len(part))})", tuple(part))
 
 
 def delete_provenance_ids(conn: apsw.Connection, ids: Sequence[str]) -> None:
-    for part in _chunks(list(ids)):
-        conn.execute(f"DELETE FROM wiki_claim_provenance WHERE id IN ({_in(len(part))})", tuple(part))
+    for part in chunks(list(ids)):
+        conn.execute(f"DELETE FROM wiki_claim_provenance WHERE id IN ({marks(len(part))})", tuple(part))
 
 
 def insert_provenance(conn: apsw.Connection, items: list[dict]) -> None:
     if items:
-        conn.executemany(_insert("wiki_claim_provenance", PROVENANCE_COLUMNS),
+        conn.executemany(insert_sql("wiki_claim_provenance", PROVENANCE_COLUMNS),
                          [tuple(p[c] for c in PROVENANCE_COLUMNS) for p in items])
 
 
 def upsert_provenance(conn: apsw.Connection, items: list[dict]) -> None:
     """Insert or update in place (never delete-and-insert: links to beliefs would cascade away)."""
     cols = [c for c in PROVENANCE_COLUMNS if c != "id"]
-    sql = (_insert("wiki_claim_provenance", PROVENANCE_COLUMNS) + " ON CONFLICT(id) DO UPDATE SET "
+    sql = (insert_sql("wiki_claim_provenance", PROVENANCE_COLUMNS) + " ON CONFLICT(id) DO UPDATE SET "
            + ", ".join(f"{c}=excluded.{c}" for c in cols))
     if items:
         conn.executemany(sql, [tuple(p[c] for c in PROVENANCE_COLUMNS) for p in items])
@@ -173,19 +163,19 @@ def upsert_provenance(conn: apsw.Connection, items: list[dict]) -> None:
 def provenance_for_beliefs(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[str, list[dict]]:
     """belief_id -> its provenance rows, in provenance_ids order."""
     out: dict[str, list[dict]] = {b: [] for b in belief_ids}
-    for part in _chunks(list(belief_ids)):
+    for part in chunks(list(belief_ids)):
         for r in rows(conn, "SELECT l.belief_id AS _belief_id, p.* FROM belief_provenance l "
                             "JOIN wiki_claim_provenance p ON p.id = l.provenance_id "
-                            f"WHERE l.belief_id IN ({_in(len(part))}) ORDER BY l.belief_id, l.ord", tuple(part)):
+                            f"WHERE l.belief_id IN ({marks(len(part))}) ORDER BY l.belief_id, l.ord", tuple(part)):
             out[r.pop("_belief_id")].append(r)
     return out
 
 
 def beliefs_citing(conn: apsw.Connection, provenance_ids: Sequence[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for part in _chunks(list(provenance_ids)):
+    for part in chunks(list(provenance_ids)):
         for pid, bid in conn.execute(f"SELECT provenance_id, belief_id FROM belief_provenance WHERE provenance_id IN "
-                                     f"({_in(len(part))}) ORDER BY provenance_id, belief_id", tuple(part)):
+                                     f"({marks(len(part))}) ORDER BY provenance_id, belief_id", tuple(part)):
             out.setdefault(pid, []).append(bid)
     return out
 
@@ -215,9 +205,9 @@ def iter_provenance(conn: apsw.Connection, workspace: str | None, batch: int = 5
 
 def message_texts(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
-    for part in _chunks(list(message_ids)):
+    for part in chunks(list(message_ids)):
         for mid, text in conn.execute(f"SELECT message_id, text_raw FROM messages WHERE message_id IN "
-                                      f"({_in(len(part))})", tuple(part)):
+                                      f"({marks(len(part))})", tuple(part)):
             out[mid] = text
     return out
 
@@ -230,10 +220,10 @@ def message_with_conversation(conn: apsw.Connection, message_id: str) -> dict | 
 
 def messages_meta(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for part in _chunks(list(message_ids)):
+    for part in chunks(list(message_ids)):
         for r in rows(conn, "SELECT m.message_id, m.conversation_id, m.created_at_utc, m.role, c.title FROM messages m "
                             "JOIN conversations c ON c.conversation_id = m.conversation_id "
-                            f"WHERE m.message_id IN ({_in(len(part))})", tuple(part)):
+                            f"WHERE m.message_id IN ({marks(len(part))})", tuple(part)):
             out[r["message_id"]] = r
     return out
 
@@ -251,8 +241,8 @@ _FROM_BELIEF = " FROM wiki_beliefs b JOIN documents d ON d.id = b.wiki_document_
 
 def get_beliefs(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for part in _chunks(list(ids)):
-        for r in rows(conn, _SELECT_BELIEF + _FROM_BELIEF + f" WHERE b.belief_id IN ({_in(len(part))})", tuple(part)):
+    for part in chunks(list(ids)):
+        for r in rows(conn, _SELECT_BELIEF + _FROM_BELIEF + f" WHERE b.belief_id IN ({marks(len(part))})", tuple(part)):
             out[r["belief_id"]] = r
     return out
 
@@ -264,8 +254,8 @@ def get_belief(conn: apsw.Connection, belief_id: str) -> dict | None:
 def _wiki_beliefs_where_in(conn: apsw.Connection, column: str, values: Sequence[str]) -> dict[str, dict]:
     """belief_id -> wiki_beliefs row for every row whose ``column`` is one of ``values`` (chunked IN lists)."""
     out: dict[str, dict] = {}
-    for part in _chunks(list(values)):
-        for r in rows(conn, f"SELECT * FROM wiki_beliefs WHERE {column} IN ({_in(len(part))})", tuple(part)):
+    for part in chunks(list(values)):
+        for r in rows(conn, f"SELECT * FROM wiki_beliefs WHERE {column} IN ({marks(len(part))})", tuple(part)):
             out[r["belief_id"]] = r
     return out
 
@@ -285,35 +275,35 @@ def existing_belief_ids(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, 
 
 def insert_beliefs(conn: apsw.Connection, beliefs: list[dict]) -> None:
     if beliefs:
-        conn.executemany(_insert("wiki_beliefs", BELIEF_COLUMNS), [tuple(b[c] for c in BELIEF_COLUMNS) for b in beliefs])
+        conn.executemany(insert_sql("wiki_beliefs", BELIEF_COLUMNS), [tuple(b[c] for c in BELIEF_COLUMNS) for b in beliefs])
 
 
 def update_belief(conn: apsw.Connection, belief: dict, cols: Iterable[str]) -> None:
     cols = list(cols)
     if cols:
-        conn.execute(f"UPDATE wiki_beliefs SET {', '.join(f'{c}=?' for c in cols)} WHERE belief_id=?",
+        conn.execute(update_sql("wiki_beliefs", "belief_id", cols),
                      tuple(belief[c] for c in cols) + (belief["belief_id"],))
 
 
 def delete_beliefs(conn: apsw.Connection, ids: Sequence[str]) -> None:
-    for part in _chunks(list(ids)):
-        conn.execute(f"DELETE FROM wiki_beliefs WHERE belief_id IN ({_in(len(part))})", tuple(part))
+    for part in chunks(list(ids)):
+        conn.execute(f"DELETE FROM wiki_beliefs WHERE belief_id IN ({marks(len(part))})", tuple(part))
 
 
 def detach_supersession_refs(conn: apsw.Connection, ids: Sequence[str]) -> list[str]:
     """Clear superseded_by_belief_id on rows pointing at ``ids`` (about to be deleted); return those rows."""
     touched: list[str] = []
-    for part in _chunks(list(ids)):
+    for part in chunks(list(ids)):
         touched += [r[0] for r in conn.execute(
-            f"SELECT belief_id FROM wiki_beliefs WHERE superseded_by_belief_id IN ({_in(len(part))})", tuple(part))]
+            f"SELECT belief_id FROM wiki_beliefs WHERE superseded_by_belief_id IN ({marks(len(part))})", tuple(part))]
         conn.execute(f"UPDATE wiki_beliefs SET superseded_by_belief_id=NULL WHERE superseded_by_belief_id IN "
-                     f"({_in(len(part))})", tuple(part))
+                     f"({marks(len(part))})", tuple(part))
     return touched
 
 
 def set_belief_links(conn: apsw.Connection, links: list[tuple[str, str, int]], replace_for: Sequence[str]) -> None:
-    for part in _chunks(list(replace_for)):
-        conn.execute(f"DELETE FROM belief_provenance WHERE belief_id IN ({_in(len(part))})", tuple(part))
+    for part in chunks(list(replace_for)):
+        conn.execute(f"DELETE FROM belief_provenance WHERE belief_id IN ({marks(len(part))})", tuple(part))
     if links:
         conn.executemany("INSERT INTO belief_provenance(belief_id, provenance_id, ord) VALUES (?,?,?)", links)
 
@@ -337,6 +327,7 @@ def current_by_subject_predicate(conn: apsw.Connection, workspace: str) -> list[
 
 
 # -- queries for `why` (seed 002 "Resolution") --------------------------------------------------------------
+
 
 def _window_sql(since: str | None, until_excl: str | None) -> tuple[str, list]:
     sql, params = "", []
@@ -415,8 +406,8 @@ def search_beliefs(conn: apsw.Connection, match: str, limit: int, at: str | None
 
 def predecessors(conn: apsw.Connection, ids: Sequence[str]) -> list[dict]:
     out: list[dict] = []
-    for part in _chunks(list(ids)):
-        out += rows(conn, _SELECT_BELIEF + _FROM_BELIEF + f" WHERE b.superseded_by_belief_id IN ({_in(len(part))})",
+    for part in chunks(list(ids)):
+        out += rows(conn, _SELECT_BELIEF + _FROM_BELIEF + f" WHERE b.superseded_by_belief_id IN ({marks(len(part))})",
                     tuple(part))
     return out
 
@@ -487,10 +478,11 @@ def bare_lookup(conn: apsw.Connection, belief_id: str) -> Any:
 
 # ---- sightings, overrides, findings ---------------------------------------------------------------------
 
+
 def get_sightings(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for part in _chunks(list(ids)):
-        for r in rows(conn, f"SELECT * FROM belief_sightings WHERE belief_id IN ({_in(len(part))})", tuple(part)):
+    for part in chunks(list(ids)):
+        for r in rows(conn, f"SELECT * FROM belief_sightings WHERE belief_id IN ({marks(len(part))})", tuple(part)):
             out[r["belief_id"]] = r
     return out
 
@@ -524,8 +516,8 @@ def findings_of(conn: apsw.Connection, workspace: str) -> dict[tuple[str, str], 
 
 def findings_for_beliefs(conn: apsw.Connection, belief_ids: Sequence[str]) -> list[dict]:
     out: list[dict] = []
-    for part in _chunks(list(belief_ids)):
-        out += rows(conn, f"SELECT * FROM wiki_verifier_findings WHERE belief_id IN ({_in(len(part))}) "
+    for part in chunks(list(belief_ids)):
+        out += rows(conn, f"SELECT * FROM wiki_verifier_findings WHERE belief_id IN ({marks(len(part))}) "
                           "ORDER BY belief_id, check_name", tuple(part))
     return out
 
@@ -541,8 +533,8 @@ def upsert_findings(conn: apsw.Connection, items: list[dict]) -> None:
 
 
 def delete_findings(conn: apsw.Connection, workspace: str, belief_ids: Sequence[str]) -> None:
-    for part in _chunks(list(belief_ids)):
-        conn.execute(f"DELETE FROM wiki_verifier_findings WHERE workspace=? AND belief_id IN ({_in(len(part))})",
+    for part in chunks(list(belief_ids)):
+        conn.execute(f"DELETE FROM wiki_verifier_findings WHERE workspace=? AND belief_id IN ({marks(len(part))})",
                      (workspace, *part))
 
 

@@ -7,6 +7,7 @@ from typing import Any, Iterable, Iterator
 import apsw
 
 from kenning.store.connection import rows, scalar
+from kenning.store.sqltext import insert_sql
 
 _CAND_COLS = ("candidate_id", "message_id", "detector", "detector_version", "detector_order", "entity_type_hint",
               "char_start", "char_end", "surface_text", "surface_hash", "confidence", "is_eligible",
@@ -19,16 +20,13 @@ _TIME_COLS = ("time_mention_id", "message_id", "char_start", "char_end", "surfac
               "resolution_granularity", "timezone_assumed", "confidence", "raw_parse_json")
 
 
-def _ins(table: str, cols: tuple[str, ...], verb: str = "INSERT") -> str:
-    return f"{verb} INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-
-
-_INS_CAND = _ins("entity_mention_candidates", _CAND_COLS)
-_INS_MENTION = _ins("entity_mentions", _MENTION_COLS)
-_INS_TIME = _ins("time_mentions", _TIME_COLS)
+_INS_CAND = insert_sql("entity_mention_candidates", _CAND_COLS)
+_INS_MENTION = insert_sql("entity_mentions", _MENTION_COLS)
+_INS_TIME = insert_sql("time_mentions", _TIME_COLS)
 
 
 # -- messages as detection input ------------------------------------------------------------------------------
+
 
 def iter_messages_for_detection(conn: apsw.Connection) -> Iterator[tuple]:
     """(message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, fences, blockquotes,
@@ -56,6 +54,7 @@ def message_texts(conn: apsw.Connection, message_ids: list[str]) -> dict[str, tu
 
 
 # -- per-message detect state -----------------------------------------------------------------------------------
+
 
 def detect_states(conn: apsw.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT message_id, input_hash FROM detect_message_state"))
@@ -87,6 +86,7 @@ def delete_message_detections(conn: apsw.Connection, message_ids: list[str]) -> 
 
 # -- inserts ----------------------------------------------------------------------------------------------------------
 
+
 def insert_candidates(conn: apsw.Connection, cand_rows: Iterable[tuple]) -> None:
     conn.executemany(_INS_CAND, cand_rows)
 
@@ -100,6 +100,7 @@ def insert_time_mentions(conn: apsw.Connection, time_rows: Iterable[tuple]) -> N
 
 
 # -- NER runs -----------------------------------------------------------------------------------------------------------
+
 
 def insert_ner_run(conn: apsw.Connection, run: dict[str, Any]) -> None:
     conn.execute("INSERT INTO ner_model_runs(run_id, model_name, model_version, config_json, started_at_utc, "
@@ -128,6 +129,7 @@ def ner_run_outputs(conn: apsw.Connection, run_id: str) -> Iterator[tuple[str, s
 
 
 # -- candidates of a message, for 2B re-resolution ------------------------------------------------------------------
+
 
 def candidates_of_messages(conn: apsw.Connection, message_ids: list[str]) -> list[dict]:
     out: list[dict] = []
@@ -167,6 +169,7 @@ def replace_message_mentions(conn: apsw.Connection, message_ids: list[str], ment
 
 
 # -- whole-corpus stage fingerprints ------------------------------------------------------------------------------------
+
 
 def get_fingerprint(conn: apsw.Connection, stage: str) -> str | None:
     return scalar(conn, "SELECT fingerprint FROM stage_fingerprints WHERE stage=?", (stage,))

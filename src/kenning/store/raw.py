@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 import apsw
 import orjson
 
 from kenning.store.connection import rows
+from kenning.store.sqltext import insert_sql, update_sql
 
 CONVERSATION_COLUMNS = (
     "conversation_id", "export_conversation_id", "title", "created_at_utc", "updated_at_utc", "message_count",
@@ -29,17 +30,9 @@ PART_COLUMNS = (
 _PROVENANCE = {"first_run_id", "last_changed_run_id"}
 
 
-def _insert_sql(table: str, cols: tuple[str, ...]) -> str:
-    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-
-
-def _update_sql(table: str, key: str, cols: Iterable[str]) -> str:
-    return f"UPDATE {table} SET {', '.join(f'{c}=?' for c in cols)} WHERE {key}=?"
-
-
-_INS_CONV = _insert_sql("conversations", CONVERSATION_COLUMNS)
-_INS_MSG = _insert_sql("messages", MESSAGE_COLUMNS)
-_INS_PART = _insert_sql("message_parts", PART_COLUMNS)
+_INS_CONV = insert_sql("conversations", CONVERSATION_COLUMNS)
+_INS_MSG = insert_sql("messages", MESSAGE_COLUMNS)
+_INS_PART = insert_sql("message_parts", PART_COLUMNS)
 
 
 def conversation_id_by_import_key(conn: apsw.Connection, import_key: str) -> str | None:
@@ -70,7 +63,7 @@ def changed_columns(old: dict, new: dict, cols: tuple[str, ...]) -> list[str]:
 def update_conversation(conn: apsw.Connection, conv: dict, run_id: str) -> None:
     cols = [c for c in CONVERSATION_COLUMNS if c not in ("conversation_id", "first_run_id")]
     conv = {**conv, "last_changed_run_id": run_id}
-    conn.execute(_update_sql("conversations", "conversation_id", cols),
+    conn.execute(update_sql("conversations", "conversation_id", cols),
                  tuple(conv[c] for c in cols) + (conv["conversation_id"],))
 
 
@@ -88,7 +81,7 @@ def insert_messages(conn: apsw.Connection, messages: list[dict], parts: list[dic
 def update_message(conn: apsw.Connection, msg: dict, cols: list[str], run_id: str) -> None:
     cols = [*cols, "last_changed_run_id"]
     msg = {**msg, "last_changed_run_id": run_id}
-    conn.execute(_update_sql("messages", "message_id", cols), tuple(msg[c] for c in cols) + (msg["message_id"],))
+    conn.execute(update_sql("messages", "message_id", cols), tuple(msg[c] for c in cols) + (msg["message_id"],))
 
 
 def replace_parts(conn: apsw.Connection, message_id: str, parts: list[dict]) -> None:

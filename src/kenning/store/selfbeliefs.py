@@ -3,11 +3,12 @@ edges, stream assignments (migration 0040)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 import apsw
 
 from kenning.store.connection import row, rows, scalar
+from kenning.store.sqltext import chunks, insert_sql, marks, unique_by_prefix, update_row, update_sql
 
 NODE_COLUMNS = (
     "belief_id", "canonical_text", "canonical_hash", "belief_type", "polarity", "embedding", "activation", "core_score",
@@ -37,21 +38,7 @@ EXPERIENCE_COLUMNS = (
     "text_sha256", "occurred_at", "metadata_json", "selected_reason_json", "detector_version", "current_version",
     "retired_at", "created_at", "run_id",
 )
-_CHUNK = 500
 _NODE_SELECT = ", ".join(f"n.{c}" for c in NODE_COLUMNS if c != "embedding")
-
-
-def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i:i + n]
-
-
-def _in(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _insert(table: str, cols: Sequence[str]) -> str:
-    return f"INSERT INTO {table}({', '.join(cols)}) VALUES ({_in(len(cols))})"
 
 
 # ---- detection ---------------------------------------------------------------------------------------------
@@ -66,7 +53,7 @@ def unscanned_messages(conn: apsw.Connection, source_kinds: Sequence[str], roles
                c.source_kind, s.raw_sha256 AS scanned_sha256
         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
         LEFT JOIN experience_scans s ON s.message_id = m.message_id
-        WHERE c.source_kind IN ({_in(len(source_kinds))}) AND m.role IN ({_in(len(roles))})
+        WHERE c.source_kind IN ({marks(len(source_kinds))}) AND m.role IN ({marks(len(roles))})
           AND (s.message_id IS NULL OR s.raw_sha256 <> m.raw_sha256 OR s.detector_version <> ?)
         ORDER BY COALESCE(m.created_at_utc, c.created_at_utc, ''), m.conversation_id, m.order_index""",
                 (*source_kinds, *roles, detector_version))
@@ -74,9 +61,9 @@ def unscanned_messages(conn: apsw.Connection, source_kinds: Sequence[str], roles
 
 def parts_metadata(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for chunk in _chunks(list(message_ids)):
+    for chunk in chunks(list(message_ids)):
         for r in conn.execute(f"SELECT message_id, metadata_json FROM message_parts WHERE message_id IN "
-                              f"({_in(len(chunk))}) AND metadata_json IS NOT NULL ORDER BY message_id, part_index",
+                              f"({marks(len(chunk))}) AND metadata_json IS NOT NULL ORDER BY message_id, part_index",
                               tuple(chunk)):
             out.setdefault(r[0], []).append(r[1])
     return out
@@ -103,7 +90,7 @@ def get_experience(conn: apsw.Connection, experience_id: str) -> dict | None:
 def upsert_experience(conn: apsw.Connection, e: dict) -> bool:
     """Insert (True) or, for a known id, un-retire it (False)."""
     if get_experience(conn, e["experience_id"]) is None:
-        conn.execute(_insert("experiences", EXPERIENCE_COLUMNS), tuple(e[c] for c in EXPERIENCE_COLUMNS))
+        conn.execute(insert_sql("experiences", EXPERIENCE_COLUMNS), tuple(e[c] for c in EXPERIENCE_COLUMNS))
         return True
     conn.execute("UPDATE experiences SET retired_at = NULL, selected_reason_json = ?, detector_version = ? "
                  "WHERE experience_id = ?", (e["selected_reason_json"], e["detector_version"], e["experience_id"]))
@@ -131,7 +118,7 @@ def pending_experiences(conn: apsw.Connection, extractor_version: str, limit: in
     where = ""
     params: list[Any] = [extractor_version]
     if experience_ids is not None:
-        where = f" AND e.experience_id IN ({_in(len(experience_ids))})"
+        where = f" AND e.experience_id IN ({marks(len(experience_ids))})"
         params += list(experience_ids)
     sql = f"""
         SELECT e.*, m.text_raw, m.code_fence_ranges_json, m.blockquote_ranges_json, m.citation_ranges_json
@@ -216,8 +203,8 @@ def nodes_by_hash(conn: apsw.Connection, canonical_hash: str) -> list[dict]:
 def nodes_by_ids(conn: apsw.Connection, ids: Sequence[str], with_embedding: bool = False) -> dict[str, dict]:
     cols = "n.*" if with_embedding else _NODE_SELECT
     out: dict[str, dict] = {}
-    for chunk in _chunks(list(dict.fromkeys(ids))):
-        for r in rows(conn, f"SELECT {cols} FROM belief_nodes n WHERE n.belief_id IN ({_in(len(chunk))})", chunk):
+    for chunk in chunks(list(dict.fromkeys(ids))):
+        for r in rows(conn, f"SELECT {cols} FROM belief_nodes n WHERE n.belief_id IN ({marks(len(chunk))})", chunk):
             out[r["belief_id"]] = r
     return out
 
@@ -231,15 +218,11 @@ def find_nodes(conn: apsw.Connection, prefix: str) -> list[dict]:
 def insert_node(conn: apsw.Connection, n: dict) -> None:
     """Raises ``apsw.ConstraintError`` when the (canonical_hash, polarity) — or the id — already exists."""
     cols = [c for c in NODE_COLUMNS if c in n]
-    conn.execute(_insert("belief_nodes", cols), tuple(n[c] for c in cols))
+    conn.execute(insert_sql("belief_nodes", cols), tuple(n[c] for c in cols))
 
 
 def update_node(conn: apsw.Connection, belief_id: str, values: dict) -> None:
-    if not values:
-        return
-    cols = sorted(values)
-    conn.execute(f"UPDATE belief_nodes SET {', '.join(f'{c} = ?' for c in cols)} WHERE belief_id = ?",
-                 (*(values[c] for c in cols), belief_id))
+    update_row(conn, "belief_nodes", "belief_id", belief_id, values)
 
 
 def nodes_for_text_scan(conn: apsw.Connection, polarity: str | None, limit: int) -> list[tuple[str, str]]:
@@ -270,10 +253,10 @@ def upsert_occurrence(conn: apsw.Connection, o: dict) -> bool:
     """Insert, or refresh (and un-delete) the occurrence of the same (belief, experience, version). True = new."""
     exists = scalar(conn, "SELECT 1 FROM belief_occurrences WHERE occurrence_id = ?", (o["occurrence_id"],))
     if exists is None:
-        conn.execute(_insert("belief_occurrences", OCCURRENCE_COLUMNS), tuple(o[c] for c in OCCURRENCE_COLUMNS))
+        conn.execute(insert_sql("belief_occurrences", OCCURRENCE_COLUMNS), tuple(o[c] for c in OCCURRENCE_COLUMNS))
         return True
     cols = [c for c in OCCURRENCE_COLUMNS if c not in ("occurrence_id", "created_at")]
-    conn.execute(f"UPDATE belief_occurrences SET {', '.join(f'{c} = ?' for c in cols)} WHERE occurrence_id = ?",
+    conn.execute(update_sql("belief_occurrences", "occurrence_id", cols),
                  (*(o[c] for c in cols), o["occurrence_id"]))
     return False
 
@@ -284,11 +267,11 @@ _LIVE = ("o.deleted_at IS NULL AND o.extractor_version = e.current_version AND e
 def live_occurrences(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[str, list[dict]]:
     """Each node's evidence that counts: not deleted, from the version its experience currently uses."""
     out: dict[str, list[dict]] = {b: [] for b in belief_ids}
-    for chunk in _chunks(list(dict.fromkeys(belief_ids))):
+    for chunk in chunks(list(dict.fromkeys(belief_ids))):
         for r in rows(conn, f"""
                 SELECT o.*, e.conversation_id FROM belief_occurrences o
                 JOIN experiences e ON e.experience_id = o.source_experience_id
-                WHERE o.belief_id IN ({_in(len(chunk))}) AND {_LIVE}
+                WHERE o.belief_id IN ({marks(len(chunk))}) AND {_LIVE}
                 ORDER BY COALESCE(o.occurred_at, o.created_at), o.occurrence_id""", chunk):
             out[r["belief_id"]].append(r)
     return out
@@ -297,12 +280,12 @@ def live_occurrences(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[s
 def occurrence_stats(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[str, dict]:
     """Per node: live occurrence count, first/last said time (for lists)."""
     out: dict[str, dict] = {}
-    for chunk in _chunks(list(dict.fromkeys(belief_ids))):
+    for chunk in chunks(list(dict.fromkeys(belief_ids))):
         for r in rows(conn, f"""
                 SELECT o.belief_id, COUNT(*) AS n, MIN(COALESCE(o.occurred_at, o.created_at)) AS first_at,
                        MAX(COALESCE(o.occurred_at, o.created_at)) AS last_at
                 FROM belief_occurrences o JOIN experiences e ON e.experience_id = o.source_experience_id
-                WHERE o.belief_id IN ({_in(len(chunk))}) AND {_LIVE} GROUP BY o.belief_id""", chunk):
+                WHERE o.belief_id IN ({marks(len(chunk))}) AND {_LIVE} GROUP BY o.belief_id""", chunk):
             out[r["belief_id"]] = r
     return out
 
@@ -310,9 +293,9 @@ def occurrence_stats(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[s
 def all_occurrences(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[str, list[dict]]:
     """Every occurrence, deleted ones included (the ledger keeps their quotes as history)."""
     out: dict[str, list[dict]] = {b: [] for b in belief_ids}
-    for chunk in _chunks(list(dict.fromkeys(belief_ids))):
+    for chunk in chunks(list(dict.fromkeys(belief_ids))):
         for r in rows(conn, f"SELECT o.*, e.conversation_id FROM belief_occurrences o JOIN experiences e ON "
-                            f"e.experience_id = o.source_experience_id WHERE o.belief_id IN ({_in(len(chunk))}) "
+                            f"e.experience_id = o.source_experience_id WHERE o.belief_id IN ({marks(len(chunk))}) "
                             "ORDER BY COALESCE(o.occurred_at, o.created_at), o.occurrence_id", chunk):
             out[r["belief_id"]].append(r)
     return out
@@ -344,12 +327,12 @@ def repoint_occurrences(conn: apsw.Connection, from_id: str, to_id: str, at: str
 
 def experience_atoms(conn: apsw.Connection, experience_ids: Sequence[str]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for chunk in _chunks(list(experience_ids)):
+    for chunk in chunks(list(experience_ids)):
         for r in rows(conn, f"""
                 SELECT o.source_experience_id, n.canonical_text, n.belief_type, n.polarity, o.epistemic_frame, o.raw_text
                 FROM belief_occurrences o JOIN belief_nodes n ON n.belief_id = o.belief_id
                 JOIN experiences e ON e.experience_id = o.source_experience_id
-                WHERE o.source_experience_id IN ({_in(len(chunk))}) AND {_LIVE}
+                WHERE o.source_experience_id IN ({marks(len(chunk))}) AND {_LIVE}
                 ORDER BY o.source_experience_id, o.occurrence_id""", chunk):
             out.setdefault(r["source_experience_id"], []).append(r)
     return out
@@ -371,8 +354,8 @@ def get_link(conn: apsw.Connection, a: str, b: str) -> dict | None:
 def links_between(conn: apsw.Connection, a: str, others: Sequence[str]) -> dict[str, dict]:
     """``{other: link}`` for the links between ``a`` and each of ``others`` that exist (one query per chunk)."""
     out: dict[str, dict] = {}
-    for chunk in _chunks([o for o in dict.fromkeys(others) if o != a]):
-        q = _in(len(chunk))
+    for chunk in chunks([o for o in dict.fromkeys(others) if o != a]):
+        q = marks(len(chunk))
         for r in rows(conn, f"SELECT * FROM tentative_links WHERE (from_belief_id = ? AND to_belief_id IN ({q})) "
                             f"OR (to_belief_id = ? AND from_belief_id IN ({q}))", (a, *chunk, a, *chunk)):
             out[r["to_belief_id"] if r["from_belief_id"] == a else r["from_belief_id"]] = r
@@ -380,28 +363,25 @@ def links_between(conn: apsw.Connection, a: str, others: Sequence[str]) -> dict[
 
 
 def get_link_by_id(conn: apsw.Connection, link_id: str) -> dict | None:
-    found = rows(conn, "SELECT * FROM tentative_links WHERE link_id LIKE ? || '%' LIMIT 2", (link_id,))
-    return found[0] if len(found) == 1 else None
+    return unique_by_prefix(conn, "tentative_links", "link_id", link_id)
 
 
 def insert_link(conn: apsw.Connection, link: dict) -> None:
-    conn.execute(_insert("tentative_links", LINK_COLUMNS), tuple(link.get(c) for c in LINK_COLUMNS))
+    conn.execute(insert_sql("tentative_links", LINK_COLUMNS), tuple(link.get(c) for c in LINK_COLUMNS))
 
 
 def update_link(conn: apsw.Connection, link_id: str, values: dict) -> None:
-    cols = sorted(values)
-    conn.execute(f"UPDATE tentative_links SET {', '.join(f'{c} = ?' for c in cols)} WHERE link_id = ?",
-                 (*(values[c] for c in cols), link_id))
+    update_row(conn, "tentative_links", "link_id", link_id, values)
 
 
 def links_of(conn: apsw.Connection, belief_id: str, statuses: Iterable[str] = ("pending",)) -> list[dict]:
     st = list(statuses)
     return rows(conn, f"SELECT * FROM tentative_links WHERE (from_belief_id = ? OR to_belief_id = ?) AND status IN "
-                      f"({_in(len(st))}) ORDER BY link_id", (belief_id, belief_id, *st))
+                      f"({marks(len(st))}) ORDER BY link_id", (belief_id, belief_id, *st))
 
 
 def list_links(conn: apsw.Connection, statuses: Sequence[str]) -> list[dict]:
-    return rows(conn, f"SELECT * FROM tentative_links WHERE status IN ({_in(len(statuses))}) "
+    return rows(conn, f"SELECT * FROM tentative_links WHERE status IN ({marks(len(statuses))}) "
                       "ORDER BY confidence DESC, link_id", tuple(statuses))
 
 
@@ -416,33 +396,30 @@ def get_edge(conn: apsw.Connection, a: str, b: str) -> dict | None:
 
 
 def get_edge_by_id(conn: apsw.Connection, edge_id: str) -> dict | None:
-    found = rows(conn, "SELECT * FROM conflict_edges WHERE edge_id LIKE ? || '%' LIMIT 2", (edge_id,))
-    return found[0] if len(found) == 1 else None
+    return unique_by_prefix(conn, "conflict_edges", "edge_id", edge_id)
 
 
 def insert_edge(conn: apsw.Connection, e: dict) -> None:
-    conn.execute(_insert("conflict_edges", EDGE_COLUMNS), tuple(e.get(c) for c in EDGE_COLUMNS))
+    conn.execute(insert_sql("conflict_edges", EDGE_COLUMNS), tuple(e.get(c) for c in EDGE_COLUMNS))
 
 
 def update_edge(conn: apsw.Connection, edge_id: str, values: dict) -> None:
-    cols = sorted(values)
-    conn.execute(f"UPDATE conflict_edges SET {', '.join(f'{c} = ?' for c in cols)} WHERE edge_id = ?",
-                 (*(values[c] for c in cols), edge_id))
+    update_row(conn, "conflict_edges", "edge_id", edge_id, values)
 
 
 def edges_of(conn: apsw.Connection, belief_ids: Sequence[str], status: str | None = "active") -> list[dict]:
     out: dict[str, dict] = {}
-    for chunk in _chunks(list(dict.fromkeys(belief_ids))):
+    for chunk in chunks(list(dict.fromkeys(belief_ids))):
         st = " AND status = ?" if status else ""
         params = (*chunk, *chunk, *((status,) if status else ()))
-        for r in rows(conn, f"SELECT * FROM conflict_edges WHERE (node_a_id IN ({_in(len(chunk))}) OR node_b_id IN "
-                            f"({_in(len(chunk))})){st} ORDER BY edge_id", params):
+        for r in rows(conn, f"SELECT * FROM conflict_edges WHERE (node_a_id IN ({marks(len(chunk))}) OR node_b_id IN "
+                            f"({marks(len(chunk))})){st} ORDER BY edge_id", params):
             out[r["edge_id"]] = r
     return list(out.values())
 
 
 def list_edges(conn: apsw.Connection, statuses: Sequence[str]) -> list[dict]:
-    return rows(conn, f"SELECT * FROM conflict_edges WHERE status IN ({_in(len(statuses))}) "
+    return rows(conn, f"SELECT * FROM conflict_edges WHERE status IN ({marks(len(statuses))}) "
                       "ORDER BY COALESCE(observed_at, created_at) DESC, edge_id", tuple(statuses))
 
 
@@ -470,20 +447,18 @@ def get_assignment(conn: apsw.Connection, belief_id: str) -> dict | None:
 
 def assignments_of(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for chunk in _chunks(list(dict.fromkeys(belief_ids))):
-        for r in rows(conn, f"SELECT * FROM stream_assignments WHERE belief_id IN ({_in(len(chunk))})", chunk):
+    for chunk in chunks(list(dict.fromkeys(belief_ids))):
+        for r in rows(conn, f"SELECT * FROM stream_assignments WHERE belief_id IN ({marks(len(chunk))})", chunk):
             out[r["belief_id"]] = r
     return out
 
 
 def insert_assignment(conn: apsw.Connection, a: dict) -> None:
-    conn.execute(_insert("stream_assignments", ASSIGNMENT_COLUMNS), tuple(a.get(c) for c in ASSIGNMENT_COLUMNS))
+    conn.execute(insert_sql("stream_assignments", ASSIGNMENT_COLUMNS), tuple(a.get(c) for c in ASSIGNMENT_COLUMNS))
 
 
 def update_assignment(conn: apsw.Connection, belief_id: str, values: dict) -> None:
-    cols = sorted(values)
-    conn.execute(f"UPDATE stream_assignments SET {', '.join(f'{c} = ?' for c in cols)} WHERE belief_id = ?",
-                 (*(values[c] for c in cols), belief_id))
+    update_row(conn, "stream_assignments", "belief_id", belief_id, values)
 
 
 # ---- surfacing (seed §8.2) ---------------------------------------------------------------------------------
@@ -538,9 +513,9 @@ def message_text(conn: apsw.Connection, message_id: str) -> str | None:
 
 def message_texts(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for chunk in _chunks(list(dict.fromkeys(message_ids))):
+    for chunk in chunks(list(dict.fromkeys(message_ids))):
         for r in rows(conn, f"SELECT m.message_id, m.conversation_id, m.text_raw, m.created_at_utc, c.title "
                             f"FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id "
-                            f"WHERE m.message_id IN ({_in(len(chunk))})", chunk):
+                            f"WHERE m.message_id IN ({marks(len(chunk))})", chunk):
             out[r["message_id"]] = r
     return out

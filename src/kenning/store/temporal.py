@@ -8,6 +8,7 @@ from typing import Any, Iterator
 import apsw
 
 from kenning.store.connection import rows, scalar
+from kenning.store.sqltext import insert_sql
 
 TEMPORALIZED_COLUMNS = (
     "assertion_id", "valid_time_type", "valid_from_utc", "valid_to_utc", "valid_until_hint_utc", "status",
@@ -18,10 +19,6 @@ HISTORY_COLUMNS = (
     "valid_to_utc", "valid_until_hint_utc", "temporal_superseded_by_assertion_id", "retracted_by_retraction_id",
     "negated_by_assertion_id", "rule_id_applied", "reason", "cause_id", "closed_reason", "recorded_by_run_id")
 STAGE4_TABLES = ("messages", "entities", "time_mentions", "assertions", "retractions", "predicates")
-
-
-def _ins(table: str, cols: tuple[str, ...]) -> str:
-    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
 
 
 def missing_tables(conn: apsw.Connection, names: tuple[str, ...] = STAGE4_TABLES) -> list[str]:
@@ -111,7 +108,7 @@ def insert_rules(conn: apsw.Connection, rule_rows: list[tuple]) -> None:
 
 
 def insert_temporalized(conn: apsw.Connection, t_rows: list[tuple]) -> None:
-    conn.executemany(_ins("assertion_temporalized", TEMPORALIZED_COLUMNS), t_rows)
+    conn.executemany(insert_sql("assertion_temporalized", TEMPORALIZED_COLUMNS), t_rows)
 
 
 def insert_conflicts(conn: apsw.Connection, groups: list[tuple], members: list[tuple]) -> None:
@@ -127,10 +124,11 @@ def close_history(conn: apsw.Connection, updates: list[tuple]) -> None:
 
 
 def insert_history(conn: apsw.Connection, h_rows: list[tuple]) -> None:
-    conn.executemany(_ins("assertion_tx_history", HISTORY_COLUMNS), h_rows)
+    conn.executemany(insert_sql("assertion_tx_history", HISTORY_COLUMNS), h_rows)
 
 
 # -- reads for the CLI ------------------------------------------------------------------------------------------
+
 
 def has_stage5(conn: apsw.Connection) -> bool:
     return bool(scalar(conn, "SELECT EXISTS(SELECT 1 FROM assertion_temporalized)"))

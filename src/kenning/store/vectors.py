@@ -13,10 +13,10 @@ from typing import Any, Iterable, Sequence
 import apsw
 
 from kenning.store.connection import row, rows, scalar
+from kenning.store.sqltext import chunks
 
 TABLE_PREFIX = "vec_items_g"
 _TABLE_NAME = re.compile(r"^vec_items_g[0-9]+$")
-_CHUNK = 500
 
 
 class VectorStoreError(RuntimeError):
@@ -31,11 +31,6 @@ def _checked(name: str) -> str:
     if not _TABLE_NAME.match(name):
         raise VectorStoreError(f"not a vector table name: {name!r}")
     return name
-
-
-def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i:i + n]
 
 
 # -- the registry ---------------------------------------------------------------------------------------------
@@ -132,7 +127,7 @@ def upsert_items(conn: apsw.Connection, items: Sequence[dict[str, Any]]) -> list
 
 def items_by_ids(conn: apsw.Connection, space: str, item_ids: Sequence[str]) -> dict[str, dict]:
     found: dict[str, dict] = {}
-    for chunk in _chunks(list(item_ids)):
+    for chunk in chunks(list(item_ids)):
         q = ",".join("?" * len(chunk))
         for r in rows(conn, f"SELECT vid, space, item_id, kind, text_sha256, rev FROM vector_items "
                             f"WHERE space=? AND item_id IN ({q})", (space, *chunk)):
@@ -142,7 +137,7 @@ def items_by_ids(conn: apsw.Connection, space: str, item_ids: Sequence[str]) -> 
 
 def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]:
     found: dict[int, dict] = {}
-    for chunk in _chunks(list(vids)):
+    for chunk in chunks(list(vids)):
         q = ",".join("?" * len(chunk))
         for r in rows(conn, f"SELECT vid, space, item_id, kind FROM vector_items WHERE vid IN ({q})", tuple(chunk)):
             found[int(r["vid"])] = r
@@ -150,7 +145,7 @@ def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]
 
 
 def delete_items(conn: apsw.Connection, vids: Sequence[int]) -> None:
-    for chunk in _chunks(list(vids)):
+    for chunk in chunks(list(vids)):
         conn.execute(f"DELETE FROM vector_items WHERE vid IN ({','.join('?' * len(chunk))})", tuple(chunk))
 
 
@@ -185,7 +180,7 @@ def write_vectors(conn: apsw.Connection, name: str, vectors: Sequence[tuple[int,
 
 def delete_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> None:
     name = _checked(name)
-    for chunk in _chunks(list(vids)):
+    for chunk in chunks(list(vids)):
         conn.execute(f"DELETE FROM {name} WHERE rowid IN ({','.join('?' * len(chunk))})", tuple(chunk))
 
 
@@ -209,7 +204,7 @@ def all_vectors(conn: apsw.Connection, name: str) -> Iterable[tuple[int, str, st
 
 def get_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> dict[int, bytes]:
     found: dict[int, bytes] = {}
-    for chunk in _chunks(list(vids)):
+    for chunk in chunks(list(vids)):
         q = ",".join("?" * len(chunk))
         for vid, blob in conn.execute(f"SELECT rowid, embedding FROM {_checked(name)} WHERE rowid IN ({q})",
                                       tuple(chunk)):
@@ -224,7 +219,7 @@ def knn(conn: apsw.Connection, name: str, query: bytes, k: int, *, space: str | 
     if vids is not None:
         # An allow-list: score exactly those rows (a small set, typically) instead of a KNN scan.
         out: list[tuple[int, float]] = []
-        for chunk in _chunks(list(vids)):
+        for chunk in chunks(list(vids)):
             sql = (f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {name} "
                    f"WHERE rowid IN ({','.join('?' * len(chunk))})")
             params: list[Any] = [query, *chunk]
