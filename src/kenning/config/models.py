@@ -421,6 +421,8 @@ class FtsConfig(Strict):
     pool_and_cap: int = Field(gt=0)
     pool_speaker_cap: int = Field(ge=0)
     pool_min_ratio: float = Field(ge=0)
+    # the pool reads each document's hits from the forward index search_doc_terms (R51); false: from FTS5 walks
+    forward_index: bool = True
 
 
 class EntityLaneConfig(Strict):

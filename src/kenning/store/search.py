@@ -88,11 +88,102 @@ def touch_doc(conn: apsw.Connection, doc_rowid: int, source_changed_run_id: str)
 
 
 def fts_insert(conn: apsw.Connection, items: Iterable[tuple[int, str, str, str, str]]) -> None:
+    """Documents into the FTS index and its forward index (``search_doc_terms``, R51)."""
+    items = list(items)
     conn.executemany("INSERT INTO search_fts(rowid, speaker, body, extra, context) VALUES (?,?,?,?,?)", items)
+    doc_terms_insert(conn, items)
 
 
 def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
-    conn.executemany("DELETE FROM search_fts WHERE rowid=?", [(r,) for r in doc_rowids])
+    doc_rowids = [(r,) for r in doc_rowids]
+    conn.executemany("DELETE FROM search_fts WHERE rowid=?", doc_rowids)
+    conn.executemany("DELETE FROM search_doc_terms WHERE doc_rowid=?", doc_rowids)
+
+
+# -- the forward index: per document its tokens' counts per column (R51) -----------------------------------
+
+TERM_RECORD = np.dtype([("key", "<u8"), ("n", "u1", (4,))])  # 12 bytes: token key, count in each FTS column
+_TOKENIZERS: "weakref.WeakKeyDictionary[apsw.Connection, Any]" = None  # type: ignore[assignment]
+
+
+def fts_tokenizer(conn: apsw.Connection) -> Any:
+    """The search index's own tokenizer (``tokenize='porter unicode61 remove_diacritics 2'``, migration 0061)."""
+    global _TOKENIZERS
+    import weakref
+
+    if _TOKENIZERS is None:
+        _TOKENIZERS = weakref.WeakKeyDictionary()
+    tok = _TOKENIZERS.get(conn)
+    if tok is None:
+        tok = _TOKENIZERS[conn] = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    return tok
+
+
+def term_key(token: str) -> int:
+    """A token's 64-bit key in ``search_doc_terms`` (BLAKE2b, so the same on every machine and run)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+
+
+def doc_terms(tok: Any, columns: Sequence[str]) -> tuple[int, bytes | None]:
+    """(length in tokens, packed records) of one document's FTS columns, tokenized as FTS5 tokenizes them."""
+    counts: dict[str, list[int]] = {}
+    length = 0
+    for c, text in enumerate(columns):
+        if not text:
+            continue
+        toks = tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
+        length += len(toks)
+        for t in toks:
+            n = counts.get(t)
+            if n is None:
+                n = counts[t] = [0, 0, 0, 0]
+            n[c] += 1
+    rec = np.empty(len(counts), dtype=TERM_RECORD)
+    rec["key"] = [term_key(t) for t in counts]
+    rec["n"] = np.minimum(np.asarray(list(counts.values()), dtype=np.int64).reshape(-1, 4), 255)
+    if counts and max(max(n) for n in counts.values()) > 255:
+        return length, None  # a count past one byte: this document's hits come from FTS5 (R51)
+    rec.sort(order="key")
+    return length, rec.tobytes()
+
+
+def doc_terms_insert(conn: apsw.Connection, items: Sequence[tuple[int, str, str, str, str]]) -> None:
+    tok = fts_tokenizer(conn)
+    conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms) VALUES (?,?,?)",
+                     [(int(r), *doc_terms(tok, cols)) for r, *cols in items])
+
+
+def doc_terms_missing_messages(conn: apsw.Connection, limit: int, after: int = 0) -> list[dict]:
+    """Turn documents without a forward-index row (indexed before migration 0063) after rowid ``after`` (keyset
+    paging), by rowid, with what their FTS columns were built from."""
+    return rows(conn, "SELECT d.doc_rowid, d.speaker, m.message_id, m.conversation_id, m.order_index, m.text_raw "
+                      "FROM search_docs d JOIN messages m ON m.message_id = d.doc_id "
+                      "WHERE d.doc_rowid > ? AND d.doc_kind = 'message' AND NOT EXISTS (SELECT 1 FROM search_doc_terms t "
+                      "WHERE t.doc_rowid = d.doc_rowid) ORDER BY d.doc_rowid LIMIT ?", (after, limit))
+
+
+def doc_terms_missing_entities_reset(conn: apsw.Connection) -> int:
+    """Entity documents without a forward-index row: their content hash is cleared so that the index stage
+    re-indexes them (FTS and forward index together). Returns how many."""
+    conn.execute("UPDATE search_docs SET content_sha256 = '' WHERE doc_kind = 'entity' AND NOT EXISTS "
+                 "(SELECT 1 FROM search_doc_terms t WHERE t.doc_rowid = search_docs.doc_rowid)")
+    return int(conn.changes())
+
+
+def doc_terms_complete(conn: apsw.Connection) -> bool:
+    """Whether every search document has its forward-index row (the pool may then read hits from it)."""
+    return int(scalar(conn, "SELECT COUNT(*) FROM search_doc_terms")) >= doc_count(conn)
+
+
+def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]) -> list[tuple[int, int, bytes | None]]:
+    """(doc_rowid, length, packed records) of these documents, in rowid order; missing ones are left out."""
+    import orjson
+
+    return [(int(r), int(n), b) for r, n, b in conn.execute(
+        "SELECT doc_rowid, length, terms FROM search_doc_terms WHERE doc_rowid IN (SELECT value FROM json_each(?)) "
+        "ORDER BY doc_rowid", (orjson.dumps([int(x) for x in doc_rowids]).decode(),))]
 
 
 def orphan_message_docs(conn: apsw.Connection) -> list[int]:
@@ -112,6 +203,7 @@ def clear_index(conn: apsw.Connection) -> list[int]:
     (their vectors are deleted by the caller through the vector index)."""
     old = [int(r) for (r,) in conn.execute("SELECT doc_rowid FROM search_docs")]
     conn.execute("INSERT INTO search_fts(search_fts) VALUES('delete-all')")
+    conn.execute("DELETE FROM search_doc_terms")
     conn.execute("DELETE FROM search_docs")
     conn.execute("DELETE FROM search_entity_names")
     return old
@@ -357,14 +449,14 @@ def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool
 def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], weights: Sequence[float],
                   limit: int, columns: Sequence[str] | None = None,
                   found: dict[int, tuple[int, list[float]]] | None = None,
-                  newest_first: bool = True) -> dict[int, tuple[int, list[float]]]:
+                  newest_first: bool = True, rowid: int | None = None) -> dict[int, tuple[int, list[float]]]:
     """The newest ``limit`` documents matching the FTS5 expression ``restrict`` (built by retrieve.search, never user
     text) that hold one of ``terms``, each with its length in tokens and, per term, its hits weighted by column
     (what FTS5's bm25() sums; R40). A doclist walk in rowid order that stops at ``limit``; the per-row work is one
     auxiliary-function call. ``found`` (rowid → (length, hits), from earlier steps of the same pool) is added to in
     place: a document already there still counts towards ``limit`` but is not measured again (R50).
     ``newest_first=False`` walks oldest first — the same documents only when ``limit`` is at least their number,
-    and ~20–35% less FTS5 work than the reverse walk (R50)."""
+    and ~20–35% less FTS5 work than the reverse walk (R50). ``rowid``: only that document."""
     uniq = list(terms)
     out: dict[int, tuple[int, list[float]]] = {} if found is None else found
     if not uniq:
@@ -376,8 +468,12 @@ def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], we
     sink = _sink()
     sink.append((out, len(uniq), tuple(float(w) for w in weights)))
     try:
-        conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
-                     f"ORDER BY rowid {'DESC' if newest_first else 'ASC'} LIMIT ?", (expr, limit)).fetchall()
+        if rowid is not None:  # one document (R51: one the forward index cannot give)
+            conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? AND rowid = ?",
+                         (expr, int(rowid))).fetchall()
+        else:
+            conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
+                         f"ORDER BY rowid {'DESC' if newest_first else 'ASC'} LIMIT ?", (expr, limit)).fetchall()
     finally:
         sink.pop()
     return out
