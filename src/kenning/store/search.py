@@ -103,6 +103,7 @@ def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
 # -- the forward index: per document its tokens' counts per column (R51) -----------------------------------
 
 TERM_RECORD = np.dtype([("key", "<u8"), ("n", "u1", (4,))])  # 12 bytes: token key, count in each FTS column
+_RECORD = __import__("struct").Struct("<Q4B")  # the same record, one at a time
 _TOKENIZERS: "weakref.WeakKeyDictionary[apsw.Connection, Any]" = None  # type: ignore[assignment]
 
 
@@ -119,15 +120,25 @@ def fts_tokenizer(conn: apsw.Connection) -> Any:
     return tok
 
 
+_KEYS: dict[str, int] = {}  # token → key: a vault's vocabulary is small next to its documents
+
+
 def term_key(token: str) -> int:
     """A token's 64-bit key in ``search_doc_terms`` (BLAKE2b, so the same on every machine and run)."""
-    import hashlib
+    k = _KEYS.get(token)
+    if k is None:
+        import hashlib
 
-    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+        if len(_KEYS) > 2_000_000:
+            _KEYS.clear()
+        k = _KEYS[token] = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+    return k
 
 
 def doc_terms(tok: Any, columns: Sequence[str]) -> tuple[int, bytes | None]:
     """(length in tokens, packed records) of one document's FTS columns, tokenized as FTS5 tokenizes them."""
+    import struct
+
     counts: dict[str, list[int]] = {}
     length = 0
     for c, text in enumerate(columns):
@@ -140,13 +151,10 @@ def doc_terms(tok: Any, columns: Sequence[str]) -> tuple[int, bytes | None]:
             if n is None:
                 n = counts[t] = [0, 0, 0, 0]
             n[c] += 1
-    rec = np.empty(len(counts), dtype=TERM_RECORD)
-    rec["key"] = [term_key(t) for t in counts]
-    rec["n"] = np.minimum(np.asarray(list(counts.values()), dtype=np.int64).reshape(-1, 4), 255)
-    if counts and max(max(n) for n in counts.values()) > 255:
+    recs = sorted((term_key(t), n) for t, n in counts.items())
+    if any(x > 255 for _k, n in recs for x in n):
         return length, None  # a count past one byte: this document's hits come from FTS5 (R51)
-    rec.sort(order="key")
-    return length, rec.tobytes()
+    return length, b"".join([_RECORD.pack(k, *n) for k, n in recs])
 
 
 def doc_terms_insert(conn: apsw.Connection, items: Sequence[tuple[int, str, str, str, str]]) -> None:
@@ -160,8 +168,9 @@ def doc_terms_missing_messages(conn: apsw.Connection, limit: int, after: int = 0
     paging), by rowid, with what their FTS columns were built from."""
     return rows(conn, "SELECT d.doc_rowid, d.speaker, m.message_id, m.conversation_id, m.order_index, m.text_raw "
                       "FROM search_docs d JOIN messages m ON m.message_id = d.doc_id "
-                      "WHERE d.doc_rowid > ? AND d.doc_kind = 'message' AND NOT EXISTS (SELECT 1 FROM search_doc_terms t "
-                      "WHERE t.doc_rowid = d.doc_rowid) ORDER BY d.doc_rowid LIMIT ?", (after, limit))
+                      "WHERE d.doc_rowid > ? AND +d.doc_kind = 'message' "  # + : walk by rowid, not by kind
+                      "AND NOT EXISTS (SELECT 1 FROM search_doc_terms t WHERE t.doc_rowid = d.doc_rowid) "
+                      "ORDER BY d.doc_rowid LIMIT ?", (after, limit))
 
 
 def doc_terms_missing_entities_reset(conn: apsw.Connection) -> int:
