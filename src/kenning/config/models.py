@@ -423,6 +423,8 @@ class FtsConfig(Strict):
     pool_min_ratio: float = Field(ge=0)
     # the pool reads each document's hits from the forward index search_doc_terms (R51); false: from FTS5 walks
     forward_index: bool = True
+    # a search reads the vault through a memory map of up to this many MiB (PRAGMA mmap_size; 0: off; R52)
+    mmap_mb: int = Field(default=4096, ge=0)
 
 
 class EntityLaneConfig(Strict):

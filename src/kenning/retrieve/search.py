@@ -134,6 +134,8 @@ class Searcher:
 
     def __init__(self, conn: apsw.Connection, config: Config, embedder: Any = True):
         self.conn, self.config, self.cfg = conn, config, config.retrieval
+        if self.cfg.fts.mmap_mb:  # R52: random rows of a large vault through the page cache, no read() each
+            conn.execute(f"PRAGMA mmap_size={int(self.cfg.fts.mmap_mb) * 1024 * 1024}").fetchall()
         self._speakers: list[tuple[str, list[str]]] | None = None
         self.vectors = SearchVectors(conn, config) if (embedder is not False and self.cfg.vector.enabled) else None
         self._embedder = embedder if embedder not in (True, False, None) else None
@@ -793,32 +795,40 @@ class FtsPool:
         column-weighted counts ``kenning_hits`` takes from FTS5. A document with no records (a count past a
         byte) is measured by FTS5 as before."""
         conn = searcher.conn
-        got = search_sql.doc_term_rows(conn, rowids)
+        ids_l, len_l, nbytes, buf = search_sql.doc_term_rows(conn, rowids)
         found: dict[int, tuple[int, list[float]]] = {}
-        lost = [r for r, _n, b in got if b is None] + sorted(set(rowids) - {r for r, _n, _b in got})
-        for r in lost:
-            search_sql.fts_term_hits(conn, " OR ".join(f'"{t}"' for t in terms), terms, weights, 1, columns, found,
-                                     rowid=r)
-        got = [g for g in got if g[2] is not None]
-        m, n = len(got), len(terms)
+        n = len(terms)
+        if len(ids_l) != len(rowids) or None in nbytes:
+            # no row (cannot happen once the index is complete) or NULL records: those documents by FTS5
+            lost = sorted(set(rowids) - {r for r, b in zip(ids_l, nbytes) if b is not None})
+            for r in lost:
+                search_sql.fts_term_hits(conn, " OR ".join(f'"{t}"' for t in terms), terms, weights, 1, columns,
+                                         found, rowid=r)
+            keep = [i for i, b in enumerate(nbytes) if b is not None]
+            ids_l, len_l, nbytes = [ids_l[i] for i in keep], [len_l[i] for i in keep], [nbytes[i] for i in keep]
+        m = len(ids_l)
+        ids = np.asarray(ids_l, dtype=np.int64)
+        length = np.asarray(len_l, dtype=np.float64)
         hits = np.zeros((m, n), dtype=np.float64)
         if m:
-            blobs = [b for _r, _n, b in got]
-            rec = np.frombuffer(b"".join(blobs), dtype=search_sql.TERM_RECORD)
-            doc = np.repeat(np.arange(m), [len(b) // search_sql.TERM_RECORD.itemsize for b in blobs])
+            rec = np.frombuffer(buf, dtype=search_sql.TERM_RECORD)
+            allkeys = np.ascontiguousarray(rec["key"])
             uk = np.asarray(sorted(set(keys)), dtype=np.uint64)
-            pos = np.searchsorted(uk, rec["key"]).clip(0, len(uk) - 1)
-            sel = np.nonzero(uk[pos] == rec["key"])[0]
+            hit = allkeys == uk[0]
+            for k in uk[1:]:
+                hit |= allkeys == k
+            sel = np.flatnonzero(hit)
+            ends = np.cumsum(np.asarray(nbytes, dtype=np.int64) // search_sql.TERM_RECORD.itemsize)
+            doc = np.searchsorted(ends, sel, side="right")  # the document each matching record belongs to
+            pos = np.searchsorted(uk, allkeys[sel])
             w = np.asarray(weights, dtype=np.float64)
-            per_key = np.zeros((m, len(uk)), dtype=np.float64)
             cnt = rec["n"][sel].astype(np.float64)
-            # as kenning_hits: sum over the columns of weight × count, column by column
+            # as kenning_hits: the sum over the columns of weight × count, column by column (a column the query
+            # leaves out — ``columns`` — has weight 0: its counts add nothing, as in FTS5)
             val = ((cnt[:, 0] * w[0] + cnt[:, 1] * w[1]) + cnt[:, 2] * w[2]) + cnt[:, 3] * w[3]
-            # (a column the query leaves out — ``columns`` — has weight 0: its counts add nothing, as in FTS5)
-            per_key[doc[sel], pos[sel]] = val
+            per_key = np.zeros((m, len(uk)), dtype=np.float64)
+            per_key[doc, pos] = val
             hits = per_key[:, np.searchsorted(uk, np.asarray(keys, dtype=np.uint64))]
-        length = np.asarray([nn for _r, nn, _b in got], dtype=np.float64)
-        ids = np.asarray([r for r, _n, _b in got], dtype=np.int64)
         if found:  # the few measured by FTS5 join the rest, in rowid order
             ids = np.concatenate([ids, np.fromiter(found, dtype=np.int64, count=len(found))])
             hits = np.vstack([hits, np.asarray([v[1] for v in found.values()], dtype=np.float64).reshape(-1, n)])

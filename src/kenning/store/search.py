@@ -186,13 +186,18 @@ def doc_terms_complete(conn: apsw.Connection) -> bool:
     return int(scalar(conn, "SELECT COUNT(*) FROM search_doc_terms")) >= doc_count(conn)
 
 
-def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]) -> list[tuple[int, int, bytes | None]]:
-    """(doc_rowid, length, packed records) of these documents, in rowid order; missing ones are left out."""
+def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]) -> tuple[list[int], list[int], list, bytes]:
+    """These documents' forward-index rows, in rowid order, as one aggregate row (no Python object per
+    document): (rowids, lengths, bytes of records per document — None where the records are NULL —, every
+    non-NULL record concatenated). Documents without a row are left out."""
     import orjson
 
-    return [(int(r), int(n), b) for r, n, b in conn.execute(
-        "SELECT doc_rowid, length, terms FROM search_doc_terms WHERE doc_rowid IN (SELECT value FROM json_each(?)) "
-        "ORDER BY doc_rowid", (orjson.dumps([int(x) for x in doc_rowids]).decode(),))]
+    ids, lens, nbytes, buf = conn.execute(
+        "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(terms)), "
+        "CAST(group_concat(terms, '') AS BLOB) FROM (SELECT doc_rowid, length, terms FROM search_doc_terms "
+        "WHERE doc_rowid IN (SELECT value FROM json_each(?)) ORDER BY doc_rowid)",
+        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchone()
+    return orjson.loads(ids), orjson.loads(lens), orjson.loads(nbytes), buf or b""
 
 
 def orphan_message_docs(conn: apsw.Connection) -> list[int]:
