@@ -103,7 +103,6 @@ def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
 # -- the forward index: per document its tokens' counts per column (R51) -----------------------------------
 
 TERM_RECORD = np.dtype([("key", "<u8"), ("n", "u1", (4,))])  # 12 bytes: token key, count in each FTS column
-_RECORD = __import__("struct").Struct("<Q4B")  # the same record, one at a time
 _TOKENIZERS: "weakref.WeakKeyDictionary[apsw.Connection, Any]" = None  # type: ignore[assignment]
 
 
@@ -137,30 +136,60 @@ def term_key(token: str) -> int:
 
 def doc_terms(tok: Any, columns: Sequence[str]) -> tuple[int, bytes | None]:
     """(length in tokens, packed records) of one document's FTS columns, tokenized as FTS5 tokenizes them."""
-    import struct
+    return doc_terms_many(tok, [columns])[0]
 
-    counts: dict[str, list[int]] = {}
-    length = 0
-    for c, text in enumerate(columns):
-        if not text:
-            continue
-        toks = tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
-        length += len(toks)
-        for t in toks:
-            n = counts.get(t)
-            if n is None:
-                n = counts[t] = [0, 0, 0, 0]
-            n[c] += 1
-    recs = sorted((term_key(t), n) for t, n in counts.items())
-    if any(x > 255 for _k, n in recs for x in n):
-        return length, None  # a count past one byte: this document's hits come from FTS5 (R51)
-    return length, b"".join([_RECORD.pack(k, *n) for k, n in recs])
+
+def doc_terms_many(tok: Any, docs: Sequence[Sequence[str]]) -> list[tuple[int, bytes | None]]:
+    """:func:`doc_terms` of many documents at once: the tokens' keys in one array, grouped per (document, token)
+    and counted per column in numpy (a batch costs a few µs a document beyond tokenizing it)."""
+    keys: list[int] = []
+    runs: list[int] = []  # tokens per (document, column), in order
+    run_doc: list[int] = []
+    run_col: list[int] = []
+    lengths = [0] * len(docs)
+    get = _KEYS.get
+    flag = apsw.FTS5_TOKENIZE_DOCUMENT
+    for d, cols in enumerate(docs):
+        for c, text in enumerate(cols):
+            if not text:
+                continue
+            toks = tok(text.encode(), flag, None, include_offsets=False, include_colocated=False)
+            if toks:
+                keys.extend([get(t) or term_key(t) for t in toks])
+                runs.append(len(toks))
+                run_doc.append(d)
+                run_col.append(c)
+                lengths[d] += len(toks)
+    out: list[tuple[int, bytes | None]] = [(n, b"") for n in lengths]
+    if not keys:
+        return out
+    k = np.asarray(keys, dtype=np.uint64)
+    doc = np.repeat(np.asarray(run_doc, dtype=np.int64), runs)
+    col = np.repeat(np.asarray(run_col, dtype=np.int64), runs)
+    order = np.lexsort((k, doc))  # by document, then key
+    k, doc, col = k[order], doc[order], col[order]
+    new = np.ones(len(k), dtype=bool)
+    new[1:] = (k[1:] != k[:-1]) | (doc[1:] != doc[:-1])
+    group = np.cumsum(new) - 1
+    n_groups = int(group[-1]) + 1
+    counts = np.bincount(group * 4 + col, minlength=n_groups * 4).reshape(n_groups, 4)
+    rec = np.empty(n_groups, dtype=TERM_RECORD)
+    rec["key"] = k[new]
+    rec["n"] = np.minimum(counts, 255)
+    gdoc = doc[new]
+    over = set(gdoc[(counts > 255).any(axis=1)].tolist())  # a count past one byte: hits from FTS5 (R51)
+    bounds = np.searchsorted(gdoc, np.arange(len(docs) + 1)) * TERM_RECORD.itemsize
+    raw = rec.tobytes()
+    for d in range(len(docs)):
+        out[d] = (lengths[d], None if d in over else raw[bounds[d]:bounds[d + 1]])
+    return out
 
 
 def doc_terms_insert(conn: apsw.Connection, items: Sequence[tuple[int, str, str, str, str]]) -> None:
     tok = fts_tokenizer(conn)
+    made = doc_terms_many(tok, [cols for _r, *cols in items])
     conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms) VALUES (?,?,?)",
-                     [(int(r), *doc_terms(tok, cols)) for r, *cols in items])
+                     [(int(it[0]), n, b) for it, (n, b) in zip(items, made)])
 
 
 def doc_terms_missing_messages(conn: apsw.Connection, limit: int, after: int = 0) -> list[dict]:
