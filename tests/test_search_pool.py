@@ -324,3 +324,25 @@ def test_forward_index_follows_deletes_and_clears(synthetic, tmp_path):
         assert v.conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
     finally:
         v.close()
+
+
+def test_forward_index_fill_rolls_back_with_the_stage(indexed, monkeypatch):
+    """The fill is part of the index stage's one transaction: a failure after it leaves no forward row and no
+    cleared entity hash behind."""
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import StageFailed, run_stage
+    from kenning.pipeline.stage_index import SearchIndex
+    from kenning.pipeline.stages import STAGES
+
+    conn = indexed.conn
+    conn.execute("DELETE FROM search_doc_terms")
+    hashes = conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall()
+
+    def boom(*a, **k):
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(SearchIndex, "index_entities", boom)
+    with pytest.raises(StageFailed, match="injected failure"):
+        run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    assert conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
+    assert conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall() == hashes
