@@ -149,17 +149,21 @@ def doc_terms_many(tok: Any, docs: Sequence[Sequence[str]]) -> list[tuple[int, b
     lengths = [0] * len(docs)
     get = _KEYS.get
     flag = apsw.FTS5_TOKENIZE_DOCUMENT
+    seen: dict[str, list[int]] = {}  # a turn's text comes back as the next turn's context column
     for d, cols in enumerate(docs):
         for c, text in enumerate(cols):
             if not text:
                 continue
-            toks = tok(text.encode(), flag, None, include_offsets=False, include_colocated=False)
-            if toks:
-                keys.extend([get(t) or term_key(t) for t in toks])
-                runs.append(len(toks))
+            ks = seen.get(text)
+            if ks is None:
+                toks = tok(text.encode(), flag, None, include_offsets=False, include_colocated=False)
+                ks = seen[text] = [get(t) or term_key(t) for t in toks]
+            if ks:
+                keys.extend(ks)
+                runs.append(len(ks))
                 run_doc.append(d)
                 run_col.append(c)
-                lengths[d] += len(toks)
+                lengths[d] += len(ks)
     out: list[tuple[int, bytes | None]] = [(n, b"") for n in lengths]
     if not keys:
         return out
