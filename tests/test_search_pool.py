@@ -346,3 +346,14 @@ def test_forward_index_fill_rolls_back_with_the_stage(indexed, monkeypatch):
         run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
     assert conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
     assert conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall() == hashes
+
+
+def test_pool_without_the_forward_table_walks_fts5(indexed):
+    """A vault from before migration 0063 opened read-only (no migration runs) has no search_doc_terms: the pool
+    measures with FTS5 walks and gives the same results."""
+    q = "What did Ben say about the lake and the violin?"
+    want = _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20))
+    indexed.conn.execute("DROP TABLE search_doc_terms")
+    s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
+    assert s._term_keys(["lake"]) is None
+    assert _shape(s.search(q, now=NOW, k=20)) == want

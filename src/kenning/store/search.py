@@ -215,7 +215,10 @@ def doc_terms_missing_entities_reset(conn: apsw.Connection) -> int:
 
 
 def doc_terms_complete(conn: apsw.Connection) -> bool:
-    """Whether every search document has its forward-index row (the pool may then read hits from it)."""
+    """Whether every search document has its forward-index row (the pool may then read hits from it). False on a
+    vault opened read-only before migration 0063 (no table: migrations run only on a writable open)."""
+    if not scalar(conn, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='search_doc_terms'"):
+        return False
     return int(scalar(conn, "SELECT COUNT(*) FROM search_doc_terms")) >= doc_count(conn)
 
 
