@@ -357,3 +357,15 @@ def test_pool_without_the_forward_table_walks_fts5(indexed):
     s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
     assert s._term_keys(["lake"]) is None
     assert _shape(s.search(q, now=NOW, k=20)) == want
+
+
+def test_doc_term_rows_aggregate_equals_row_by_row(indexed):
+    """The one-row aggregate read of the forward index (R51) and its row-by-row fallback agree, NULL records and
+    missing documents included."""
+    conn = indexed.conn
+    ids = [r for (r,) in conn.execute("SELECT doc_rowid FROM search_docs ORDER BY doc_rowid")]
+    conn.execute("UPDATE search_doc_terms SET terms = NULL WHERE doc_rowid = ?", (ids[1],))
+    want = ids[::-1] + [10**9]  # any order in, rowid order out; an unknown rowid is left out
+    a = search_sql.doc_term_rows(conn, want)
+    b = search_sql.doc_term_rows_plain(conn, want)
+    assert a == b and a[0] == ids and a[2][1] is None and len(a[3]) == sum(n for n in a[2] if n)
