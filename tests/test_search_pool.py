@@ -369,3 +369,19 @@ def test_doc_term_rows_aggregate_equals_row_by_row(indexed):
     a = search_sql.doc_term_rows(conn, want)
     b = search_sql.doc_term_rows_plain(conn, want)
     assert a == b and a[0] == ids and a[2][1] is None and len(a[3]) == sum(n for n in a[2] if n)
+
+
+def test_pool_pair_words_adds_the_pair_steps(synthetic):
+    """R53: fts.pool_pair_words sets how many of the rarest common words pair up in conjunctive steps; more pairs,
+    a superset of the documents (each step is the same walk)."""
+    terms = ["garden", "lake", "violin", "turtle"]
+    sizes = []
+    prev: set[int] = set()
+    for k in (0, 2, 3, 4):
+        pool = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=3, pool_and_cap=4,
+                    pool_pair_words=k).fts_pool(terms)
+        ids = set(pool.rowids.tolist())
+        assert prev <= ids
+        prev = ids
+        sizes.append(len(ids))
+    assert sizes[0] < sizes[1] <= sizes[2] <= sizes[3] and sizes[1] < sizes[3]

@@ -321,7 +321,7 @@ class Searcher:
             steps.append((q(rare, "OR"), sum(df[t] for t in rare)))
         if len(common) >= 3:
             steps.append((q(common, "AND"), -fcfg.pool_and_cap))  # negative: probed first (R50)
-        top = common[:3]
+        top = common[:fcfg.pool_pair_words]
         for i in range(len(top)):
             for j in range(i + 1, len(top)):
                 steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
