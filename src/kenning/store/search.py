@@ -128,7 +128,7 @@ def term_key(token: str) -> int:
     if k is None:
         import hashlib
 
-        if len(_KEYS) > 2_000_000:
+        if len(_KEYS) > 200_000:  # ~25 MB; a vault with more distinct tokens re-hashes some
             _KEYS.clear()
         k = _KEYS[token] = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
     return k
