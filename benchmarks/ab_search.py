@@ -26,6 +26,9 @@ ap.add_argument("--vocab", default="locomo", choices=["topic", "locomo"])
 ap.add_argument("--queries", type=int, default=50)
 ap.add_argument("--repeat", type=int, default=3)
 ap.add_argument("--out")
+ap.add_argument("--mmap-mb", type=int, help="PRAGMA mmap_size in MiB after the Searcher is made (either checkout; R52)")
+ap.add_argument("--fts", action="append", default=[], metavar="KEY=VALUE",
+                help="a retrieval.fts setting (this checkout's names), e.g. forward_index=false")
 args = ap.parse_args()
 sys.path.insert(0, str(Path(args.src).resolve()))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
@@ -36,8 +39,11 @@ from kenning.api import Vault  # noqa: E402  (imported before run.py, which puts
 from kenning.retrieve.search import Searcher  # noqa: E402
 
 import run as bench  # noqa: E402  (its queries())
-v = Vault.open(args.vault, overrides={"retrieval": {"vector": {"enabled": False}}})
+fts = {k: json.loads(x) for k, x in (a.split("=", 1) for a in args.fts)}
+v = Vault.open(args.vault, overrides={"retrieval": {"vector": {"enabled": False}, **({"fts": fts} if fts else {})}})
 s = Searcher(v.conn, v.config)
+if args.mmap_mb is not None:
+    v.conn.execute(f"PRAGMA mmap_size={args.mmap_mb * 1024 * 1024}").fetchall()
 qs = bench.queries(args.queries, vocab=args.vocab)
 for q in qs[:5]:
     s.search(q, now="2023-12-31")  # warm
@@ -56,6 +62,7 @@ pp = lambda a, p: round(float(np.percentile(a, p)), 1)  # noqa: E731
 import kenning  # noqa: E402
 
 print(json.dumps({"code": str(Path(kenning.__file__).parent), "vault": args.vault, "queries": len(qs),
+                  "mmap_mb": args.mmap_mb, "fts": fts,
                   "min_of": args.repeat, "cpu_ms": {"p50": pp(cpu, 50), "p95": pp(cpu, 95)},
                   "wall_ms": {"p50": pp(wall, 50), "p95": pp(wall, 95)},
                   "load_avg": {"before": [round(x, 2) for x in load], "after": [round(x, 2) for x in os.getloadavg()]}}))

@@ -211,3 +211,177 @@ def test_term_hits_state_is_per_statement(synthetic):
     backward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in reversed(steps)][::-1]
     assert forward == backward and all(forward[1:])
     assert all(h[1] > 0 for _, h in forward[1].values())  # "lake" is the second word: its hits land in its slot
+
+
+# -- the forward index (R51) --------------------------------------------------------------------------------------
+
+def _arrays(pool) -> tuple[list, list, list]:
+    return pool.rowids.tolist(), pool.hits.tolist(), pool.length.tolist()
+
+
+FORWARD_SETTINGS = [  # unpruned; pruned to a few documents per step; a column left out of the query (weight 0)
+    {"common_term_cap": 10**9},
+    {"common_term_cap": 5, "pool_cap": 5, "pool_and_cap": 5, "pool_speaker_cap": 7},
+    {"common_term_cap": 5, "pool_cap": 9, "pool_and_cap": 9,
+     "column_weights": {"speaker": 0.0, "body": 1.0, "extra": 0.5, "context": 0.3}},
+]
+
+
+def test_forward_index_pool_is_the_fts5_pool(synthetic):
+    """R51: the pool whose hits come from search_doc_terms holds the same documents, lengths and column-weighted
+    hits (float for float) as the pool measured by FTS5 walks with kenning_hits, and the searches agree."""
+    for fts in FORWARD_SETTINGS:
+        fwd = _fts(synthetic, rank_all_below=1, **fts)
+        old = _fts(synthetic, rank_all_below=1, forward_index=False, **fts)
+        for q in SYN_QUERIES:
+            pq = fwd.parse(q, dt.date(2023, 12, 31), None)
+            speakers = [(sp, [t for t in pq.terms if t not in pq.speaker_terms]) for sp in pq.speakers]
+            assert fwd._term_keys(pq.terms) is not None and old._term_keys(pq.terms) is None
+            a, b = fwd.fts_pool(pq.terms, speakers), old.fts_pool(pq.terms, speakers)
+            assert a is not None and len(a) > 0 and (a.hits > 0).any(), (q, fts)
+            assert _arrays(a) == _arrays(b), (q, fts)
+            assert _shape(fwd.search(q, now="2023-12-31", k=30)) == _shape(old.search(q, now="2023-12-31", k=30))
+
+
+def test_forward_index_rows_match_fts5_on_the_transcript(indexed):
+    """Speaker, text, captions and the turn before (all four FTS columns), and the entity documents."""
+    terms = ["lake", "camping", "violin", "sister", "ben", "lisbon", "ana", "trip", "bowl", "pottery"]
+    a = _searcher(indexed, rank_all_below=1, common_term_cap=10**9).fts_pool(terms)
+    b = _searcher(indexed, rank_all_below=1, common_term_cap=10**9, forward_index=False).fts_pool(terms)
+    assert _arrays(a) == _arrays(b) and len(a) >= 5
+    kinds = {k for (k,) in indexed.conn.execute("SELECT doc_kind FROM search_docs WHERE doc_rowid IN (%s)"
+                                                % ",".join(map(str, a.rowids.tolist())))}
+    assert kinds == {"message", "entity"}
+    n_docs, n_rows = indexed.conn.execute("SELECT (SELECT COUNT(*) FROM search_docs), "
+                                          "(SELECT COUNT(*) FROM search_doc_terms)").fetchone()
+    assert n_docs == n_rows > 0
+
+
+def test_forward_index_filled_for_documents_indexed_before_it(indexed):
+    """A vault indexed before migration 0063 has no forward rows: the pool measures with FTS5 (same results), and
+    the next index run fills every row — turns from their fields, entity documents by re-indexing — byte for byte
+    what indexing writes."""
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import run_stage
+    from kenning.pipeline.stages import STAGES
+
+    conn = indexed.conn
+    before = conn.execute("SELECT doc_rowid, length, terms FROM search_doc_terms ORDER BY doc_rowid").fetchall()
+    q = "What did Ben say about the lake and the violin?"
+    want = _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20))
+    conn.execute("DELETE FROM search_doc_terms")
+    s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
+    assert s._term_keys(["lake"]) is None  # incomplete: not used
+    assert _shape(s.search(q, now=NOW, k=20)) == want
+    r = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    n_msg, n_ent = conn.execute("SELECT SUM(doc_kind='message'), SUM(doc_kind='entity') FROM search_docs").fetchone()
+    assert r.counts["doc_terms_filled"] == n_msg and r.counts["doc_terms_entities_reindexed"] == n_ent > 0
+    assert conn.execute("SELECT doc_rowid, length, terms FROM search_doc_terms ORDER BY doc_rowid").fetchall() == before
+    s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
+    assert s._term_keys(["lake"]) is not None
+    assert _shape(s.search(q, now=NOW, k=20)) == want
+    again = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-03T00:00:00Z"))
+    assert "doc_terms_filled" not in again.counts and "doc_terms_entities_reindexed" not in again.counts
+
+
+def test_forward_index_count_past_a_byte_is_measured_by_fts5(indexed):
+    """A token more than 255 times in one column has no packed records (NULL): that document's hits come from FTS5
+    (one rowid lookup), the others' from the forward index — the pool is still FTS5's."""
+    conn = indexed.conn
+    with conn:
+        rowid = search_sql.insert_doc(conn, {
+            "doc_kind": "message", "doc_id": "m-long", "conversation_id": None, "speaker": "Ben", "role": "user",
+            "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
+            "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+        search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "violin", "", "the lake")])
+    assert conn.execute("SELECT length, terms FROM search_doc_terms WHERE doc_rowid=?", (rowid,)).fetchone() \
+        == (304, None)
+    terms = ["lake", "violin", "ben"]
+    a = _searcher(indexed, rank_all_below=1, common_term_cap=10**9).fts_pool(terms)
+    b = _searcher(indexed, rank_all_below=1, common_term_cap=10**9, forward_index=False).fts_pool(terms)
+    assert _arrays(a) == _arrays(b)
+    i = a.rowids.tolist().index(rowid)
+    assert a.hits[i].tolist() == [300 * 1.0 + 1 * 0.3, 1.0, 0.3] and a.length[i] == 304
+
+
+def test_forward_index_follows_deletes_and_clears(synthetic, tmp_path):
+    import shutil
+
+    from kenning.api import Vault
+
+    path = tmp_path / "copy.db"
+    synthetic.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copy(synthetic.path if hasattr(synthetic, "path") else synthetic.conn.filename, path)
+    v = Vault.open(path, overrides={"retrieval": {"vector": {"enabled": False}}})
+    try:
+        ids = [r for (r,) in v.conn.execute("SELECT doc_rowid FROM search_docs ORDER BY doc_rowid LIMIT 3")]
+        with v.conn:
+            search_sql.delete_docs(v.conn, ids)
+        left = v.conn.execute("SELECT COUNT(*) FROM search_doc_terms WHERE doc_rowid IN (?,?,?)", ids).fetchone()[0]
+        assert left == 0 and search_sql.doc_terms_complete(v.conn)
+        with v.conn:
+            search_sql.clear_index(v.conn)
+        assert v.conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
+    finally:
+        v.close()
+
+
+def test_forward_index_fill_rolls_back_with_the_stage(indexed, monkeypatch):
+    """The fill is part of the index stage's one transaction: a failure after it leaves no forward row and no
+    cleared entity hash behind."""
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import StageFailed, run_stage
+    from kenning.pipeline.stage_index import SearchIndex
+    from kenning.pipeline.stages import STAGES
+
+    conn = indexed.conn
+    conn.execute("DELETE FROM search_doc_terms")
+    hashes = conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall()
+
+    def boom(*a, **k):
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(SearchIndex, "index_entities", boom)
+    with pytest.raises(StageFailed, match="injected failure"):
+        run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    assert conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
+    assert conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall() == hashes
+
+
+def test_pool_without_the_forward_table_walks_fts5(indexed):
+    """A vault from before migration 0063 opened read-only (no migration runs) has no search_doc_terms: the pool
+    measures with FTS5 walks and gives the same results."""
+    q = "What did Ben say about the lake and the violin?"
+    want = _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20))
+    indexed.conn.execute("DROP TABLE search_doc_terms")
+    s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
+    assert s._term_keys(["lake"]) is None
+    assert _shape(s.search(q, now=NOW, k=20)) == want
+
+
+def test_doc_term_rows_aggregate_equals_row_by_row(indexed):
+    """The one-row aggregate read of the forward index (R51) and its row-by-row fallback agree, NULL records and
+    missing documents included."""
+    conn = indexed.conn
+    ids = [r for (r,) in conn.execute("SELECT doc_rowid FROM search_docs ORDER BY doc_rowid")]
+    conn.execute("UPDATE search_doc_terms SET terms = NULL WHERE doc_rowid = ?", (ids[1],))
+    want = ids[::-1] + [10**9]  # any order in, rowid order out; an unknown rowid is left out
+    a = search_sql.doc_term_rows(conn, want)
+    b = search_sql.doc_term_rows_plain(conn, want)
+    assert a == b and a[0] == ids and a[2][1] is None and len(a[3]) == sum(n for n in a[2] if n)
+
+
+def test_pool_pair_words_adds_the_pair_steps(synthetic):
+    """R53: fts.pool_pair_words sets how many of the rarest common words pair up in conjunctive steps; more pairs,
+    a superset of the documents (each step is the same walk)."""
+    terms = ["garden", "lake", "violin", "turtle"]
+    sizes = []
+    prev: set[int] = set()
+    for k in (0, 2, 3, 4):
+        pool = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=3, pool_and_cap=4,
+                    pool_pair_words=k).fts_pool(terms)
+        ids = set(pool.rowids.tolist())
+        assert prev <= ids
+        prev = ids
+        sizes.append(len(ids))
+    assert sizes[0] < sizes[1] <= sizes[2] <= sizes[3] and sizes[1] < sizes[3]

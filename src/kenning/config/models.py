@@ -421,6 +421,12 @@ class FtsConfig(Strict):
     pool_and_cap: int = Field(gt=0)
     pool_speaker_cap: int = Field(ge=0)
     pool_min_ratio: float = Field(ge=0)
+    # the pool's conjunctive pair steps: each pair of this many rarest common words (R41)
+    pool_pair_words: int = Field(default=3, ge=0)
+    # the pool reads each document's hits from the forward index search_doc_terms (R51); false: from FTS5 walks
+    forward_index: bool = True
+    # a search reads the vault through a memory map of up to this many MiB (PRAGMA mmap_size; 0: off; R52)
+    mmap_mb: int = Field(default=4096, ge=0)
 
 
 class EntityLaneConfig(Strict):

@@ -62,9 +62,10 @@ class SearchIndex:
             removed += orphans
             counts["docs_removed"] += len(orphans)
         self.index_messages(ctx, counts, changed)
+        self.fill_doc_terms(ctx, counts)
         self.index_entities(ctx, counts, changed, removed)
         self.embed(ctx, counts, changed, removed)
-        if changed or removed or counts.get("cleared"):
+        if changed or removed or counts.get("cleared") or counts.get("doc_terms_filled"):
             search_sql.bump_version(ctx.conn)
         counts["docs_total"] = search_sql.doc_count(ctx.conn)
         return {k: counts[k] for k in sorted(counts)}
@@ -124,6 +125,30 @@ class SearchIndex:
             search_sql.fts_delete(ctx.conn, fts_old)
             search_sql.fts_insert(ctx.conn, fts_new)
             ctx.progress(records=counts["docs_new"] + counts["docs_changed"], file="search index")
+
+    # -- the forward index of documents indexed before it existed (migration 0063, R51) -------------------------
+    def fill_doc_terms(self, ctx: StageContext, counts: Counter) -> None:
+        """Forward-index rows for documents that have none: a turn's from its indexed fields (speaker, text,
+        captions, the turn before — as index_messages builds them); an entity document is re-indexed by
+        index_entities (its content hash is cleared)."""
+        batch = ctx.config.retrieval.index.batch_size
+        after = 0
+        while True:
+            todo = search_sql.doc_terms_missing_messages(ctx.conn, batch, after)
+            if not todo:
+                break
+            after = todo[-1]["doc_rowid"]
+            extras = search_sql.attachment_texts(ctx.conn, [m["message_id"] for m in todo])
+            prev = search_sql.previous_texts(ctx.conn, [(m["conversation_id"], m["order_index"]) for m in todo])
+            search_sql.doc_terms_insert(ctx.conn, [
+                (m["doc_rowid"], *doc_fields(m["speaker"], m["text_raw"], extras.get(m["message_id"], []),
+                                             prev.get((m["conversation_id"], m["order_index"]))).values())
+                for m in todo])
+            counts["doc_terms_filled"] += len(todo)
+            ctx.progress(records=counts["doc_terms_filled"], file="search forward index")
+        counts["doc_terms_entities_reindexed"] += search_sql.doc_terms_missing_entities_reset(ctx.conn)
+        if not counts["doc_terms_entities_reindexed"]:
+            del counts["doc_terms_entities_reindexed"]
 
     # -- entities: documents of their own, and the names the entity lane matches (R18) ------------------------
     def index_entities(self, ctx: StageContext, counts: Counter, changed: list[int], removed: list[int]) -> None:

@@ -134,6 +134,8 @@ class Searcher:
 
     def __init__(self, conn: apsw.Connection, config: Config, embedder: Any = True):
         self.conn, self.config, self.cfg = conn, config, config.retrieval
+        if self.cfg.fts.mmap_mb:  # R52: random rows of a large vault through the page cache, no read() each
+            conn.execute(f"PRAGMA mmap_size={int(self.cfg.fts.mmap_mb) * 1024 * 1024}").fetchall()
         self._speakers: list[tuple[str, list[str]]] | None = None
         self.vectors = SearchVectors(conn, config) if (embedder is not False and self.cfg.vector.enabled) else None
         self._embedder = embedder if embedder not in (True, False, None) else None
@@ -146,6 +148,7 @@ class Searcher:
         self._pool_terms: list[str] | None = None
         self._pool_speakers: list[tuple[str, list[str]]] = []
         self._totals: tuple[int, tuple[int, int]] | None = None
+        self._forward: tuple[int, bool] | None = None
         self._has_beliefs: bool | None = None
         self._mentions: dict[str, list[dict]] = {}
         self._text_stems: dict[str, frozenset[str]] = {}
@@ -318,7 +321,7 @@ class Searcher:
             steps.append((q(rare, "OR"), sum(df[t] for t in rare)))
         if len(common) >= 3:
             steps.append((q(common, "AND"), -fcfg.pool_and_cap))  # negative: probed first (R50)
-        top = common[:3]
+        top = common[:fcfg.pool_pair_words]
         for i in range(len(top)):
             for j in range(i + 1, len(top)):
                 steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
@@ -333,6 +336,17 @@ class Searcher:
         # an FTS5 walk of its own, R50): pool only when that pays off even if every step fills up
         if sum(df.values()) < fcfg.pool_min_ratio * sum(abs(limit) for _, limit in steps):
             return None
+        n_docs, n_tokens = self._fts_totals()
+        keys = self._term_keys(terms)
+        if keys is not None:  # the forward index: the steps are bare doclist walks, the hits one lookup (R51)
+            picked: set[int] = set()
+            for i, (restrict, limit) in enumerate(steps):
+                expr = restrict if col_arg is None else "{" + " ".join(col_arg) + "} : (" + restrict + ")"
+                picked.update(search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0)))
+            pool = FtsPool.from_doc_terms(self, terms, keys, sorted(picked), w, col_arg,
+                                          [df[t] for t in terms], n_docs, n_tokens)
+            pool.all_terms = all_terms
+            return pool
         found: dict[int, tuple[int, list[float]]] = {}
         for i, (restrict, limit) in enumerate(steps):
             # the conjunction of every common word often matches nothing, found only after walking the whole
@@ -345,10 +359,28 @@ class Searcher:
             # set, and FTS5's forward walk is cheaper than its reverse one (R50)
             search_sql.fts_term_hits(self.conn, restrict, terms, w, abs(limit), col_arg, found,
                                      newest_first=not (rare and i == 0))
-        n_docs, n_tokens = self._fts_totals()
         pool = FtsPool(self, terms, found, [df[t] for t in terms], n_docs, n_tokens)
         pool.all_terms = all_terms  # words in no document rank nothing, as in FTS5
         return pool
+
+    def _term_keys(self, terms: Sequence[str]) -> list[int] | None:
+        """Each query word's key in the forward index (R51), or None when the pool cannot read hits from it: a
+        document indexed before it existed has no row yet, or a word is not exactly one token."""
+        if not self.cfg.fts.forward_index:
+            return None
+        v = search_sql.version(self.conn)
+        if self._forward is None or self._forward[0] != v:
+            self._forward = (v, search_sql.doc_terms_complete(self.conn))
+        if not self._forward[1]:
+            return None
+        tok = search_sql.fts_tokenizer(self.conn)
+        keys = []
+        for t in terms:
+            toks = tok(t.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)
+            if len(toks) != 1:
+                return None
+            keys.append(search_sql.term_key(toks[0]))
+        return keys
 
     def _fts_totals(self) -> tuple[int, int]:
         v = search_sql.version(self.conn)
@@ -733,21 +765,77 @@ class FtsPool:
     K1, B = 1.2, 0.75
 
     def __init__(self, searcher: Searcher, terms: list[str], found: dict[int, tuple[int, list[float]]],
-                 dfs: list[int], n_docs: int, n_tokens: int):
+                 dfs: list[int], n_docs: int, n_tokens: int,
+                 arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
         self.searcher, self.terms = searcher, list(terms)
-        m, vals = len(found), list(found.values())
-        rowids = np.fromiter(found.keys(), dtype=np.int64, count=m)
-        order = np.argsort(rowids, kind="stable")
-        self.rowids = rowids[order]
-        hits = np.fromiter(itertools.chain.from_iterable(v[1] for v in vals), dtype=np.float64, count=m * len(terms))
-        self.hits = hits.reshape(m, len(terms))[order]
-        self.length = np.fromiter((v[0] for v in vals), dtype=np.float64, count=m)[order]
+        if arrays is not None:  # (rowids sorted, hits, lengths), from the forward index (R51)
+            self.rowids, self.hits, self.length = arrays
+        else:
+            m, vals = len(found), list(found.values())
+            rowids = np.fromiter(found.keys(), dtype=np.int64, count=m)
+            order = np.argsort(rowids, kind="stable")
+            self.rowids = rowids[order]
+            hits = np.fromiter(itertools.chain.from_iterable(v[1] for v in vals), dtype=np.float64,
+                               count=m * len(terms))
+            self.hits = hits.reshape(m, len(terms))[order]
+            self.length = np.fromiter((v[0] for v in vals), dtype=np.float64, count=m)[order]
         n = max(n_docs, 1)
         self.idf = np.asarray([max(np.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in dfs], dtype=np.float64)
         avgdl = (n_tokens / n) if n_tokens else 1.0
         self._norm = self.K1 * (1 - self.B + self.B * self.length / avgdl)
         self._meta: dict[int, tuple] = {}
         self.all_terms: set[str] = set(terms)
+
+    @classmethod
+    def from_doc_terms(cls, searcher: Searcher, terms: list[str], keys: list[int], rowids: list[int],
+                       weights: Sequence[float], columns: Sequence[str] | None, dfs: list[int], n_docs: int,
+                       n_tokens: int) -> "FtsPool":
+        """The pool of ``rowids`` (sorted) with each query word's hits read from the forward index (R51): the
+        documents' packed records are joined and matched against the words' keys in numpy — the same
+        column-weighted counts ``kenning_hits`` takes from FTS5. A document with no records (a count past a
+        byte) is measured by FTS5 as before."""
+        conn = searcher.conn
+        ids_l, len_l, nbytes, buf = search_sql.doc_term_rows(conn, rowids)
+        found: dict[int, tuple[int, list[float]]] = {}
+        n = len(terms)
+        if len(ids_l) != len(rowids) or None in nbytes:
+            # no row (cannot happen once the index is complete) or NULL records: those documents by FTS5
+            lost = sorted(set(rowids) - {r for r, b in zip(ids_l, nbytes) if b is not None})
+            for r in lost:
+                search_sql.fts_term_hits(conn, " OR ".join(f'"{t}"' for t in terms), terms, weights, 1, columns,
+                                         found, rowid=r)
+            keep = [i for i, b in enumerate(nbytes) if b is not None]
+            ids_l, len_l, nbytes = [ids_l[i] for i in keep], [len_l[i] for i in keep], [nbytes[i] for i in keep]
+        m = len(ids_l)
+        ids = np.asarray(ids_l, dtype=np.int64)
+        length = np.asarray(len_l, dtype=np.float64)
+        hits = np.zeros((m, n), dtype=np.float64)
+        if m:
+            rec = np.frombuffer(buf, dtype=search_sql.TERM_RECORD)
+            allkeys = np.ascontiguousarray(rec["key"])
+            uk = np.asarray(sorted(set(keys)), dtype=np.uint64)
+            hit = allkeys == uk[0]
+            for k in uk[1:]:
+                hit |= allkeys == k
+            sel = np.flatnonzero(hit)
+            ends = np.cumsum(np.asarray(nbytes, dtype=np.int64) // search_sql.TERM_RECORD.itemsize)
+            doc = np.searchsorted(ends, sel, side="right")  # the document each matching record belongs to
+            pos = np.searchsorted(uk, allkeys[sel])
+            w = np.asarray(weights, dtype=np.float64)
+            cnt = rec["n"][sel].astype(np.float64)
+            # as kenning_hits: the sum over the columns of weight × count, column by column (a column the query
+            # leaves out — ``columns`` — has weight 0: its counts add nothing, as in FTS5)
+            val = ((cnt[:, 0] * w[0] + cnt[:, 1] * w[1]) + cnt[:, 2] * w[2]) + cnt[:, 3] * w[3]
+            per_key = np.zeros((m, len(uk)), dtype=np.float64)
+            per_key[doc, pos] = val
+            hits = per_key[:, np.searchsorted(uk, np.asarray(keys, dtype=np.uint64))]
+        if found:  # the few measured by FTS5 join the rest, in rowid order
+            ids = np.concatenate([ids, np.fromiter(found, dtype=np.int64, count=len(found))])
+            hits = np.vstack([hits, np.asarray([v[1] for v in found.values()], dtype=np.float64).reshape(-1, n)])
+            length = np.concatenate([length, np.asarray([v[0] for v in found.values()], dtype=np.float64)])
+            order = np.argsort(ids, kind="stable")
+            ids, hits, length = ids[order], hits[order], length[order]
+        return cls(searcher, terms, {}, dfs, n_docs, n_tokens, arrays=(ids, hits, length))
 
     def __len__(self) -> int:
         return len(self.rowids)

@@ -88,11 +88,166 @@ def touch_doc(conn: apsw.Connection, doc_rowid: int, source_changed_run_id: str)
 
 
 def fts_insert(conn: apsw.Connection, items: Iterable[tuple[int, str, str, str, str]]) -> None:
+    """Documents into the FTS index and its forward index (``search_doc_terms``, R51)."""
+    items = list(items)
     conn.executemany("INSERT INTO search_fts(rowid, speaker, body, extra, context) VALUES (?,?,?,?,?)", items)
+    doc_terms_insert(conn, items)
 
 
 def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
-    conn.executemany("DELETE FROM search_fts WHERE rowid=?", [(r,) for r in doc_rowids])
+    doc_rowids = [(r,) for r in doc_rowids]
+    conn.executemany("DELETE FROM search_fts WHERE rowid=?", doc_rowids)
+    conn.executemany("DELETE FROM search_doc_terms WHERE doc_rowid=?", doc_rowids)
+
+
+# -- the forward index: per document its tokens' counts per column (R51) -----------------------------------
+
+TERM_RECORD = np.dtype([("key", "<u8"), ("n", "u1", (4,))])  # 12 bytes: token key, count in each FTS column
+_TOKENIZERS: "weakref.WeakKeyDictionary[apsw.Connection, Any]" = None  # type: ignore[assignment]
+
+
+def fts_tokenizer(conn: apsw.Connection) -> Any:
+    """The search index's own tokenizer (``tokenize='porter unicode61 remove_diacritics 2'``, migration 0061)."""
+    global _TOKENIZERS
+    import weakref
+
+    if _TOKENIZERS is None:
+        _TOKENIZERS = weakref.WeakKeyDictionary()
+    tok = _TOKENIZERS.get(conn)
+    if tok is None:
+        tok = _TOKENIZERS[conn] = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    return tok
+
+
+_KEYS: dict[str, int] = {}  # token → key: a vault's vocabulary is small next to its documents
+
+
+def term_key(token: str) -> int:
+    """A token's 64-bit key in ``search_doc_terms`` (BLAKE2b, so the same on every machine and run)."""
+    k = _KEYS.get(token)
+    if k is None:
+        import hashlib
+
+        if len(_KEYS) > 200_000:  # ~25 MB; a vault with more distinct tokens re-hashes some
+            _KEYS.clear()
+        k = _KEYS[token] = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+    return k
+
+
+def doc_terms(tok: Any, columns: Sequence[str]) -> tuple[int, bytes | None]:
+    """(length in tokens, packed records) of one document's FTS columns, tokenized as FTS5 tokenizes them."""
+    return doc_terms_many(tok, [columns])[0]
+
+
+def doc_terms_many(tok: Any, docs: Sequence[Sequence[str]]) -> list[tuple[int, bytes | None]]:
+    """:func:`doc_terms` of many documents at once: the tokens' keys in one array, grouped per (document, token)
+    and counted per column in numpy (a batch costs a few µs a document beyond tokenizing it)."""
+    keys: list[int] = []
+    runs: list[int] = []  # tokens per (document, column), in order
+    run_doc: list[int] = []
+    run_col: list[int] = []
+    lengths = [0] * len(docs)
+    get = _KEYS.get
+    flag = apsw.FTS5_TOKENIZE_DOCUMENT
+    seen: dict[str, list[int]] = {}  # a turn's text comes back as the next turn's context column
+    for d, cols in enumerate(docs):
+        for c, text in enumerate(cols):
+            if not text:
+                continue
+            ks = seen.get(text)
+            if ks is None:
+                toks = tok(text.encode(), flag, None, include_offsets=False, include_colocated=False)
+                ks = seen[text] = [get(t) or term_key(t) for t in toks]
+            if ks:
+                keys.extend(ks)
+                runs.append(len(ks))
+                run_doc.append(d)
+                run_col.append(c)
+                lengths[d] += len(ks)
+    out: list[tuple[int, bytes | None]] = [(n, b"") for n in lengths]
+    if not keys:
+        return out
+    k = np.asarray(keys, dtype=np.uint64)
+    doc = np.repeat(np.asarray(run_doc, dtype=np.int64), runs)
+    col = np.repeat(np.asarray(run_col, dtype=np.int64), runs)
+    order = np.lexsort((k, doc))  # by document, then key
+    k, doc, col = k[order], doc[order], col[order]
+    new = np.ones(len(k), dtype=bool)
+    new[1:] = (k[1:] != k[:-1]) | (doc[1:] != doc[:-1])
+    group = np.cumsum(new) - 1
+    n_groups = int(group[-1]) + 1
+    counts = np.bincount(group * 4 + col, minlength=n_groups * 4).reshape(n_groups, 4)
+    rec = np.empty(n_groups, dtype=TERM_RECORD)
+    rec["key"] = k[new]
+    rec["n"] = np.minimum(counts, 255)
+    gdoc = doc[new]
+    over = set(gdoc[(counts > 255).any(axis=1)].tolist())  # a count past one byte: hits from FTS5 (R51)
+    bounds = np.searchsorted(gdoc, np.arange(len(docs) + 1)) * TERM_RECORD.itemsize
+    raw = rec.tobytes()
+    for d in range(len(docs)):
+        out[d] = (lengths[d], None if d in over else raw[bounds[d]:bounds[d + 1]])
+    return out
+
+
+def doc_terms_insert(conn: apsw.Connection, items: Sequence[tuple[int, str, str, str, str]]) -> None:
+    tok = fts_tokenizer(conn)
+    made = doc_terms_many(tok, [cols for _r, *cols in items])
+    conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms) VALUES (?,?,?)",
+                     [(int(it[0]), n, b) for it, (n, b) in zip(items, made)])
+
+
+def doc_terms_missing_messages(conn: apsw.Connection, limit: int, after: int = 0) -> list[dict]:
+    """Turn documents without a forward-index row (indexed before migration 0063) after rowid ``after`` (keyset
+    paging), by rowid, with what their FTS columns were built from."""
+    return rows(conn, "SELECT d.doc_rowid, d.speaker, m.message_id, m.conversation_id, m.order_index, m.text_raw "
+                      "FROM search_docs d JOIN messages m ON m.message_id = d.doc_id "
+                      "WHERE d.doc_rowid > ? AND +d.doc_kind = 'message' "  # + : walk by rowid, not by kind
+                      "AND NOT EXISTS (SELECT 1 FROM search_doc_terms t WHERE t.doc_rowid = d.doc_rowid) "
+                      "ORDER BY d.doc_rowid LIMIT ?", (after, limit))
+
+
+def doc_terms_missing_entities_reset(conn: apsw.Connection) -> int:
+    """Entity documents without a forward-index row: their content hash is cleared so that the index stage
+    re-indexes them (FTS and forward index together). Returns how many."""
+    conn.execute("UPDATE search_docs SET content_sha256 = '' WHERE doc_kind = 'entity' AND NOT EXISTS "
+                 "(SELECT 1 FROM search_doc_terms t WHERE t.doc_rowid = search_docs.doc_rowid)")
+    return int(conn.changes())
+
+
+def doc_terms_complete(conn: apsw.Connection) -> bool:
+    """Whether every search document has its forward-index row (the pool may then read hits from it). False on a
+    vault opened read-only before migration 0063 (no table: migrations run only on a writable open)."""
+    if not scalar(conn, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='search_doc_terms'"):
+        return False
+    return int(scalar(conn, "SELECT COUNT(*) FROM search_doc_terms")) >= doc_count(conn)
+
+
+def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]) -> tuple[list[int], list[int], list, bytes]:
+    """These documents' forward-index rows, in rowid order, as one aggregate row (no Python object per
+    document): (rowids, lengths, bytes of records per document — None where the records are NULL —, every
+    non-NULL record concatenated). Documents without a row are left out."""
+    import orjson
+
+    ids, lens, nbytes, buf = conn.execute(
+        "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(terms)), "
+        "CAST(group_concat(terms, '') AS BLOB) FROM (SELECT doc_rowid, length, terms FROM search_doc_terms "
+        "WHERE doc_rowid IN (SELECT value FROM json_each(?)) ORDER BY doc_rowid)",
+        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchone()
+    ids, lens, nbytes = orjson.loads(ids), orjson.loads(lens), orjson.loads(nbytes)
+    if ids != sorted(ids):  # the aggregates did not keep the subquery's order (SQLite does): row by row
+        return doc_term_rows_plain(conn, doc_rowids)
+    return ids, lens, nbytes, buf or b""
+
+
+def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int]) -> tuple[list[int], list[int], list, bytes]:
+    """:func:`doc_term_rows` a row at a time (~2× the CPU; the aggregate's order is SQLite's, not a promise)."""
+    import orjson
+
+    got = conn.execute("SELECT doc_rowid, length, terms FROM search_doc_terms WHERE doc_rowid IN "
+                       "(SELECT value FROM json_each(?)) ORDER BY doc_rowid",
+                       (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
+    return ([int(r) for r, _n, _b in got], [int(n) for _r, n, _b in got],
+            [None if b is None else len(b) for _r, _n, b in got], b"".join(b for _r, _n, b in got if b))
 
 
 def orphan_message_docs(conn: apsw.Connection) -> list[int]:
@@ -112,6 +267,7 @@ def clear_index(conn: apsw.Connection) -> list[int]:
     (their vectors are deleted by the caller through the vector index)."""
     old = [int(r) for (r,) in conn.execute("SELECT doc_rowid FROM search_docs")]
     conn.execute("INSERT INTO search_fts(search_fts) VALUES('delete-all')")
+    conn.execute("DELETE FROM search_doc_terms")
     conn.execute("DELETE FROM search_docs")
     conn.execute("DELETE FROM search_entity_names")
     return old
@@ -357,14 +513,14 @@ def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool
 def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], weights: Sequence[float],
                   limit: int, columns: Sequence[str] | None = None,
                   found: dict[int, tuple[int, list[float]]] | None = None,
-                  newest_first: bool = True) -> dict[int, tuple[int, list[float]]]:
+                  newest_first: bool = True, rowid: int | None = None) -> dict[int, tuple[int, list[float]]]:
     """The newest ``limit`` documents matching the FTS5 expression ``restrict`` (built by retrieve.search, never user
     text) that hold one of ``terms``, each with its length in tokens and, per term, its hits weighted by column
     (what FTS5's bm25() sums; R40). A doclist walk in rowid order that stops at ``limit``; the per-row work is one
     auxiliary-function call. ``found`` (rowid → (length, hits), from earlier steps of the same pool) is added to in
     place: a document already there still counts towards ``limit`` but is not measured again (R50).
     ``newest_first=False`` walks oldest first — the same documents only when ``limit`` is at least their number,
-    and ~20–35% less FTS5 work than the reverse walk (R50)."""
+    and ~20–35% less FTS5 work than the reverse walk (R50). ``rowid``: only that document."""
     uniq = list(terms)
     out: dict[int, tuple[int, list[float]]] = {} if found is None else found
     if not uniq:
@@ -376,8 +532,12 @@ def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], we
     sink = _sink()
     sink.append((out, len(uniq), tuple(float(w) for w in weights)))
     try:
-        conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
-                     f"ORDER BY rowid {'DESC' if newest_first else 'ASC'} LIMIT ?", (expr, limit)).fetchall()
+        if rowid is not None:  # one document (R51: one the forward index cannot give)
+            conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? AND rowid = ?",
+                         (expr, int(rowid))).fetchall()
+        else:
+            conn.execute("SELECT kenning_hits(search_fts) FROM search_fts WHERE search_fts MATCH ? "
+                         f"ORDER BY rowid {'DESC' if newest_first else 'ASC'} LIMIT ?", (expr, limit)).fetchall()
     finally:
         sink.pop()
     return out
