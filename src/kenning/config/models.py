@@ -399,6 +399,7 @@ class LaneWeights(Strict):
     assertion: float
     temporal_cue: float
     answer_type: float
+    disposition: float = 1.0
     adjacency: float
 
 
