@@ -373,14 +373,16 @@ def test_answer_type_of_questions_and_turns():
 
 
 def test_disposition_questions_and_turns():
-    """R34: a would / does / is-it-likely question asks what someone likes, values or does; a turn answers it
-    when its speaker states a preference, value, goal or habit in the first person."""
+    """R34: a would / does / is-it-likely / what-does-X-like question asks what someone likes, values or does; a
+    turn answers it when its speaker states a preference, value, goal or habit in the first person."""
     from kenning.retrieve.answer_type import disposition_question, states_disposition
 
     assert disposition_question("Would Caroline want to move back to her home country soon?")
     assert disposition_question("Does John live close to a beach or the mountains?")
     assert disposition_question("Is it likely that Nate has friends besides Joanna?")
     assert disposition_question("What job might Maria pursue in the future?")
+    assert disposition_question("What does Nate love most about having turtles?")
+    assert disposition_question("What is Gina's favorite style of dance?")
     assert not disposition_question("What did Jon say about the store?")
     assert not disposition_question("When did Maria go to the beach?")
     assert states_disposition("I've always wanted to serve my country.")

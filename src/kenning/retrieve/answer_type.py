@@ -7,9 +7,9 @@ expression). Rules only, on the turn's text: a number (digits or a number word);
 capitalised words that does not open a sentence and is not a speaker's name, a month or a day); a quoted title;
 a place (a proper name after a locative preposition or verb: "in Florida", "to the Smoky Mountains").
 
-A question about what someone *would* do or is *likely* to be ("Would Caroline want to move back to her home
-country?", "Does John live close to a beach or the mountains?", "What job might Maria pursue?") is answered by
-that person's own statements of what they like, value, want or usually do — the ``disposition`` lane (R34) prefers
+A question about what someone *would* do, is *likely* to be or *likes* ("Would Caroline want to move back to her
+home country?", "Does John live close to a beach or the mountains?", "What job might Maria pursue?", "What does
+Nate love about turtles?") is answered by that person's own statements of what they like, value, want or usually do — the ``disposition`` lane (R34) prefers
 candidate turns in which the person speaks in the first person about a preference, a value, a goal or a habit.
 """
 
@@ -52,10 +52,15 @@ _STANCE = re.compile(r"\b(?:love[sd]?|like[sd]?|enjoy(?:s|ed|ing)?|prefer(?:s|re
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|my|me)\b", re.I)
 
 
+# … or what someone likes: "What does Nate love most about …?", "What is Gina's favorite style of dance?"
+_Q_LIKING = re.compile(r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|favou?rite)\b", re.I)
+
+
 def disposition_question(question: str) -> bool:
-    """Whether the question asks what someone would do, is likely to be, or does (a yes/no or hypothetical
-    question: "Would Caroline …?", "Does John …?", "What job might Maria pursue?")."""
-    return bool(_Q_DISPOSITION.search(question))
+    """Whether the question asks what someone would do, is likely to be, does, or likes (a yes/no or hypothetical
+    question: "Would Caroline …?", "Does John …?", "What job might Maria pursue?"; a question about a liking:
+    "What does Nate love about turtles?", "What is Nate's favorite game?")."""
+    return bool(_Q_DISPOSITION.search(question) or _Q_LIKING.search(question))
 
 
 def states_disposition(text: str) -> bool:
