@@ -36,7 +36,7 @@ from kenning.config.models import Config
 from kenning.retrieve.answer_type import answer_type, carries, disposition_question, states_disposition
 from kenning.retrieve.fusion import Candidate, Fused, RankedList, rrf
 from kenning.retrieve.vectors import SearchVectors
-from kenning.retrieve.when import Interval, event_time, is_when_question, resolve_all
+from kenning.retrieve.when import Interval, event_time, is_when_question, resolve_all, resolve_query
 from kenning.sources.jcs import sha256_hex
 from kenning.sources.timestamps import normalize_to_utc
 from kenning.store import beliefs as beliefs_sql
@@ -220,7 +220,7 @@ class Searcher:
                     speaker_terms |= set(_TOKEN.findall(n.lower()))
             speaker_norms |= {_norm(n) for n in names}
         speakers.sort(key=lambda x: (first_at[x], x))     # in the order the query names them
-        times = resolve_all(query, now)
+        times = resolve_query(query, now)   # a part of a month narrows it; an explicit date anchors (R36)
         time_terms: set[str] = set()
         for t in times:
             time_terms |= set(_TOKEN.findall(t.text.lower()))
