@@ -85,6 +85,30 @@ def test_speaker_grounding(indexed):
     assert annie.parsed.speakers == ["Ana"] and annie.hits[0]["text"].startswith("My sister")
 
 
+def test_speaker_named_by_a_short_form_of_the_name(vault, tmp_path):
+    """R38: a capitalised word that begins exactly one participant's name ("Mel") names that participant."""
+    doc = transcript_doc()
+    doc["participants"] = [{"id": "mel", "name": "Melanie"}, {"id": "jon", "name": "Jonah"},
+                           {"id": "joa", "name": "Joanna"}]
+    doc["sessions"] = [{"id": "s1", "started_at": "2023-05-08T13:56:00Z", "turns": [
+        {"id": "t1", "speaker": "Jonah", "text": "The pottery class was fun, I made a pottery bowl at pottery class."},
+        {"id": "t2", "speaker": "Melanie", "text": "I painted a sunset at the class."},
+        {"id": "t3", "speaker": "Joanna", "text": "I wrote a screenplay."},
+    ]}]
+    p = tmp_path / "short.json"
+    p.write_text(json.dumps(doc))
+    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Jonah")
+    s = Searcher(vault.conn, vault.config)
+    r = s.search("What did Mel make at the pottery class?", now=NOW, lanes=["fts", "speaker"])
+    assert r.parsed.speakers == ["Melanie"] and r.hits[0]["speaker"] == "Melanie" and "speaker" in r.hits[0]["lanes"]
+    # "Jo" begins two names (Jonah, Joanna): nobody; a sentence's first word and stopwords never count
+    assert s.search("What did Jo make at the pottery class?", now=NOW).parsed.speakers == []
+    assert s.search("Mel made what?", now=NOW).parsed.speakers == []
+    from kenning.config import load_config
+    off = Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"speaker": {"name_prefixes": False}}}))
+    assert off.search("What did Mel make at the pottery class?", now=NOW).parsed.speakers == []
+
+
 def test_time_aware_query(indexed):
     s = Searcher(indexed.conn, indexed.config)
     r = s.search("what happened at the lake in July 2023", now=NOW)

@@ -219,6 +219,20 @@ class Searcher:
                     first_at[stored] = min(first_at.get(stored, m.start()), m.start())
                     speaker_terms |= set(_TOKEN.findall(n.lower()))
             speaker_norms |= {_norm(n) for n in names}
+        if self.cfg.speaker.name_prefixes:
+            # a short form of one participant's name, written as a name ("Mel" for Melanie): that participant (R38)
+            all_names = [(stored, n.lower()) for stored, names in self.speaker_names() for n in names]
+            for m in re.finditer(r"(?<![\w.!?])\s*\b([A-Z][a-z]+)\b", query):
+                w = m.group(1).lower()
+                if m.start(1) == 0 or len(w) < self.cfg.speaker.min_prefix_chars or w in stop:
+                    continue
+                owners = {stored for stored, n in all_names if n.startswith(w)}
+                if len(owners) == 1 and not any(n == w for _, n in all_names):
+                    stored = owners.pop()
+                    if stored not in speakers:
+                        speakers.append(stored)
+                    first_at[stored] = min(first_at.get(stored, m.start(1)), m.start(1))
+                    speaker_terms.add(w)
         speakers.sort(key=lambda x: (first_at[x], x))     # in the order the query names them
         times = resolve_query(query, now)   # a part of a month narrows it; an explicit date anchors (R36)
         time_terms: set[str] = set()
