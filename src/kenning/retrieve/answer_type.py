@@ -9,8 +9,9 @@ a place (a proper name after a locative preposition or verb: "in Florida", "to t
 
 A question about what someone *would* do, is *likely* to be or *likes* ("Would Caroline want to move back to her
 home country?", "Does John live close to a beach or the mountains?", "What job might Maria pursue?", "What does
-Nate love about turtles?") is answered by that person's own statements of what they like, value, want or usually do — the ``disposition`` lane (R34) prefers
-candidate turns in which the person speaks in the first person about a preference, a value, a goal or a habit.
+Nate love about turtles?") is answered by that person's own statements of what they like, value, want or usually
+do: the ``disposition`` lane (R34) prefers candidate turns in which the person speaks in the first person about a
+preference, a value, a goal or a habit.
 """
 
 from __future__ import annotations

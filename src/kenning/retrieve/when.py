@@ -393,16 +393,17 @@ def _absolute(text: str, a: D, future: bool, parts: bool = False) -> list[tuple[
                 taken.append((m.start(), m.end()))
             except ValueError:
                 pass
-    def month_or_part(y: int, mo: int, at: int, end: int, fallback: str) -> tuple[int, Interval]:
+
+    def month_or_part(y: int, mo: int, at: int, end: int, words: str) -> Interval:
+        """The month, or with ``parts`` the part of it that the words just before ``at`` name."""
         pm = _PART_BEFORE.search(text, max(0, at - 40), at) if parts else None
         if pm is not None and pm.end() == at:
-            return pm.start(), part_of_month(y, mo, pm.group(1), text[pm.start():end])
-        return at if fallback is None else -1, month(y, mo, fallback)
+            return part_of_month(y, mo, pm.group(1), text[pm.start():end])
+        return month(y, mo, words)
 
     for m in _MONTH_YEAR.finditer(text):
         if free(m.start(), m.end()) and (mo := _month_no(m.group(1))):
-            pos, iv = month_or_part(int(m.group(2)), mo, m.start(), m.end(), m.group(0))
-            found.append((m.start() if iv.granularity == "month" else pos, iv))
+            found.append((m.start(), month_or_part(int(m.group(2)), mo, m.start(), m.end(), m.group(0))))
             taken.append((m.start(), m.end()))
     for m in _SEASON_RE.finditer(text):
         if not free(m.start(), m.end()):
@@ -434,8 +435,7 @@ def _absolute(text: str, a: D, future: bool, parts: bool = False) -> list[tuple[
                 y -= 1
             # "early June" / "the second week of November": the part word is this match's first word or before it
             at = m.start(1) if w in ("early", "late", "mid", "of") else m.start()
-            pos, iv = month_or_part(y, mo, at, m.end(), m.group(0))
-            found.append((m.start() if iv.granularity == "month" else pos, iv))
+            found.append((m.start(), month_or_part(y, mo, at, m.end(), m.group(0))))
             taken.append((m.start(), m.end()))
     for m in _YEAR.finditer(text):
         if free(m.start(), m.end()):
