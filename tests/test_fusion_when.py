@@ -93,3 +93,35 @@ def test_day_of_month_and_duration_until_now():
     iv = resolve_text("I've been playing for about four months now", dt.date(2023, 12, 6))
     assert (iv.start.isoformat(), iv.granularity) == ("2023-08-01", "month")
     assert resolve_text("I was there for 3 months", a) is None  # no "been": not a duration until now
+
+
+@pytest.mark.parametrize("query,start,end,gran", [
+    ("Which tournament did Nate win in the beginning of November 2022?", "2022-11-01", "2022-11-10", "span"),
+    ("Which country was Tim visiting in the second week of November?", "2022-11-08", "2022-11-14", "week"),
+    ("Was the first half of September 2022 a good month?", "2022-09-01", "2022-09-15", "span"),
+    ("What did we do in early June?", "2023-06-01", "2023-06-10", "span"),
+    ("our mid-July 2023 trip", "2023-07-11", "2023-07-20", "span"),
+    ("What happened at the end of February 2023?", "2023-02-21", "2023-02-28", "span"),
+    ("in the last week of August", "2023-08-25", "2023-08-31", "week"),
+    ("When did Melanie go camping in June?", "2023-06-01", "2023-06-30", "month"),   # a whole month stays one
+])
+def test_query_part_of_month(query, start, end, gran):
+    """R36: a part of a month named in a question narrows the month."""
+    from kenning.retrieve.when import resolve_query
+
+    iv = resolve_query(query, dt.date(2023, 10, 22))[0]
+    assert (iv.start.isoformat(), iv.end.isoformat(), iv.granularity) == (start, end, gran)
+
+
+def test_query_relative_time_anchors_on_an_explicit_date():
+    """R36: "last Friday, on 23 January 2022" is the Friday before that date, not before the question date."""
+    from kenning.retrieve.when import resolve_query
+
+    now = dt.date(2022, 11, 10)
+    last_friday, named = resolve_query("What did Joanna just finish last Friday on 23 January, 2022?", now)
+    assert (last_friday.start.isoformat(), named.start.isoformat()) == ("2022-01-21", "2022-01-23")
+    week, _ = resolve_query("What was Tim's writing issue last week, as mentioned on November 6, 2023?", now)
+    assert (week.start.isoformat(), week.end.isoformat()) == ("2023-10-30", "2023-11-05")
+    # without an explicit date the question date anchors; turns' own reading is unchanged
+    assert resolve_query("What did Tim do last week?", now)[0].start.isoformat() == "2022-11-03"
+    assert resolve_all("the second week of November", now)[0].granularity == "month"

@@ -85,6 +85,30 @@ def test_speaker_grounding(indexed):
     assert annie.parsed.speakers == ["Ana"] and annie.hits[0]["text"].startswith("My sister")
 
 
+def test_speaker_named_by_a_short_form_of_the_name(vault, tmp_path):
+    """R38: a capitalised word that begins exactly one participant's name ("Mel") names that participant."""
+    doc = transcript_doc()
+    doc["participants"] = [{"id": "mel", "name": "Melanie"}, {"id": "jon", "name": "Jonah"},
+                           {"id": "joa", "name": "Joanna"}]
+    doc["sessions"] = [{"id": "s1", "started_at": "2023-05-08T13:56:00Z", "turns": [
+        {"id": "t1", "speaker": "Jonah", "text": "The pottery class was fun, I made a pottery bowl at pottery class."},
+        {"id": "t2", "speaker": "Melanie", "text": "I painted a sunset at the class."},
+        {"id": "t3", "speaker": "Joanna", "text": "I wrote a screenplay."},
+    ]}]
+    p = tmp_path / "short.json"
+    p.write_text(json.dumps(doc))
+    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Jonah")
+    s = Searcher(vault.conn, vault.config)
+    r = s.search("What did Mel make at the pottery class?", now=NOW, lanes=["fts", "speaker"])
+    assert r.parsed.speakers == ["Melanie"] and r.hits[0]["speaker"] == "Melanie" and "speaker" in r.hits[0]["lanes"]
+    # "Jo" begins two names (Jonah, Joanna): nobody; a sentence's first word and stopwords never count
+    assert s.search("What did Jo make at the pottery class?", now=NOW).parsed.speakers == []
+    assert s.search("Mel made what?", now=NOW).parsed.speakers == []
+    from kenning.config import load_config
+    off = Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"speaker": {"name_prefixes": False}}}))
+    assert off.search("What did Mel make at the pottery class?", now=NOW).parsed.speakers == []
+
+
 def test_time_aware_query(indexed):
     s = Searcher(indexed.conn, indexed.config)
     r = s.search("what happened at the lake in July 2023", now=NOW)
@@ -370,6 +394,53 @@ def test_answer_type_of_questions_and_turns():
     assert carries("person", "My cousin Matt Patterson played.", [])
     assert carries("number", "I've had them for three years.") and not carries("number", "A long time.")
     assert carries("title", 'I loved "Becoming Nicole" so much.') and not carries("title", "Great book, really.")
+
+
+def test_disposition_questions_and_turns():
+    """R34: a would / does / is-it-likely / what-does-X-like question asks what someone likes, values or does; a
+    turn answers it when its speaker states a preference, value, goal or habit in the first person."""
+    from kenning.retrieve.answer_type import disposition_question, states_disposition
+
+    assert disposition_question("Would Caroline want to move back to her home country soon?")
+    assert disposition_question("Does John live close to a beach or the mountains?")
+    assert disposition_question("Is it likely that Nate has friends besides Joanna?")
+    assert disposition_question("What job might Maria pursue in the future?")
+    assert disposition_question("What does Nate love most about having turtles?")
+    assert disposition_question("What is Gina's favorite style of dance?")
+    assert not disposition_question("What did Jon say about the store?")
+    assert not disposition_question("When did Maria go to the beach?")
+    assert states_disposition("I've always wanted to serve my country.")
+    assert states_disposition("My goal is to open a dance studio.")
+    assert not states_disposition("We drove past the beach yesterday.")       # no stance
+    assert not states_disposition("Everyone loves a quiet beach.")            # not the speaker's own
+
+
+def test_disposition_lane_prefers_the_persons_own_stance(vault, tmp_path):
+    doc = transcript_doc()
+    doc["sessions"][1]["turns"] = [
+        {"id": "t1", "speaker": "Ana", "text": "The beach, the beach! The beach was packed, beach beach."},
+        {"id": "t2", "speaker": "Ben", "text": "We drove past a beach on the way home."},
+        {"id": "t3", "speaker": "Ben", "text": "I love a quiet beach more than anything."},
+        {"id": "t4", "speaker": "Ana", "text": "I love the beach too, honestly."},
+    ]
+    p = tmp_path / "beach.json"
+    p.write_text(json.dumps(doc))
+    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    s = Searcher(vault.conn, vault.config)
+    q = "Would Ben enjoy a beach holiday?"
+    plain = s.search(q, now=NOW, lanes=["fts"])
+    assert plain.hits[0]["text"].startswith("The beach, the beach!")
+    r = s.search(q, now=NOW, lanes=["fts", "disposition"])
+    assert r.parsed.disposition and r.parsed.as_dict()["disposition"] is True
+    top = r.hits[0]
+    assert top["text"].startswith("I love a quiet beach") and top["lanes"]["disposition"]["rank"] == 1
+    # only the asked-about person's own statements: Ana's "I love the beach too" is not in the lane
+    assert [h["turn_ref"] for h in r.hits if "disposition" in h["lanes"]] == ["t3"]
+    # the lane is off at weight 0, and does not fire for other questions
+    from kenning.config import load_config
+    off = Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"lane_weights": {"disposition": 0.0}}}))
+    assert off.search(q, now=NOW, lanes=["fts", "disposition"]).hits[0]["text"].startswith("The beach, the beach!")
+    assert not any(x["lane"] == "disposition" for x in s.search("Where is the beach?", now=NOW).lanes)
 
 
 def test_answer_type_lane_prefers_turns_holding_the_answer(vault, tmp_path):

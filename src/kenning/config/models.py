@@ -399,6 +399,7 @@ class LaneWeights(Strict):
     assertion: float
     temporal_cue: float
     answer_type: float
+    disposition: float = 1.0
     adjacency: float
 
 
@@ -452,6 +453,9 @@ class SpeakerConfig(Strict):
     min_name_chars: int
     # the speaker lane's vector query is the question without the speakers' names, as its BM25 query is (R30)
     vector_without_names: bool = True
+    # a capitalised query word that begins exactly one participant's name ("Mel" → Melanie) names them (R38)
+    name_prefixes: bool = True
+    min_prefix_chars: int = Field(default=2, ge=2)
 
 
 class TimeLaneConfig(Strict):

@@ -6,6 +6,12 @@ candidate turns that carry such a thing, as the ``temporal_cue`` lane does for *
 expression). Rules only, on the turn's text: a number (digits or a number word); a proper name (a run of
 capitalised words that does not open a sentence and is not a speaker's name, a month or a day); a quoted title;
 a place (a proper name after a locative preposition or verb: "in Florida", "to the Smoky Mountains").
+
+A question about what someone *would* do, is *likely* to be or *likes* ("Would Caroline want to move back to her
+home country?", "Does John live close to a beach or the mountains?", "What job might Maria pursue?", "What does
+Nate love about turtles?") is answered by that person's own statements of what they like, value, want or usually
+do: the ``disposition`` lane (R34) prefers candidate turns in which the person speaks in the first person about a
+preference, a value, a goal or a habit.
 """
 
 from __future__ import annotations
@@ -36,6 +42,32 @@ _NOT_NAMES = {"i", "i'm", "i've", "i'll", "i'd", "i’m", "i’ve", "i’ll", "i
               "thanks", "yes", "no", "yeah", "mom", "dad",
               "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
               "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+
+
+# a hypothetical or yes/no question about someone (R34): "Would X …", "Does X …", "Is it likely …", "… might X …"
+_Q_DISPOSITION = re.compile(r"^\s*(?:would|could|might|does|do|is|are)\b|\b(?:likely|might|would|could)\b", re.I)
+# a stance: what the speaker likes, values, wants or usually does
+_STANCE = re.compile(r"\b(?:love[sd]?|like[sd]?|enjoy(?:s|ed|ing)?|prefer(?:s|red)?|hate|into|fan|passion(?:ate)?|"
+                     r"always|never|dreams?|dreaming|goals?|wants?|wanted|plan(?:s|ned|ning)?|hope|favou?rite|"
+                     r"values?|believe|important to me|interested|drawn to|obsessed|can't wait|would love)\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|my|me)\b", re.I)
+
+
+# … or what someone likes: "What does Nate love most about …?", "What is Gina's favorite style of dance?"
+_Q_LIKING = re.compile(r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|favou?rite)\b", re.I)
+
+
+def disposition_question(question: str) -> bool:
+    """Whether the question asks what someone would do, is likely to be, does, or likes (a yes/no or hypothetical
+    question: "Would Caroline …?", "Does John …?", "What job might Maria pursue?"; a question about a liking:
+    "What does Nate love about turtles?", "What is Nate's favorite game?")."""
+    return bool(_Q_DISPOSITION.search(question) or _Q_LIKING.search(question))
+
+
+def states_disposition(text: str) -> bool:
+    """Whether a turn states its speaker's preference, value, goal or habit in the first person ("I love
+    camping", "My goal is …", "I've always wanted …")."""
+    return bool(text) and bool(_FIRST_PERSON.search(text)) and bool(_STANCE.search(text))
 
 
 def answer_type(question: str) -> str | None:

@@ -13,6 +13,8 @@ Lanes (each a :class:`~kenning.retrieve.fusion.RankedList`; decisions R7, R14–
 - ``temporal_cue`` a "when …" question: first-pass candidates whose text carries a time expression;
 - ``answer_type`` a where / who / how-many / which-book question: first-pass candidates whose text carries a place,
                  a person's name, a number, a title (``retrieve.answer_type``, R33);
+- ``disposition`` a would / does / is-it-likely question about someone: first-pass candidates in which that person
+                 states a preference, value, goal or habit in the first person (R34);
 - ``adjacency``  the turns next to the best first-pass hits (an answer follows its question).
 More lanes register in :attr:`Searcher.extra_lanes`: a lane is any callable ``(ParsedQuery, first_pass) ->
 RankedList``. A candidate's key is a search-document rowid (turns, entities) or ``("belief", belief_id)``.
@@ -31,10 +33,10 @@ import numpy as np
 import orjson
 
 from kenning.config.models import Config
-from kenning.retrieve.answer_type import answer_type, carries
+from kenning.retrieve.answer_type import answer_type, carries, disposition_question, states_disposition
 from kenning.retrieve.fusion import Candidate, Fused, RankedList, rrf
 from kenning.retrieve.vectors import SearchVectors
-from kenning.retrieve.when import Interval, event_time, is_when_question, resolve_all
+from kenning.retrieve.when import Interval, event_time, is_when_question, resolve_all, resolve_query
 from kenning.sources.jcs import sha256_hex
 from kenning.sources.timestamps import normalize_to_utc
 from kenning.store import beliefs as beliefs_sql
@@ -75,11 +77,13 @@ class ParsedQuery:
     entities: list[EntityMatch] = field(default_factory=list)
     entity_terms: set[str] = field(default_factory=set)
     answer_type: str | None = None    # place | person | number | title (R33)
+    disposition: bool = False         # "would X …?", "does X …?": asks what someone likes, values, does (R34)
 
     def as_dict(self) -> dict[str, Any]:
         return {"terms": self.terms, "speakers": self.speakers, "times": [t.as_dict() for t in self.times],
                 "entities": [e.as_dict() for e in self.entities], "when_question": self.when_question,
-                "answer_type": self.answer_type, "now": self.now.isoformat(), "as_of": self.as_of}
+                "answer_type": self.answer_type, "disposition": self.disposition, "now": self.now.isoformat(),
+                "as_of": self.as_of}
 
 
 @dataclass
@@ -218,8 +222,22 @@ class Searcher:
                     first_at[stored] = min(first_at.get(stored, m.start()), m.start())
                     speaker_terms |= set(_TOKEN.findall(n.lower()))
             speaker_norms |= {_norm(n) for n in names}
+        if self.cfg.speaker.name_prefixes:
+            # a short form of one participant's name, written as a name ("Mel" for Melanie): that participant (R38)
+            all_names = [(stored, n.lower()) for stored, names in self.speaker_names() for n in names]
+            for m in re.finditer(r"(?<![\w.!?])\s*\b([A-Z][a-z]+)\b", query):
+                w = m.group(1).lower()
+                if m.start(1) == 0 or len(w) < self.cfg.speaker.min_prefix_chars or w in stop:
+                    continue
+                owners = {stored for stored, n in all_names if n.startswith(w)}
+                if len(owners) == 1 and not any(n == w for _, n in all_names):
+                    stored = owners.pop()
+                    if stored not in speakers:
+                        speakers.append(stored)
+                    first_at[stored] = min(first_at.get(stored, m.start(1)), m.start(1))
+                    speaker_terms.add(w)
         speakers.sort(key=lambda x: (first_at[x], x))     # in the order the query names them
-        times = resolve_all(query, now)
+        times = resolve_query(query, now)   # a part of a month narrows it; an explicit date anchors (R36)
         time_terms: set[str] = set()
         for t in times:
             time_terms |= set(_TOKEN.findall(t.text.lower()))
@@ -228,7 +246,7 @@ class Searcher:
         if self.cfg.lane_weights.entity > 0:
             entities, entity_terms = self.match_entities(query, speaker_norms)
         return ParsedQuery(query, terms, speakers, speaker_terms, times, time_terms, is_when_question(query), now,
-                           as_of, entities, entity_terms, answer_type(query))
+                           as_of, entities, entity_terms, answer_type(query), disposition_question(query))
 
     # -- lanes ---------------------------------------------------------------------------------------------
     def embedder(self):
@@ -641,6 +659,16 @@ class Searcher:
                      if (d := docs.get(key)) and d.get("doc_kind") == "message"
                      and carries(pq.answer_type, d.get("text_raw") or "", names)]
             second.append(RankedList("answer_type", items, w.answer_type))
+        if on("disposition") and pq.disposition and first_pass:
+            # "would X …?" / "does X …?": the person's own statements of what they like, value, want or do (R34)
+            pool = [f.key for f in first_pass[:cap] if isinstance(f.key, int)]
+            docs.update(search_sql.docs_by_rowid(self.conn, [x for x in pool if x not in docs]))
+            who = {s_.casefold() for s_ in pq.speakers}
+            items = [Candidate(key, 1.0, {"states": "preference, value, goal or habit"}) for key in pool
+                     if (d := docs.get(key)) and d.get("doc_kind") == "message"
+                     and (not who or (d.get("speaker") or "").casefold() in who)
+                     and states_disposition(d.get("text_raw") or "")]
+            second.append(RankedList("disposition", items, w.disposition))
         if on("adjacency") and first_pass:
             seeds = [f for f in first_pass if isinstance(f.key, int)][: cfg.adjacency.seeds]
             docs.update(search_sql.docs_by_rowid(self.conn, [f.key for f in seeds if f.key not in docs]))

@@ -136,6 +136,29 @@ _SEASON_RE = re.compile(r"\b(?:(last|this|next|the)\s+)?(spring|summer|fall|autu
                         re.I)
 
 
+# A part of a month named just before it: "early June", "the beginning of November 2022", "the second week of
+# November", "the first half of September 2022" (query side, R36)
+_PART_BEFORE = re.compile(r"\b(early|mid|late|(?:beginning|start|middle|end)\s+of|"
+                          r"(?:first|second|third|fourth|last)\s+(?:week|half)\s+of)\s*-?\s*(?:the\s+)?$", re.I)
+
+
+def part_of_month(y: int, mo: int, part: str, text: str) -> Interval:
+    """The days of month ``mo`` that ``part`` names: early / beginning of → 1–10, mid / middle of → 11–20, late /
+    end of → 21–end, first…fourth week of → days 1–7 … 22–28, last week of → the last 7 days, first / second half
+    of → 1–15 / 16–end."""
+    p = " ".join(part.lower().split())
+    last = _month_end(y, mo).day
+    if p.startswith(("first week", "second week", "third week", "fourth week")):
+        n = ("first", "second", "third", "fourth").index(p.split()[0])
+        return Interval(D(y, mo, 7 * n + 1), D(y, mo, 7 * n + 7), text, "week")
+    if p.startswith("last week"):
+        return Interval(D(y, mo, last - 6), D(y, mo, last), text, "week")
+    a, b = ((1, 15) if p.startswith("first half") else (16, last) if p.startswith("second half") else
+            (1, 10) if p.startswith(("early", "beginning", "start")) else
+            (11, 20) if p.startswith(("mid", "middle")) else (21, last))
+    return Interval(D(y, mo, a), D(y, mo, b), text, "span")
+
+
 @lru_cache(maxsize=4096)
 def parse_date(text: str, anchor_year: int | None = None) -> D | None:
     """An absolute calendar date in ``text`` ("8 May, 2023", "May 8 2023"); without a year, ``anchor_year``."""
@@ -280,7 +303,7 @@ def _rules():
         wd = _weekday(m.group(1))
         return weekday_after(a, wd, m.group(0)) if wd is not None else None
 
-    @rule(r"\b(last|past|previous)\s+week\b")
+    @rule(rf"\b(last|past|previous)\s+week\b(?!\s+of\s+(?:the\s+month\s+of\s+)?{_MONTH_RE}\b)")
     def _last_week(a, m):
         return week_before(a, m.group(0))
 
@@ -345,8 +368,9 @@ def _ago(a: D, n: int, unit: str, text: str) -> Interval:
 _RULES = _rules()
 
 
-def _absolute(text: str, a: D, future: bool) -> list[tuple[int, Interval]]:
-    """(position, interval) of absolute dates, months, seasons and years in ``text``."""
+def _absolute(text: str, a: D, future: bool, parts: bool = False) -> list[tuple[int, Interval]]:
+    """(position, interval) of absolute dates, months, seasons and years in ``text``; with ``parts`` a month
+    named after "early", "the beginning of", "the second week of", … is that part of it."""
     found: list[tuple[int, Interval]] = []
     taken: list[tuple[int, int]] = []
 
@@ -369,9 +393,17 @@ def _absolute(text: str, a: D, future: bool) -> list[tuple[int, Interval]]:
                 taken.append((m.start(), m.end()))
             except ValueError:
                 pass
+
+    def month_or_part(y: int, mo: int, at: int, end: int, words: str) -> Interval:
+        """The month, or with ``parts`` the part of it that the words just before ``at`` name."""
+        pm = _PART_BEFORE.search(text, max(0, at - 40), at) if parts else None
+        if pm is not None and pm.end() == at:
+            return part_of_month(y, mo, pm.group(1), text[pm.start():end])
+        return month(y, mo, words)
+
     for m in _MONTH_YEAR.finditer(text):
         if free(m.start(), m.end()) and (mo := _month_no(m.group(1))):
-            found.append((m.start(), month(int(m.group(2)), mo, m.group(0))))
+            found.append((m.start(), month_or_part(int(m.group(2)), mo, m.start(), m.end(), m.group(0))))
             taken.append((m.start(), m.end()))
     for m in _SEASON_RE.finditer(text):
         if not free(m.start(), m.end()):
@@ -401,7 +433,9 @@ def _absolute(text: str, a: D, future: bool) -> list[tuple[int, Interval]]:
             y = _nearest_month(a, mo, fut)
             if w == "last" and mo == a.month:
                 y -= 1
-            found.append((m.start(), month(y, mo, m.group(0))))
+            # "early June" / "the second week of November": the part word is this match's first word or before it
+            at = m.start(1) if w in ("early", "late", "mid", "of") else m.start()
+            found.append((m.start(), month_or_part(y, mo, at, m.end(), m.group(0))))
             taken.append((m.start(), m.end()))
     for m in _YEAR.finditer(text):
         if free(m.start(), m.end()):
@@ -416,8 +450,9 @@ _ANY_TIME = re.compile(rf"\b(?:yesterday|today|tonight|tomorrow|ago|months?|year
                        rf"after|night|now|morning|afternoon|evening)\b|\b\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)\b", re.I)
 
 
-def resolve_all(text: str, anchor: D, *, future: bool = False) -> list[Interval]:
-    """Every time expression in ``text`` resolved against ``anchor``, in text order."""
+def resolve_all(text: str, anchor: D, *, future: bool = False, parts: bool = False) -> list[Interval]:
+    """Every time expression in ``text`` resolved against ``anchor``, in text order (``parts``: see
+    :func:`_absolute`)."""
     if not _ANY_TIME.search(text):
         return []
     found: list[tuple[int, Interval]] = []
@@ -433,9 +468,27 @@ def resolve_all(text: str, anchor: D, *, future: bool = False) -> list[Interval]
     masked = list(text)
     for s, e in taken:
         masked[s:e] = " " * (e - s)
-    found += _absolute("".join(masked), anchor, future)
+    found += _absolute("".join(masked), anchor, future, parts)
     found.sort(key=lambda x: x[0])
     return [iv for _, iv in found]
+
+
+_EXPLICIT_DAY = re.compile(rf"{_ABS_DMY.pattern}|{_ABS_MDY.pattern}", re.I)
+
+
+def resolve_query(text: str, now: D) -> list[Interval]:
+    """A question's time expressions (R36): as :func:`resolve_all` against the question date, with two readings of
+    questions. A part of a month narrows it ("in the beginning of November 2022" → 1–10 November). A relative
+    expression in a question that also names a calendar date is relative to that date, not to the question date:
+    "What did Joanna finish last Friday, on 23 January 2022?" → Friday 21 January 2022."""
+    found = resolve_all(text, now, parts=True)
+    explicit = [iv for iv in found if iv.granularity == "day" and re.search(r"\d{4}", iv.text)
+                and _EXPLICIT_DAY.search(iv.text)]
+    relative = [iv for iv in found if not re.search(r"\d", iv.text)]
+    if not explicit or not relative:
+        return found
+    again = {iv.text: iv for iv in resolve_all(text, explicit[0].start, parts=True) if not re.search(r"\d", iv.text)}
+    return [again.get(iv.text, iv) if iv in relative else iv for iv in found]
 
 
 _FUTURE = re.compile(r"\b(will|going|gonna|planning|plan to|plans to|next|upcoming|soon|can't wait)\b", re.I)
