@@ -415,18 +415,23 @@ def test_disposition_questions_and_turns():
     assert not states_disposition("Everyone loves a quiet beach.")            # not the speaker's own
 
 
-def test_disposition_lane_prefers_the_persons_own_stance(vault, tmp_path):
+def _searcher_over(vault, tmp_path, name: str, turns: list[dict]) -> Searcher:
+    """A Searcher over the transcript fixture whose second session is ``turns`` (Ana is the vault's owner)."""
     doc = transcript_doc()
-    doc["sessions"][1]["turns"] = [
+    doc["sessions"][1]["turns"] = turns
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    return Searcher(vault.conn, vault.config)
+
+
+def test_disposition_lane_prefers_the_persons_own_stance(vault, tmp_path):
+    s = _searcher_over(vault, tmp_path, "beach.json", [
         {"id": "t1", "speaker": "Ana", "text": "The beach, the beach! The beach was packed, beach beach."},
         {"id": "t2", "speaker": "Ben", "text": "We drove past a beach on the way home."},
         {"id": "t3", "speaker": "Ben", "text": "I love a quiet beach more than anything."},
         {"id": "t4", "speaker": "Ana", "text": "I love the beach too, honestly."},
-    ]
-    p = tmp_path / "beach.json"
-    p.write_text(json.dumps(doc))
-    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Ana")
-    s = Searcher(vault.conn, vault.config)
+    ])
     q = "Would Ben enjoy a beach holiday?"
     plain = s.search(q, now=NOW, lanes=["fts"])
     assert plain.hits[0]["text"].startswith("The beach, the beach!")
@@ -444,15 +449,10 @@ def test_disposition_lane_prefers_the_persons_own_stance(vault, tmp_path):
 
 
 def test_answer_type_lane_prefers_turns_holding_the_answer(vault, tmp_path):
-    doc = transcript_doc()
-    doc["sessions"][1]["turns"] = [
+    s = _searcher_over(vault, tmp_path, "lake.json", [
         {"id": "t1", "speaker": "Ben", "text": "The lake, the lake! I love the lake so much."},
         {"id": "t2", "speaker": "Ana", "text": "We camped by a lake in the Smoky Mountains once, a quiet lake."},
-    ]
-    p = tmp_path / "lake.json"
-    p.write_text(json.dumps(doc))
-    vault.ingest([p], as_of="2024-01-01T00:00:00Z", self_name="Ana")
-    s = Searcher(vault.conn, vault.config)
+    ])
     q = "where is the lake?"
     plain = s.search(q, now=NOW, lanes=["fts"])
     assert plain.hits[0]["text"].startswith("The lake, the lake!")
