@@ -270,6 +270,8 @@ def test_forward_index_filled_for_documents_indexed_before_it(indexed):
     q = "What did Ben say about the lake and the violin?"
     want = _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20))
     conn.execute("DELETE FROM search_doc_terms")
+    conn.execute("DELETE FROM search_term_docs")  # as migration 0064 leaves such a vault (R54)
+    conn.execute("UPDATE search_state SET term_docs_complete = 0")
     s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
     assert s._term_keys(["lake"]) is None  # incomplete: not used
     assert _shape(s.search(q, now=NOW, k=20)) == want
@@ -385,3 +387,146 @@ def test_pool_pair_words_adds_the_pair_steps(synthetic):
         prev = ids
         sizes.append(len(ids))
     assert sizes[0] < sizes[1] <= sizes[2] <= sizes[3] and sizes[1] < sizes[3]
+
+
+# -- per-token document counts (R54) -------------------------------------------------------------------------
+
+def _vocab(conn) -> dict[str, int]:
+    """Every token's document count as FTS5 itself reports it (fts5vocab: a walk of each doclist)."""
+    return {t: int(n) for t, n in conn.execute("SELECT term, doc FROM search_fts_vocab") if n}
+
+
+def _counted(conn, terms) -> dict[str, int]:
+    assert search_sql.term_docs_complete(conn)
+    return search_sql.term_doc_counts(conn, list(terms))
+
+
+def test_term_doc_counts_are_fts5s(indexed, synthetic):
+    """The kept counts equal fts5vocab's for every token of both fixtures (turns, captions, the turn before,
+    entity documents); a word no document holds is absent, as from fts5vocab."""
+    for v in (indexed, synthetic):
+        want = _vocab(v.conn)
+        assert len(want) > 50
+        assert _counted(v.conn, [*want, "zzzunseen"]) == want
+
+
+def test_term_doc_counts_follow_inserts_deletes_and_clears(synthetic, tmp_path):
+    """Deleting documents, a document whose forward row is NULL (a count past a byte), re-indexing it with other
+    text, and clearing the index: the counts stay fts5vocab's."""
+    import shutil
+
+    from kenning.api import Vault
+
+    path = tmp_path / "copy.db"
+    synthetic.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copy(synthetic.conn.filename, path)
+    v = Vault.open(path, overrides={"retrieval": {"vector": {"enabled": False}}})
+    try:
+        conn = v.conn
+        ids = [r for (r,) in conn.execute("SELECT doc_rowid FROM search_docs ORDER BY doc_rowid LIMIT 5")]
+        with conn:
+            search_sql.delete_docs(conn, ids)
+        want = _vocab(conn)
+        assert _counted(conn, want) == want
+        with conn:
+            rowid = search_sql.insert_doc(conn, {
+                "doc_kind": "message", "doc_id": "m-long", "conversation_id": None, "speaker": "Ben",
+                "role": "user", "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None,
+                "event_end": None, "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+            search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "quokka", "", "the lake")])
+        assert conn.execute("SELECT terms FROM search_doc_terms WHERE doc_rowid=?", (rowid,)).fetchone()[0] is None
+        want = _vocab(conn)
+        assert want["quokka"] == 1 and _counted(conn, want) == want
+        with conn:  # re-indexed with other text, as the index stage does a changed turn
+            search_sql.fts_delete(conn, [rowid])
+            search_sql.fts_insert(conn, [(rowid, "Ben", "a wombat", "", "")])
+        want = _vocab(conn)
+        assert "quokka" not in want and want["wombat"] == 1
+        assert _counted(conn, [*want, "quokka"]) == want
+        with conn:
+            search_sql.clear_index(conn)
+        assert conn.execute("SELECT COUNT(*) FROM search_term_docs").fetchone()[0] == 0
+        assert _counted(conn, ["lake", "wombat"]) == {}
+    finally:
+        v.close()
+
+
+def test_term_doc_counts_filled_for_documents_indexed_before_them(indexed):
+    """A vault indexed before migration 0064 (counts empty, not complete): document frequencies come from
+    fts5vocab — same search —, the next index run counts every document from the forward index, once."""
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import run_stage
+    from kenning.pipeline.stages import STAGES
+
+    conn = indexed.conn
+    q = "What did Ben say about the lake and the violin?"
+    want_search = _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20))
+    want = _vocab(conn)
+    conn.execute("DELETE FROM search_term_docs")
+    conn.execute("UPDATE search_state SET term_docs_complete = 0")
+    assert not search_sql.term_docs_complete(conn)
+    assert search_sql.term_doc_counts(conn, list(want)) == want  # fts5vocab
+    assert _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20)) == want_search
+    r = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    assert r.counts["term_docs_counted"] == len(want)
+    assert _counted(conn, want) == want
+    assert _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20)) == want_search
+    again = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-03T00:00:00Z"))
+    assert "term_docs_counted" not in again.counts and _counted(conn, want) == want
+
+
+def test_term_doc_counts_fill_rolls_back_with_the_stage(indexed, monkeypatch):
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import StageFailed, run_stage
+    from kenning.pipeline.stage_index import SearchIndex
+    from kenning.pipeline.stages import STAGES
+
+    conn = indexed.conn
+    conn.execute("DELETE FROM search_term_docs")
+    conn.execute("UPDATE search_state SET term_docs_complete = 0")
+
+    def boom(*a, **k):
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(SearchIndex, "embed", boom)
+    with pytest.raises(StageFailed, match="injected failure"):
+        run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    assert conn.execute("SELECT COUNT(*) FROM search_term_docs").fetchone()[0] == 0
+    assert not search_sql.term_docs_complete(conn)
+
+
+def test_term_doc_counts_without_the_table_use_fts5vocab(indexed):
+    """A vault from before migration 0064 opened read-only (no migration runs): fts5vocab, same counts."""
+    want = _vocab(indexed.conn)
+    indexed.conn.execute("DROP TABLE search_term_docs")
+    indexed.conn.execute("ALTER TABLE search_state DROP COLUMN term_docs_complete")
+    assert not search_sql.term_docs_complete(indexed.conn)
+    assert search_sql.term_doc_counts(indexed.conn, list(want)) == want
+
+
+def test_term_doc_counts_uncountable_null_row_falls_back(indexed):
+    """A NULL forward row without its keys (made before migration 0064) cannot be taken back when deleted: the
+    counts are marked uncountable (-1), fts5vocab answers, the index stage does not re-count, a clear counts again."""
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import run_stage
+    from kenning.pipeline.stages import STAGES
+
+    conn = indexed.conn
+    with conn:
+        rowid = search_sql.insert_doc(conn, {
+            "doc_kind": "message", "doc_id": "m-long", "conversation_id": None, "speaker": "Ben", "role": "user",
+            "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
+            "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+        search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "quokka", "", "")])
+    assert conn.execute("SELECT COUNT(*) FROM search_doc_keys").fetchone()[0] == 1
+    conn.execute("DELETE FROM search_doc_keys")
+    with conn:
+        search_sql.fts_delete(conn, [rowid])
+    assert search_sql.term_docs_state(conn) == -1 and not search_sql.term_docs_complete(conn)
+    want = _vocab(conn)
+    assert "quokka" not in want and search_sql.term_doc_counts(conn, [*want, "quokka"]) == want
+    r = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    assert "term_docs_counted" not in r.counts and search_sql.term_docs_state(conn) == -1
+    with conn:
+        search_sql.clear_index(conn)
+    assert search_sql.term_docs_state(conn) == 1

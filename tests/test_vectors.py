@@ -223,3 +223,39 @@ def test_quantized_search_recall_and_filters(tmp_path):
     idx.upsert("docs", [("new", "zebra quokka axolotl", "odd")])
     assert idx.search("zebra quokka axolotl", k=1, space="docs")[0].item_id == "new"
     conn.close()
+
+
+def test_narrow_filter_scans_only_its_rows_with_the_same_result(tmp_path):
+    """R56: a filter keeping at most an eighth of the rows computes Hamming distances for those rows only; the
+    candidates (and so the hits) are exactly those of the full scan with the other rows pushed to the end."""
+    import random
+
+    from kenning.llm import index as index_mod
+
+    drop_mirrors()
+    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64, "vector_index": {
+        "engine": "numpy", "quantize_above": 100, "rerank_factor": 5, "rerank_min": 20}}})
+    conn = open_store(tmp_path / "q.db")
+    idx = VectorIndex(conn, cfg)
+    rnd = random.Random(5)
+    words = "lake car kids sister moving pottery violin turtle camping garden coffee budget rain snow".split()
+    idx.upsert("docs", [(f"d{i}", " ".join(rnd.choices(words, k=6)), "rare" if i % 10 == 0 else "common")
+                        for i in range(2000)])
+    rare = {int(v) for (v,) in conn.execute("SELECT vid FROM vector_items WHERE kind='rare'")}
+    allow = lambda vids: np.isin(vids, list(rare))  # noqa: E731
+    queries = [" ".join(rnd.choices(words, k=3)) for _ in range(10)]
+    for q in queries:
+        hits = idx.search(q, k=10, space="docs", allow=allow)
+        assert len(hits) == 10 and all(h.kind == "rare" for h in hits)
+    (mirror,) = index_mod._MIRRORS.values()
+    emb = idx.embedder_for(idx.active()["model_id"], 64)
+    n = mirror.n
+    mask = np.asarray(allow(mirror.vids[:n]), dtype=bool)
+    assert 0 < mask.sum() <= n // 8
+    for q in queries:
+        qv = np.asarray(emb.embed([q])[0], dtype=np.float32)
+        mirror._last_dist = None
+        sub = mirror._hamming_candidates(qv, n, mask, 20)
+        full = mirror._hamming_candidates(qv, n, mask, 20, subset=False)
+        assert len(sub) >= 20 and sub.tolist() == full.tolist()
+    conn.close()

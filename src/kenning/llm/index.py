@@ -262,9 +262,14 @@ class _Mirror:
             return [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
                         self.kind_names[self.kind_codes[p]], score, int(self.vids[p])) for p, score in found]
 
-    def _hamming_candidates(self, q: np.ndarray, n: int, mask: np.ndarray | None, m: int) -> np.ndarray:
+    def _hamming_candidates(self, q: np.ndarray, n: int, mask: np.ndarray | None, m: int,
+                            subset: bool = True) -> np.ndarray:
         assert self.codes is not None
         key = (q.tobytes(), n, id(self.codes))
+        if subset and mask is not None and (self._last_dist is None or self._last_dist[0] != key):
+            pos = np.nonzero(mask)[0]
+            if len(pos) <= n // 8:  # a narrow filter (one speaker): distances of its rows only, same result (R56)
+                return self._hamming_subset(q, pos, m)
         if self._last_dist is not None and self._last_dist[0] == key:
             dist = self._last_dist[1].copy()  # the same query again (another lane's filter): reuse the scan
         else:
@@ -285,6 +290,23 @@ class _Mirror:
             cand = cand[np.argsort(dist[cand], kind="stable")[:m]]
         return cand
 
+
+    def _hamming_subset(self, q: np.ndarray, pos: np.ndarray, m: int) -> np.ndarray:
+        """:meth:`_hamming_candidates` for a mask given as its (ascending) positions: the same candidates in the same
+        order, from the Hamming distances of those rows only."""
+        assert self.codes is not None
+        qc = self._pack(q.reshape(1, -1))[:, 0]
+        codes = self.codes[:, pos]
+        dist = np.bitwise_count(codes[0] ^ qc[0]).astype(np.uint16)
+        for w in range(1, len(qc)):
+            dist += np.bitwise_count(codes[w] ^ qc[w])
+        worst = self.codes.shape[0] * 64 + 1
+        cum = np.cumsum(np.bincount(dist, minlength=worst + 1)[:worst])
+        cut = int(np.searchsorted(cum, m))
+        keep = np.nonzero(dist <= min(cut, worst - 1))[0]
+        if len(keep) > 4 * m:
+            keep = keep[np.argsort(dist[keep], kind="stable")[:m]]
+        return pos[keep]
 
     # -- per-space blocks (seed 000's searches touch one space of a table shared with messages and entities) --
     def _space_block(self, code: int, n: int) -> dict | None:

@@ -5,7 +5,8 @@ moved, and re-written only when its indexed fields changed; an entity document o
 lexicon terms changed. Vectors go through the model layer's vector index (space ``retrieval.vector.space``,
 item id = ``search_docs.doc_rowid``; decisions R14/R15): its upsert embeds only texts it has not embedded yet
 (through the embedding cache), so a model migration (`kenning embeddings migrate`) re-embeds search with
-everything else. ``inputs["full"]`` (``kenning reindex``) clears everything first.
+everything else. ``inputs["full"]`` (``kenning reindex``) clears everything first. Alongside the FTS table it keeps
+the forward index (``search_doc_terms``, R51) and each token's document count (``search_term_docs``, R54).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class SearchIndex:
         self.index_messages(ctx, counts, changed)
         self.fill_doc_terms(ctx, counts)
         self.index_entities(ctx, counts, changed, removed)
+        if search_sql.term_docs_state(ctx.conn) == 0:  # documents indexed before migration 0064 (R54)
+            counts["term_docs_counted"] = search_sql.term_docs_rebuild(ctx.conn)
         self.embed(ctx, counts, changed, removed)
         if changed or removed or counts.get("cleared") or counts.get("doc_terms_filled"):
             search_sql.bump_version(ctx.conn)

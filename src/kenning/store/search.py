@@ -88,7 +88,8 @@ def touch_doc(conn: apsw.Connection, doc_rowid: int, source_changed_run_id: str)
 
 
 def fts_insert(conn: apsw.Connection, items: Iterable[tuple[int, str, str, str, str]]) -> None:
-    """Documents into the FTS index and its forward index (``search_doc_terms``, R51)."""
+    """Documents into the FTS index, its forward index (``search_doc_terms``, R51) and the per-token document
+    counts (``search_term_docs``, R54)."""
     items = list(items)
     conn.executemany("INSERT INTO search_fts(rowid, speaker, body, extra, context) VALUES (?,?,?,?,?)", items)
     doc_terms_insert(conn, items)
@@ -96,8 +97,12 @@ def fts_insert(conn: apsw.Connection, items: Iterable[tuple[int, str, str, str, 
 
 def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
     doc_rowids = [(r,) for r in doc_rowids]
+    if not doc_rowids:
+        return
+    term_docs_add(conn, forward_keys(conn, [r for (r,) in doc_rowids]), -1)
     conn.executemany("DELETE FROM search_fts WHERE rowid=?", doc_rowids)
     conn.executemany("DELETE FROM search_doc_terms WHERE doc_rowid=?", doc_rowids)
+    conn.executemany("DELETE FROM search_doc_keys WHERE doc_rowid=?", doc_rowids)
 
 
 # -- the forward index: per document its tokens' counts per column (R51) -----------------------------------
@@ -190,10 +195,108 @@ def doc_terms_many(tok: Any, docs: Sequence[Sequence[str]]) -> list[tuple[int, b
 
 
 def doc_terms_insert(conn: apsw.Connection, items: Sequence[tuple[int, str, str, str, str]]) -> None:
+    if not items:
+        return
     tok = fts_tokenizer(conn)
     made = doc_terms_many(tok, [cols for _r, *cols in items])
+    ids = [int(it[0]) for it in items]
+    term_docs_add(conn, forward_keys(conn, ids), -1)  # rows replaced (none, normally)
     conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms) VALUES (?,?,?)",
-                     [(int(it[0]), n, b) for it, (n, b) in zip(items, made)])
+                     [(r, n, b) for r, (n, b) in zip(ids, made)])
+    over = {r: _token_keys(tok, cols) for r, (_r, *cols), (_n, b) in zip(ids, items, made) if b is None}
+    conn.executemany("DELETE FROM search_doc_keys WHERE doc_rowid=?", [(r,) for r in ids if r not in over])
+    conn.executemany("INSERT OR REPLACE INTO search_doc_keys(doc_rowid, keys) VALUES (?,?)",
+                     [(r, k.astype("<u8").tobytes()) for r, k in over.items()])
+    term_docs_add(conn, np.concatenate([_record_keys(b"".join(b for _n, b in made if b)), *over.values()]), +1)
+
+
+# -- per-token document counts (R54): a query word's document frequency without an fts5vocab doclist walk -----
+
+def _record_keys(buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype=TERM_RECORD)["key"] if buf else np.empty(0, np.uint64)
+
+
+def _token_keys(tok: Any, columns: Sequence[str | None]) -> np.ndarray:
+    """The distinct token keys of one document's FTS columns (for a document whose forward row is NULL, R51)."""
+    ks = {term_key(t) for text in columns if text
+          for t in tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
+                       include_colocated=False)}
+    return np.fromiter(ks, dtype=np.uint64, count=len(ks))
+
+
+def forward_keys(conn: apsw.Connection, doc_rowids: Sequence[int]) -> np.ndarray:
+    """Every (document, distinct token) key of these documents' forward rows, one entry per pair (documents
+    without a row add nothing; a NULL row's keys come from ``search_doc_keys``). A NULL row without its keys (made
+    before migration 0064) makes the counts uncountable: marked so (-1), read from fts5vocab from then on."""
+    import orjson
+
+    if not doc_rowids:
+        return np.empty(0, np.uint64)
+    got = conn.execute("SELECT t.terms, t.terms IS NULL, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
+                       "ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid IN (SELECT value FROM json_each(?))",
+                       (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
+    if any(null and k is None for _b, null, k in got):
+        conn.execute("UPDATE search_state SET term_docs_complete = -1 WHERE id = 1 AND term_docs_complete = 1")
+    return np.concatenate([_record_keys(b"".join(b for b, _n, _k in got if b)),
+                           *[np.frombuffer(k, dtype="<u8") for b, _n, k in got if b is None and k]])
+
+
+def term_docs_add(conn: apsw.Connection, keys: np.ndarray, sign: int) -> None:
+    """Add ``sign`` to the document count of each key, once per occurrence in ``keys``."""
+    if not len(keys):
+        return
+    uniq, n = np.unique(keys, return_counts=True)
+    conn.executemany("INSERT INTO search_term_docs(key, docs) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
+                     "SET docs = docs + excluded.docs",
+                     zip(uniq.view(np.int64).tolist(), (n * sign).tolist()))
+
+
+def term_docs_state(conn: apsw.Connection) -> int:
+    """search_state.term_docs_complete: 1 counted, 0 to be counted by the next index run, -1 cannot be counted."""
+    try:
+        return int(scalar(conn, "SELECT term_docs_complete FROM search_state WHERE id = 1") or 0)
+    except apsw.SQLError:
+        return -1
+
+
+def term_docs_complete(conn: apsw.Connection) -> bool:
+    """Whether ``search_term_docs`` counts every search document (False on a vault opened read-only before
+    migration 0064)."""
+    try:
+        return scalar(conn, "SELECT term_docs_complete FROM search_state WHERE id = 1") == 1
+    except apsw.SQLError:
+        return False
+
+
+def term_docs_rebuild(conn: apsw.Connection, chunk: int = 50_000) -> int:
+    """Count every document's tokens again from the forward index (which must be complete) and mark the counts
+    complete (-1 if a NULL forward row has no keys: fts5vocab stays in use). Returns how many distinct tokens."""
+    conn.execute("DELETE FROM search_term_docs")
+    parts_k, parts_n = [], []
+    after = -(1 << 62)
+    lost = False
+    while True:
+        got = conn.execute("SELECT t.doc_rowid, t.terms, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
+                           "ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid > ? ORDER BY t.doc_rowid LIMIT ?",
+                           (after, chunk)).fetchall()
+        if not got:
+            break
+        after = got[-1][0]
+        lost = lost or any(b is None and k is None for _r, b, k in got)
+        keys = np.concatenate([_record_keys(b"".join(b for _r, b, _k in got if b)),
+                               *[np.frombuffer(k, dtype="<u8") for _r, b, k in got if b is None and k]])
+        u, n = np.unique(keys, return_counts=True)
+        parts_k.append(u)
+        parts_n.append(n)
+    n_keys = 0
+    if parts_k:
+        u, inv = np.unique(np.concatenate(parts_k), return_inverse=True)
+        n = np.bincount(inv, weights=np.concatenate(parts_n)).astype(np.int64)
+        conn.executemany("INSERT INTO search_term_docs(key, docs) VALUES (?, ?)",
+                         zip(u.view(np.int64).tolist(), n.tolist()))
+        n_keys = len(u)
+    conn.execute("UPDATE search_state SET term_docs_complete = ? WHERE id = 1", (-1 if lost else 1,))
+    return n_keys
 
 
 def doc_terms_missing_messages(conn: apsw.Connection, limit: int, after: int = 0) -> list[dict]:
@@ -268,6 +371,9 @@ def clear_index(conn: apsw.Connection) -> list[int]:
     old = [int(r) for (r,) in conn.execute("SELECT doc_rowid FROM search_docs")]
     conn.execute("INSERT INTO search_fts(search_fts) VALUES('delete-all')")
     conn.execute("DELETE FROM search_doc_terms")
+    conn.execute("DELETE FROM search_term_docs")
+    conn.execute("DELETE FROM search_doc_keys")
+    conn.execute("UPDATE search_state SET term_docs_complete = 1 WHERE id = 1")  # nothing indexed, nothing to count
     conn.execute("DELETE FROM search_docs")
     conn.execute("DELETE FROM search_entity_names")
     return old
@@ -495,9 +601,15 @@ def participant_aliases(conn: apsw.Connection) -> list[tuple[str, str]]:
 
 
 def term_doc_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
-    """How many documents hold each term (its FTS5 doclist length; terms as the tokenizer stores them)."""
+    """How many documents hold each term (its FTS5 doclist length; terms as the tokenizer stores them): from the
+    per-token counts the index stage keeps (R54) when they are complete, else from fts5vocab (a doclist walk)."""
     if not terms:
         return {}
+    if term_docs_complete(conn):
+        keys = {t: np.uint64(term_key(t)).view(np.int64).item() for t in terms}
+        q = ",".join("?" * len(keys))
+        found = dict(conn.execute(f"SELECT key, docs FROM search_term_docs WHERE key IN ({q})", list(keys.values())))
+        return {t: int(found[k]) for t, k in keys.items() if found.get(k)}
     q = ",".join("?" * len(terms))
     return {t: int(n) for t, n in conn.execute(f"SELECT term, doc FROM search_fts_vocab WHERE term IN ({q})",
                                                list(terms))}
