@@ -68,6 +68,7 @@ class DocMeta:
     ev_end: np.ndarray
     kinds: dict[str, int]
     speakers: dict[str, int]
+    by_speaker: dict | None = None   # speaker codes -> their vids, ascending (R57)
 
     @classmethod
     def load(cls, conn, space: str, key: tuple) -> "DocMeta":
@@ -95,6 +96,18 @@ class DocMeta:
             m.ev_start[v] = _days(es_l)
             m.ev_end[v] = _days(ee_l)
         return m
+
+    def speaker_vids(self, codes: Sequence[int]) -> np.ndarray:
+        """The vids of the documents said by any of ``codes`` (ascending), kept for the next question."""
+        key = tuple(sorted(set(codes)))
+        if self.by_speaker is None:
+            self.by_speaker = {}
+        got = self.by_speaker.get(key)
+        if got is None:
+            if len(self.by_speaker) >= 256:
+                self.by_speaker.clear()
+            got = self.by_speaker[key] = np.nonzero(np.isin(self.speaker, key))[0].astype(np.int64)
+        return got
 
     def mask_fn(self, *, kinds: Sequence[str] | None = None, speakers: Sequence[str] | None = None,
                 start: str | None = None, end: str | None = None, as_of: str | None = None,
@@ -135,6 +148,10 @@ class DocMeta:
                 mask &= np.isin(self.rowid[v], allowed)
             return mask
 
+        if spk_codes is not None:
+            # the speaker filter names its rows: the index tests those only, not every vid (R57)
+            fn.rows = self.speaker_vids(spk_codes)  # type: ignore[attr-defined]
+            fn.rows_key = ("speakers", self.key, tuple(sorted(set(spk_codes))))  # type: ignore[attr-defined]
         return fn
 
 
