@@ -235,7 +235,7 @@ class _Mirror:
             if n == 0 or k <= 0:
                 return []
             rows = getattr(allow, "rows", None) if allow is not None else None
-            if rows is not None:  # the filter names its rows (one speaker's): test those only (R57)
+            if rows is not None and len(rows) <= n // 4:  # the filter names its rows (one speaker's): test those only (R57)
                 found_rows = self._row_set_candidates(q, n, space, kinds, vids, allow, rows, k,
                                                       quantize_above, rerank)
                 if found_rows is None:
