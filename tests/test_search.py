@@ -224,7 +224,26 @@ def test_speaker_filter_names_its_rows(indexed):
     again = meta.mask_fn(speakers=["ben"])
     assert again.rows is fn.rows and again.rows_key == fn.rows_key  # the same speaker: the kept list
     assert len(meta.mask_fn(speakers=["Nobody"]).rows) == 0
-    assert not hasattr(meta.mask_fn(start="2023-07-01", end="2023-08-01"), "rows")
+    # a time range names a superset of its rows (said then, or holding an event time) when that is narrow; the
+    # lane's hits are those of the same filter over every vid
+    from kenning.retrieve import vectors as vectors_mod
+
+    said = sorted({r[0][:10] for r in indexed.conn.execute(
+        "SELECT occurred_at_utc FROM search_docs WHERE occurred_at_utc IS NOT NULL")})
+    qvec = s.embedder().embed(["lake trip"])[0]
+    rng = {"start": said[0], "end": said[0] + "T23:59:59Z"}
+    vectors_mod.TIME_ROWS_MAX_SHARE = 0.0
+    try:
+        assert not hasattr(meta.mask_fn(**rng), "rows")
+        want = s.vectors.knn(qvec, 50, **rng)
+        vectors_mod.TIME_ROWS_MAX_SHARE = 1.0
+        day = meta.mask_fn(**rng)
+        kept = np.nonzero(day(every))[0]
+        assert day.rows_key is None and len(kept) > 0 and set(kept.tolist()) <= set(day.rows.tolist())
+        assert s.vectors.knn(qvec, 50, **rng) == want and want
+    finally:
+        vectors_mod.TIME_ROWS_MAX_SHARE = 0.25
+    assert not hasattr(meta.mask_fn(start="2000-01-01", end="2099-01-01"), "rows")  # everything: no gain
 
 
 def _search_vectors(vault):

@@ -69,6 +69,9 @@ class DocMeta:
     kinds: dict[str, int]
     speakers: dict[str, int]
     by_speaker: dict | None = None   # speaker codes -> their vids, ascending (R57)
+    said_order: np.ndarray | None = None   # vids by said-at time (stable), and those times, for time ranges (R57)
+    said_sorted: np.ndarray | None = None
+    event_vids: np.ndarray | None = None   # vids with a resolved event time, ascending
 
     @classmethod
     def load(cls, conn, space: str, key: tuple) -> "DocMeta":
@@ -108,6 +111,20 @@ class DocMeta:
                 self.by_speaker.clear()
             got = self.by_speaker[key] = np.nonzero(np.isin(self.speaker, key))[0].astype(np.int64)
         return got
+
+    def time_vids(self, t0: int, t1: int) -> np.ndarray | None:
+        """A superset of the vids a said-at/event-time filter [t0, t1) keeps — said then, or holding an event time
+        (tested by the filter) — ascending; None when that is more than a quarter of the vids (no gain)."""
+        if self.said_order is None:
+            order = np.argsort(self.said, kind="stable")
+            self.said_sorted = self.said[order]
+            self.event_vids = np.nonzero(self.ev_start != _NONE_D)[0].astype(np.int64)
+            self.said_order = order
+        assert self.said_sorted is not None and self.event_vids is not None
+        lo, hi = np.searchsorted(self.said_sorted, [t0, t1], side="left")
+        if (hi - lo) + len(self.event_vids) > TIME_ROWS_MAX_SHARE * len(self.said):
+            return None
+        return np.union1d(self.said_order[lo:hi], self.event_vids).astype(np.int64)
 
     def mask_fn(self, *, kinds: Sequence[str] | None = None, speakers: Sequence[str] | None = None,
                 start: str | None = None, end: str | None = None, as_of: str | None = None,
@@ -160,9 +177,14 @@ class DocMeta:
             # the speaker filter names its rows: the index tests those only, not every vid (R57)
             fn.rows = self.speaker_vids(spk_codes)  # type: ignore[attr-defined]
             fn.rows_key = ("speakers", self.key, tuple(sorted(set(spk_codes))))  # type: ignore[attr-defined]
+        elif t0 is not None and t1 is not None:
+            rows = self.time_vids(t0, t1)  # the time lane: said in the range or telling of a time
+            if rows is not None:
+                fn.rows, fn.rows_key = rows, None  # type: ignore[attr-defined]
         return fn
 
 
+TIME_ROWS_MAX_SHARE = 0.25  # a time filter names its rows when they are at most this share of the vids
 _META: dict[tuple, DocMeta] = {}
 _META_LOCK = threading.Lock()
 
