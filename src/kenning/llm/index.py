@@ -292,7 +292,9 @@ class _Mirror:
         r = np.asarray(rows, dtype=np.int64)
         r = r[(r >= 0) & (r < len(self._pos_by_vid))]
         pos = self._pos_by_vid[r]
-        pos = np.sort(pos[pos >= 0])
+        pos = pos[pos >= 0]
+        if len(pos) > 1 and not bool(np.all(pos[1:] > pos[:-1])):  # vids usually grow with positions
+            pos = np.sort(pos)
         entry = (pos, [None])
         if key is not None:
             if len(self.row_sets) >= 64:

@@ -124,7 +124,10 @@ class DocMeta:
         lo, hi = np.searchsorted(self.said_sorted, [t0, t1], side="left")
         if (hi - lo) + len(self.event_vids) > TIME_ROWS_MAX_SHARE * len(self.said):
             return None
-        return np.union1d(self.said_order[lo:hi], self.event_vids).astype(np.int64)
+        mark = np.zeros(len(self.said), dtype=bool)  # a union in vid order without sorting
+        mark[self.said_order[lo:hi]] = True
+        mark[self.event_vids] = True
+        return np.nonzero(mark)[0].astype(np.int64)
 
     def mask_fn(self, *, kinds: Sequence[str] | None = None, speakers: Sequence[str] | None = None,
                 start: str | None = None, end: str | None = None, as_of: str | None = None,
