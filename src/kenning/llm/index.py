@@ -297,7 +297,7 @@ class _Mirror:
             pos = np.sort(pos)
         entry = (pos, [None])
         if key is not None:
-            if len(self.row_sets) >= 64:
+            if len(self.row_sets) >= 16:  # at most 16 × (a quarter of the codes + positions)
                 self.row_sets.clear()
             self.row_sets[key] = entry
         return entry
