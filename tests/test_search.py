@@ -207,6 +207,45 @@ def test_restricted_vector_lanes_filter_inside_the_search(indexed):
     assert {r for r, _ in july} == said and np.all(np.diff([x for _, x in july]) <= 1e-6)
 
 
+
+def test_speaker_filter_names_its_rows(indexed):
+    """R57: a speaker filter carries that speaker's vids (``rows``, kept per speaker for the next question) so the
+    vector index tests those rows only; they are exactly the vids the filter keeps, and the lane's hits are unchanged
+    (test_restricted_vector_lanes_filter_inside_the_search checks them against brute force)."""
+    import numpy as np
+
+    s = Searcher(indexed.conn, indexed.config)
+    meta = s.vectors.meta()
+    fn = meta.mask_fn(speakers=["Ben"], as_of="2099-01-01")
+    every = np.arange(len(meta.rowid), dtype=np.int64)
+    assert fn.rows.tolist() == np.nonzero(fn(every))[0].tolist() and len(fn.rows) > 0
+    ben = {r for (r,) in indexed.conn.execute("SELECT doc_rowid FROM search_docs WHERE speaker='Ben'")}
+    assert set(meta.rowid[fn.rows].tolist()) == ben
+    again = meta.mask_fn(speakers=["ben"])
+    assert again.rows is fn.rows and again.rows_key == fn.rows_key  # the same speaker: the kept list
+    assert len(meta.mask_fn(speakers=["Nobody"]).rows) == 0
+    # a time range names a superset of its rows (said then, or holding an event time) when that is narrow; the
+    # lane's hits are those of the same filter over every vid
+    from kenning.retrieve import vectors as vectors_mod
+
+    said = sorted({r[0][:10] for r in indexed.conn.execute(
+        "SELECT occurred_at_utc FROM search_docs WHERE occurred_at_utc IS NOT NULL")})
+    qvec = s.embedder().embed(["lake trip"])[0]
+    rng = {"start": said[0], "end": said[0] + "T23:59:59Z"}
+    vectors_mod.TIME_ROWS_MAX_SHARE = 0.0
+    try:
+        assert not hasattr(meta.mask_fn(**rng), "rows")
+        want = s.vectors.knn(qvec, 50, **rng)
+        vectors_mod.TIME_ROWS_MAX_SHARE = 1.0
+        day = meta.mask_fn(**rng)
+        kept = np.nonzero(day(every))[0]
+        assert day.rows_key is None and len(kept) > 0 and set(kept.tolist()) <= set(day.rows.tolist())
+        assert s.vectors.knn(qvec, 50, **rng) == want and want
+    finally:
+        vectors_mod.TIME_ROWS_MAX_SHARE = 0.25
+    assert not hasattr(meta.mask_fn(start="2000-01-01", end="2099-01-01"), "rows")  # everything: no gain
+
+
 def _search_vectors(vault):
     import numpy as np
 

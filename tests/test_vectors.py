@@ -259,3 +259,61 @@ def test_narrow_filter_scans_only_its_rows_with_the_same_result(tmp_path):
         full = mirror._hamming_candidates(qv, n, mask, 20, subset=False)
         assert len(sub) >= 20 and sub.tolist() == full.tolist()
     conn.close()
+
+
+@pytest.mark.parametrize("quantize_above", [100, 0])
+def test_filter_naming_its_rows_gives_the_same_hits(tmp_path, quantize_above):
+    """R57: a filter that names its rows (``allow.rows``: a superset of the vids it keeps, cached under
+    ``allow.rows_key``) is tested on those rows only, and the Hamming scan covers them only; the hits are those of
+    the same filter over every vid — quantized or exact, with kinds and item ids on top, and after writes (the cached
+    row positions and codes are dropped by an upsert or a delete)."""
+    import random
+
+    drop_mirrors()
+    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64, "vector_index": {
+        "engine": "numpy", "quantize_above": quantize_above, "rerank_factor": 5, "rerank_min": 20}}})
+    conn = open_store(tmp_path / "r.db")
+    idx = VectorIndex(conn, cfg)
+    rnd = random.Random(11)
+    words = "lake car kids sister moving pottery violin turtle camping garden coffee budget rain snow".split()
+    idx.upsert("docs", [(f"d{i}", " ".join(rnd.choices(words, k=6)), "a" if i % 3 else "b") for i in range(1500)])
+    idx.upsert("other", [(f"o{i}", " ".join(rnd.choices(words, k=6)), "a") for i in range(200)])
+
+    def filters():
+        vid_of = {r[1]: int(r[0]) for r in conn.execute("SELECT vid, item_id FROM vector_items")}
+        speaker = {vid_of.get(f"d{i}", -1) for i in range(0, 1500, 7)} | {vid_of["o3"], vid_of.get("late", -1)}
+        keep = np.asarray(sorted(speaker), dtype=np.int64)
+        plain = lambda vids: np.isin(vids, keep)  # noqa: E731
+        named = lambda vids: np.isin(vids, keep)  # noqa: E731
+        named.rows = np.asarray(sorted(speaker | {10**9}), dtype=np.int64)  # a superset; unknown vids are ignored
+        named.rows_key = ("speaker", "t")
+        return plain, named
+
+    def same(queries):
+        plain, named = filters()
+        for q in queries:
+            for extra in ({}, {"kinds": ["a"]}, {"item_ids": [f"d{i}" for i in range(0, 700, 7)]}):
+                want = idx.search(q, k=10, space="docs", allow=plain, **extra)
+                got = idx.search(q, k=10, space="docs", allow=named, **extra)
+                assert got == want and len(got) == 10
+        return named
+
+    queries = [" ".join(rnd.choices(words, k=3)) for _ in range(8)]
+    named = same(queries)
+    from kenning.llm import index as index_mod
+
+    (mirror,) = index_mod._MIRRORS.values()
+    assert ("speaker", "t") in mirror.row_sets  # cached for the next question
+    idx.upsert("docs", [("late", "zebra quokka axolotl", "a")])
+    assert not mirror.row_sets
+    _, named = filters()
+    assert idx.search("zebra quokka axolotl", k=1, space="docs", allow=named)[0].item_id == "late"
+    same(queries)
+    idx.delete("docs", ["late", "d7", "d14"])
+    hits = idx.search("zebra quokka axolotl", k=50, space="docs", allow=filters()[1])
+    assert hits and not {h.item_id for h in hits} & {"late", "d7", "d14"}
+    same(queries)
+    nobody = lambda vids: np.zeros(len(vids), dtype=bool)  # noqa: E731
+    nobody.rows, nobody.rows_key = np.zeros(0, dtype=np.int64), ("nobody",)
+    assert idx.search(queries[0], k=10, space="docs", allow=nobody) == []
+    conn.close()

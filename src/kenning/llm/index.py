@@ -99,6 +99,8 @@ class _Mirror:
         self.center = np.zeros(dimension, dtype=np.float32)
         self._last_dist: tuple | None = None    # (query key, Hamming distances) of the last quantized search
         self.blocks: dict[int, dict] = {}       # space code -> contiguous copy of its rows (search_by_kind)
+        self.row_sets: dict = {}                # a filter's rows key -> (positions, codes of those rows) (R57)
+        self._pos_by_vid: np.ndarray | None = None
 
     def _code(self, table: dict, names: list, value: Any) -> int:
         code = table.get(value)
@@ -126,6 +128,8 @@ class _Mirror:
     def upsert(self, rows: Sequence[tuple[int, str, str, str | None, np.ndarray]]) -> None:
         with self.lock:
             self._last_dist = None
+            self.row_sets.clear()
+            self._pos_by_vid = None
             self._grow(self.n + len(rows))
             for vid, space, item_id, kind, vec in rows:
                 pos = self.pos_of.get(vid)
@@ -148,6 +152,8 @@ class _Mirror:
         with self.lock:
             self._last_dist = None
             self.blocks.clear()
+            self.row_sets.clear()
+            self._pos_by_vid = None
             for vid in vids:
                 pos = self.pos_of.pop(int(vid), None)
                 if pos is not None:
@@ -228,18 +234,26 @@ class _Mirror:
             n = self.n
             if n == 0 or k <= 0:
                 return []
-            mask = self._mask(n, space, kinds, vids, allow)
-            if mask is False:
-                return []
-            candidates = None if mask is None else np.nonzero(mask)[0]
-            if candidates is not None and len(candidates) == 0:
-                return []
-            if candidates is not None and len(candidates) == n:
-                candidates, mask = None, None  # the filter keeps every row: no gather
-            size = n if candidates is None else len(candidates)
-            if quantize_above and n > quantize_above and size > max(rerank, k):
-                self.ensure_codes()
-                candidates = self._hamming_candidates(q, n, mask, max(rerank, k))
+            rows = getattr(allow, "rows", None) if allow is not None else None
+            if rows is not None and len(rows) <= n // 4:  # the filter names its rows (one speaker's): test those only (R57)
+                found_rows = self._row_set_candidates(q, n, space, kinds, vids, allow, rows, k,
+                                                      quantize_above, rerank)
+                if found_rows is None:
+                    return []
+                candidates, mask = found_rows, None
+            else:
+                mask = self._mask(n, space, kinds, vids, allow)
+                if mask is False:
+                    return []
+                candidates = None if mask is None else np.nonzero(mask)[0]
+                if candidates is not None and len(candidates) == 0:
+                    return []
+                if candidates is not None and len(candidates) == n:
+                    candidates, mask = None, None  # the filter keeps every row: no gather
+                size = n if candidates is None else len(candidates)
+                if quantize_above and n > quantize_above and size > max(rerank, k):
+                    self.ensure_codes()
+                    candidates = self._hamming_candidates(q, n, mask, max(rerank, k))
             if candidates is not None and len(candidates) > n // 4:
                 scores = self.matrix[:n] @ q  # one product over every row beats gathering a large subset
                 sub = scores[candidates]
@@ -262,6 +276,65 @@ class _Mirror:
             return [Hit(self.space_names[self.space_codes[p]], self.item_ids[p],  # type: ignore[arg-type]
                         self.kind_names[self.kind_codes[p]], score, int(self.vids[p])) for p, score in found]
 
+    def _row_set(self, rows: np.ndarray, key) -> tuple[np.ndarray, list]:
+        """The ascending positions of ``rows`` (vids; those not in the mirror left out), cached under ``key``
+        until the next write, with a slot for the codes of those rows."""
+        hit = self.row_sets.get(key) if key is not None else None
+        if hit is not None:
+            return hit
+        n = self.n
+        if self._pos_by_vid is None:
+            live = self.vids[:n] if not self.deleted else self.vids[:n][self.valid[:n]]
+            where = np.arange(n, dtype=np.int64) if not self.deleted else np.nonzero(self.valid[:n])[0]
+            table = np.full(int(live.max()) + 1 if len(live) else 1, -1, dtype=np.int64)
+            table[live] = where
+            self._pos_by_vid = table
+        r = np.asarray(rows, dtype=np.int64)
+        r = r[(r >= 0) & (r < len(self._pos_by_vid))]
+        pos = self._pos_by_vid[r]
+        pos = pos[pos >= 0]
+        if len(pos) > 1 and not bool(np.all(pos[1:] > pos[:-1])):  # vids usually grow with positions
+            pos = np.sort(pos)
+        entry = (pos, [None])
+        if key is not None:
+            if len(self.row_sets) >= 16:  # at most 16 × (a quarter of the codes + positions)
+                self.row_sets.clear()
+            self.row_sets[key] = entry
+        return entry
+
+    def _row_set_candidates(self, q: np.ndarray, n: int, space: str | None, kinds: Sequence[str] | None,
+                            vids: Sequence[int] | None, allow: Callable[[np.ndarray], np.ndarray], rows: np.ndarray,
+                            k: int, quantize_above: int, rerank: int) -> np.ndarray | None:
+        """The candidates :meth:`search` finds through ``_mask`` + ``_hamming_candidates`` for a filter that
+        names a superset of its rows (``allow.rows``, vids): the filters are tested on those rows only, and the
+        Hamming distances are those rows' (R56's result: the same candidates in the same order). None: no row."""
+        pos, slot = self._row_set(rows, getattr(allow, "rows_key", None))
+        if len(pos) == 0:
+            return None
+        ok = np.asarray(allow(self.vids[pos]), dtype=bool)
+        if space is not None:
+            code = self.spaces.get(space)
+            if code is None:
+                return None
+            ok &= self.space_codes[pos] == code
+        if kinds is not None:
+            ok &= np.isin(self.kind_codes[pos], [self.kinds[x] for x in kinds if x in self.kinds])
+        if vids is not None:
+            ok &= np.isin(self.vids[pos], np.asarray(list(vids), dtype=np.int64))
+        every = bool(ok.all())
+        cand = pos if every else pos[ok]
+        if len(cand) == 0:
+            return None
+        m = max(rerank, k)
+        if not (quantize_above and n > quantize_above and len(cand) > m):
+            return cand
+        self.ensure_codes()
+        assert self.codes is not None
+        if slot[0] is None:
+            slot[0] = np.ascontiguousarray(self.codes[:, pos])
+        codes = slot[0] if every else slot[0][:, ok]
+        return cand[self._hamming_keep(q, codes, m)]
+
     def _hamming_candidates(self, q: np.ndarray, n: int, mask: np.ndarray | None, m: int,
                             subset: bool = True) -> np.ndarray:
         assert self.codes is not None
@@ -274,9 +347,7 @@ class _Mirror:
             dist = self._last_dist[1].copy()  # the same query again (another lane's filter): reuse the scan
         else:
             qc = self._pack(q.reshape(1, -1))[:, 0]
-            dist = np.bitwise_count(self.codes[0, :n] ^ qc[0]).astype(np.uint16)
-            for w in range(1, len(qc)):
-                dist += np.bitwise_count(self.codes[w, :n] ^ qc[w])
+            dist = _hamming(self.codes, qc, n)
             self._last_dist = (key, dist.copy())
         worst = self.codes.shape[0] * 64 + 1
         if mask is not None:
@@ -295,18 +366,19 @@ class _Mirror:
         """:meth:`_hamming_candidates` for a mask given as its (ascending) positions: the same candidates in the same
         order, from the Hamming distances of those rows only."""
         assert self.codes is not None
+        return pos[self._hamming_keep(q, self.codes[:, pos], m)]
+
+    def _hamming_keep(self, q: np.ndarray, codes: np.ndarray, m: int) -> np.ndarray:
+        """Indexes (into the columns of ``codes``) of the ``m``-candidate cut of :meth:`_hamming_candidates`."""
         qc = self._pack(q.reshape(1, -1))[:, 0]
-        codes = self.codes[:, pos]
-        dist = np.bitwise_count(codes[0] ^ qc[0]).astype(np.uint16)
-        for w in range(1, len(qc)):
-            dist += np.bitwise_count(codes[w] ^ qc[w])
-        worst = self.codes.shape[0] * 64 + 1
+        dist = _hamming(codes, qc, codes.shape[1])
+        worst = codes.shape[0] * 64 + 1
         cum = np.cumsum(np.bincount(dist, minlength=worst + 1)[:worst])
         cut = int(np.searchsorted(cum, m))
         keep = np.nonzero(dist <= min(cut, worst - 1))[0]
         if len(keep) > 4 * m:
             keep = keep[np.argsort(dist[keep], kind="stable")[:m]]
-        return pos[keep]
+        return keep
 
     # -- per-space blocks (seed 000's searches touch one space of a table shared with messages and entities) --
     def _space_block(self, code: int, n: int) -> dict | None:
@@ -397,6 +469,22 @@ class _Mirror:
                                          self.kind_names[self.kind_codes[p]], float(col[p]), int(self.vids[p]))
                                      for p in order]
             return outs
+
+def _hamming(codes: np.ndarray, qc: np.ndarray, n: int) -> np.ndarray:
+    """Hamming distances (uint16) of the first ``n`` columns of ``codes`` (words × rows bit planes) to ``qc``,
+    through two reused buffers (no 8-byte temporary per word)."""
+    dist = np.empty(n, dtype=np.uint16)
+    tmp = np.empty(n, dtype=np.uint64)
+    cnt = np.empty(n, dtype=np.uint8)
+    for w in range(len(qc)):
+        np.bitwise_xor(codes[w, :n], qc[w], out=tmp)
+        np.bitwise_count(tmp, out=cnt)
+        if w == 0:
+            dist[:] = cnt
+        else:
+            np.add(dist, cnt, out=dist)
+    return dist
+
 
 BLOCK_MAX_SHARE = 0.5   # search_by_kind copies a space into its own block when it holds at most this share of rows
 

@@ -68,6 +68,10 @@ class DocMeta:
     ev_end: np.ndarray
     kinds: dict[str, int]
     speakers: dict[str, int]
+    by_speaker: dict | None = None   # speaker codes -> their vids, ascending (R57)
+    said_order: np.ndarray | None = None   # vids by said-at time (stable), and those times, for time ranges (R57)
+    said_sorted: np.ndarray | None = None
+    event_vids: np.ndarray | None = None   # vids with a resolved event time, ascending
 
     @classmethod
     def load(cls, conn, space: str, key: tuple) -> "DocMeta":
@@ -96,6 +100,35 @@ class DocMeta:
             m.ev_end[v] = _days(ee_l)
         return m
 
+    def speaker_vids(self, codes: Sequence[int]) -> np.ndarray:
+        """The vids of the documents said by any of ``codes`` (ascending), kept for the next question."""
+        key = tuple(sorted(set(codes)))
+        if self.by_speaker is None:
+            self.by_speaker = {}
+        got = self.by_speaker.get(key)
+        if got is None:
+            if len(self.by_speaker) >= 256:
+                self.by_speaker.clear()
+            got = self.by_speaker[key] = np.nonzero(np.isin(self.speaker, key))[0].astype(np.int64)
+        return got
+
+    def time_vids(self, t0: int, t1: int) -> np.ndarray | None:
+        """A superset of the vids a said-at/event-time filter [t0, t1) keeps — said then, or holding an event time
+        (tested by the filter) — ascending; None when that is more than a quarter of the vids (no gain)."""
+        if self.said_order is None:
+            order = np.argsort(self.said, kind="stable")
+            self.said_sorted = self.said[order]
+            self.event_vids = np.nonzero(self.ev_start != _NONE_D)[0].astype(np.int64)
+            self.said_order = order
+        assert self.said_sorted is not None and self.event_vids is not None
+        lo, hi = np.searchsorted(self.said_sorted, [t0, t1], side="left")
+        if (hi - lo) + len(self.event_vids) > TIME_ROWS_MAX_SHARE * len(self.said):
+            return None
+        mark = np.zeros(len(self.said), dtype=bool)  # a union in vid order without sorting
+        mark[self.said_order[lo:hi]] = True
+        mark[self.event_vids] = True
+        return np.nonzero(mark)[0].astype(np.int64)
+
     def mask_fn(self, *, kinds: Sequence[str] | None = None, speakers: Sequence[str] | None = None,
                 start: str | None = None, end: str | None = None, as_of: str | None = None,
                 rowids: Sequence[int] | None = None) -> Callable[[np.ndarray], np.ndarray]:
@@ -111,33 +144,50 @@ class DocMeta:
         d1 = day_of(end) if end else None
         size = len(self.rowid)
 
-        def fn(vids: np.ndarray) -> np.ndarray:
-            inside = vids < size
-            v = np.where(inside, vids, 0)
-            mask = inside & (self.rowid[v] >= 0)
+        def conds(sel) -> np.ndarray:
+            """The filters on the documents at ``sel`` (vids, or ``slice(None)``: every vid in order)."""
+            mask = self.rowid[sel] >= 0
             if kind_codes is not None:
-                mask &= np.isin(self.kind[v], kind_codes)
+                mask &= np.isin(self.kind[sel], kind_codes)
             if spk_codes is not None:
-                mask &= np.isin(self.speaker[v], spk_codes)
+                mask &= np.isin(self.speaker[sel], spk_codes)
             if t_as_of is not None:
-                mask &= (self.said[v] <= t_as_of) & (self.said[v] != _NONE_S)
+                said = self.said[sel]
+                mask &= (said <= t_as_of) & (said != _NONE_S)
             if t0 is not None and t1 is not None:
-                said = self.said[v]
+                said = self.said[sel]
                 in_said = (said >= t0) & (said < t1)
-                es, ee = self.ev_start[v], self.ev_end[v]
+                es, ee = self.ev_start[sel], self.ev_end[sel]
                 told = (es != _NONE_D) & (es < d1) & (ee >= d0)  # type: ignore[operator]
                 mask &= in_said | told
             elif t0 is not None:
-                mask &= self.said[v] >= t0
+                mask &= self.said[sel] >= t0
             elif t1 is not None:
-                mask &= (self.said[v] < t1) & (self.said[v] != _NONE_S)
+                said = self.said[sel]
+                mask &= (said < t1) & (said != _NONE_S)
             if allowed is not None:
-                mask &= np.isin(self.rowid[v], allowed)
+                mask &= np.isin(self.rowid[sel], allowed)
             return mask
 
+        def fn(vids: np.ndarray) -> np.ndarray:
+            inside = vids < size
+            v = np.where(inside, vids, 0)
+            if len(vids) * 4 > size:  # most vids (the mirror's every row): the filters in vid order, one gather (R57)
+                return inside & conds(slice(None))[v]
+            return inside & conds(v)
+
+        if spk_codes is not None:
+            # the speaker filter names its rows: the index tests those only, not every vid (R57)
+            fn.rows = self.speaker_vids(spk_codes)  # type: ignore[attr-defined]
+            fn.rows_key = ("speakers", self.key, tuple(sorted(set(spk_codes))))  # type: ignore[attr-defined]
+        elif t0 is not None and t1 is not None:
+            rows = self.time_vids(t0, t1)  # the time lane: said in the range or telling of a time
+            if rows is not None:
+                fn.rows, fn.rows_key = rows, None  # type: ignore[attr-defined]
         return fn
 
 
+TIME_ROWS_MAX_SHARE = 0.25  # a time filter names its rows when they are at most this share of the vids
 _META: dict[tuple, DocMeta] = {}
 _META_LOCK = threading.Lock()
 
