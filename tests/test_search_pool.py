@@ -286,15 +286,20 @@ def test_forward_index_filled_for_documents_indexed_before_it(indexed):
     assert "doc_terms_filled" not in again.counts and "doc_terms_entities_reindexed" not in again.counts
 
 
+def _insert_long_doc(conn) -> int:
+    """A bare search document (its FTS text is the caller's), for the over-255-counts cases."""
+    return search_sql.insert_doc(conn, {
+        "doc_kind": "message", "doc_id": "m-long", "conversation_id": None, "speaker": "Ben", "role": "user",
+        "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
+        "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+
+
 def test_forward_index_count_past_a_byte_is_measured_by_fts5(indexed):
     """A token more than 255 times in one column has no packed records (NULL): that document's hits come from FTS5
     (one rowid lookup), the others' from the forward index — the pool is still FTS5's."""
     conn = indexed.conn
     with conn:
-        rowid = search_sql.insert_doc(conn, {
-            "doc_kind": "message", "doc_id": "m-long", "conversation_id": None, "speaker": "Ben", "role": "user",
-            "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
-            "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+        rowid = _insert_long_doc(conn)
         search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "violin", "", "the lake")])
     assert conn.execute("SELECT length, terms FROM search_doc_terms WHERE doc_rowid=?", (rowid,)).fetchone() \
         == (304, None)
@@ -513,10 +518,7 @@ def test_term_doc_counts_uncountable_null_row_falls_back(indexed):
 
     conn = indexed.conn
     with conn:
-        rowid = search_sql.insert_doc(conn, {
-            "doc_kind": "message", "doc_id": "m-long", "conversation_id": None, "speaker": "Ben", "role": "user",
-            "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
-            "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+        rowid = _insert_long_doc(conn)
         search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "quokka", "", "")])
     assert conn.execute("SELECT COUNT(*) FROM search_doc_keys").fetchone()[0] == 1
     conn.execute("DELETE FROM search_doc_keys")
