@@ -7,16 +7,14 @@ from typing import Iterable, Sequence
 import apsw
 
 from kenning.store.connection import rows, scalar
-
-_CHUNK = 500  # bound the number of SQL variables per statement
+from kenning.store.sqltext import chunks, marks
 
 
 def get_many(conn: apsw.Connection, model_id: str, dimension: int, hashes: Sequence[str]) -> dict[str, bytes]:
     found: dict[str, bytes] = {}
     unique = list(dict.fromkeys(hashes))
-    for i in range(0, len(unique), _CHUNK):
-        chunk = unique[i:i + _CHUNK]
-        q = ",".join("?" * len(chunk))
+    for chunk in chunks(unique):
+        q = marks(len(chunk))
         for h, blob in conn.execute(
                 f"SELECT text_sha256, vector FROM embedding_cache WHERE model_id=? AND dimension=? "
                 f"AND text_sha256 IN ({q})", (model_id, dimension, *chunk)):

@@ -9,6 +9,7 @@ import apsw
 import numpy as np
 
 from kenning.store.connection import rows, scalar
+from kenning.store.sqltext import chunks, marks
 
 _SPACE = re.compile(r"^[a-z0-9_]{1,64}$")
 
@@ -46,11 +47,10 @@ def previous_texts(conn: apsw.Connection, keys: Sequence[tuple[str, int]]) -> di
 def attachment_texts(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, list[str]]:
     """Captions of image/file parts, per message."""
     out: dict[str, list[str]] = {}
-    for i in range(0, len(message_ids), 500):
-        chunk = list(message_ids[i:i + 500])
+    for chunk in chunks(list(message_ids)):
         for mid, text in conn.execute(
                 f"SELECT message_id, text_content FROM message_parts WHERE part_type IN ('image','file') "
-                f"AND message_id IN ({','.join('?' * len(chunk))}) ORDER BY message_id, part_index", chunk):
+                f"AND message_id IN ({marks(len(chunk))}) ORDER BY message_id, part_index", chunk):
             bits = out.setdefault(mid, [])
             if text:
                 bits.append(text)
@@ -416,10 +416,9 @@ def docs_missing_vectors(conn: apsw.Connection, space: str, after: int, limit: i
 
 def docs_for_embedding(conn: apsw.Connection, doc_rowids: Sequence[int]) -> list[dict]:
     out: list[dict] = []
-    for i in range(0, len(doc_rowids), 500):
-        chunk = list(doc_rowids[i:i + 500])
+    for chunk in chunks(list(doc_rowids)):
         out += rows(conn, f"SELECT doc_rowid, doc_kind, doc_id, speaker FROM search_docs "
-                          f"WHERE doc_rowid IN ({','.join('?' * len(chunk))}) ORDER BY doc_rowid", chunk)
+                          f"WHERE doc_rowid IN ({marks(len(chunk))}) ORDER BY doc_rowid", chunk)
     return out
 
 
@@ -473,11 +472,10 @@ def entity_names_count(conn: apsw.Connection) -> int:
 def entities_named(conn: apsw.Connection, names: Sequence[str]) -> list[dict]:
     """Active entities one of ``names`` (normalised) refers to, with how it matched."""
     out: list[dict] = []
-    for i in range(0, len(names), 400):
-        chunk = list(names[i:i + 400])
+    for chunk in chunks(list(names), 400):
         out += rows(conn, "SELECT n.name_norm, n.source, e.entity_id, e.entity_type, e.canonical_name, e.mention_count "
                           "FROM search_entity_names n JOIN entities e ON e.entity_id = n.entity_id "
-                          f"WHERE n.name_norm IN ({','.join('?' * len(chunk))}) AND e.status='active' "
+                          f"WHERE n.name_norm IN ({marks(len(chunk))}) AND e.status='active' "
                           "ORDER BY n.name_norm, e.mention_count DESC, e.entity_id", chunk)
     return out
 
@@ -485,7 +483,7 @@ def entities_named(conn: apsw.Connection, names: Sequence[str]) -> list[dict]:
 def entity_mention_docs(conn: apsw.Connection, entity_ids: Sequence[str], limit: int,
                         as_of: str | None = None) -> list[dict]:
     """Message documents mentioning any of ``entity_ids`` (newest first), one row per (document, entity)."""
-    q = ",".join("?" * len(entity_ids))
+    q = marks(len(entity_ids))
     sql = ("SELECT d.doc_rowid, em.entity_id, em.surface_text, em.char_start, em.char_end, d.occurred_at_utc "
            "FROM entity_mentions em JOIN search_docs d ON d.doc_kind='message' AND d.doc_id = em.message_id "
            f"WHERE em.entity_id IN ({q})")
@@ -506,16 +504,16 @@ def _filters(alias: str, as_of: str | None, speakers: Sequence[str] | None, star
     sql, params = "", []
     if entity_ids:
         sql += (f" AND {alias}.doc_kind='message' AND {alias}.doc_id IN (SELECT message_id FROM entity_mentions "
-                f"WHERE entity_id IN ({','.join('?' * len(entity_ids))}))")
+                f"WHERE entity_id IN ({marks(len(entity_ids))}))")
         params += list(entity_ids)
     if rowids is not None:
-        sql += f" AND {alias}.doc_rowid IN ({','.join('?' * len(rowids))})"
+        sql += f" AND {alias}.doc_rowid IN ({marks(len(rowids))})"
         params += [int(r) for r in rowids]
     if as_of:
         sql += f" AND {alias}.occurred_at_utc <= ?"
         params.append(as_of)
     if speakers:
-        sql += f" AND {alias}.speaker COLLATE NOCASE IN ({','.join('?' * len(speakers))})"
+        sql += f" AND {alias}.speaker COLLATE NOCASE IN ({marks(len(speakers))})"
         params += list(speakers)
     if start and end:
         # said inside the interval, or telling of an event inside it
@@ -529,7 +527,7 @@ def _filters(alias: str, as_of: str | None, speakers: Sequence[str] | None, star
         sql += f" AND {alias}.occurred_at_utc < ?"
         params.append(end)
     if kinds:
-        sql += f" AND {alias}.doc_kind IN ({','.join('?' * len(kinds))})"
+        sql += f" AND {alias}.doc_kind IN ({marks(len(kinds))})"
         params += list(kinds)
     return sql, params
 
@@ -545,7 +543,7 @@ def fts_search(conn: apsw.Connection, match: str, weights: Sequence[float], limi
         if not rowids:
             return []
         sql = (f"SELECT rowid, bm25(search_fts, {w}) AS s FROM search_fts WHERE search_fts MATCH ? "
-               f"AND rowid IN ({','.join('?' * len(rowids))}) ORDER BY s, rowid LIMIT ?")
+               f"AND rowid IN ({marks(len(rowids))}) ORDER BY s, rowid LIMIT ?")
         return [(int(r), float(s)) for r, s in conn.execute(sql, (match, *[int(x) for x in rowids], limit))]
     where, params = _filters("d", as_of, speakers, start, end, kinds, entity_ids, rowids)
     if not where:
@@ -560,8 +558,7 @@ def fts_search(conn: apsw.Connection, match: str, weights: Sequence[float], limi
 def docs_by_rowid(conn: apsw.Connection, doc_rowids: Sequence[int]) -> dict[int, dict]:
     """Documents with what a hit shows: text, speaker, time, conversation title, turn reference."""
     out: dict[int, dict] = {}
-    for i in range(0, len(doc_rowids), 500):
-        chunk = list(doc_rowids[i:i + 500])
+    for chunk in chunks(list(doc_rowids)):
         for r in rows(conn,
                       "SELECT d.doc_rowid, d.doc_kind, d.doc_id, d.conversation_id, d.speaker, d.role, "
                       "d.occurred_at_utc, d.position, m.text_raw, m.export_message_id, m.timestamp_quality, "
@@ -571,7 +568,7 @@ def docs_by_rowid(conn: apsw.Connection, doc_rowids: Sequence[int]) -> dict[int,
                       "FROM search_docs d LEFT JOIN messages m ON d.doc_kind='message' AND m.message_id=d.doc_id "
                       "LEFT JOIN conversations c ON c.conversation_id=d.conversation_id "
                       "LEFT JOIN entities e ON d.doc_kind='entity' AND e.entity_id=d.doc_id "
-                      f"WHERE d.doc_rowid IN ({','.join('?' * len(chunk))})", chunk):
+                      f"WHERE d.doc_rowid IN ({marks(len(chunk))})", chunk):
             out[int(r["doc_rowid"])] = r
     return out
 
@@ -607,10 +604,10 @@ def term_doc_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, in
         return {}
     if term_docs_complete(conn):
         keys = {t: np.uint64(term_key(t)).view(np.int64).item() for t in terms}
-        q = ",".join("?" * len(keys))
+        q = marks(len(keys))
         found = dict(conn.execute(f"SELECT key, docs FROM search_term_docs WHERE key IN ({q})", list(keys.values())))
         return {t: int(found[k]) for t, k in keys.items() if found.get(k)}
-    q = ",".join("?" * len(terms))
+    q = marks(len(terms))
     return {t: int(n) for t, n in conn.execute(f"SELECT term, doc FROM search_fts_vocab WHERE term IN ({q})",
                                                list(terms))}
 
@@ -759,7 +756,7 @@ def assertions_about(conn: apsw.Connection, entity_ids: Sequence[str], limit: in
     superseded by an assertion made by then."""
     if not entity_ids:
         return []
-    q = ",".join("?" * len(entity_ids))
+    q = marks(len(entity_ids))
     sql = ("SELECT a.assertion_id, d.doc_rowid, a.subject_entity_id, s.canonical_name AS subject_name, "
            "p.canonical_label AS predicate, a.object_entity_id, o.canonical_name AS object_name, a.object_value, "
            "a.modality, a.polarity, a.confidence_final, a.char_start, a.char_end, a.surface_text, "
@@ -787,7 +784,7 @@ def entity_ids_named(conn: apsw.Connection, names: Sequence[str]) -> list[str]:
     """Active entities whose canonical name / alias is one of ``names`` (normalised)."""
     if not names:
         return []
-    q = ",".join("?" * len(names))
+    q = marks(len(names))
     return [e for (e,) in conn.execute(
         "SELECT DISTINCT n.entity_id FROM search_entity_names n JOIN entities e ON e.entity_id = n.entity_id "
         f"WHERE n.name_norm IN ({q}) AND e.status = 'active' ORDER BY n.entity_id", list(names))]
@@ -796,11 +793,10 @@ def entity_ids_named(conn: apsw.Connection, names: Sequence[str]) -> list[str]:
 def time_mentions_of(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, list[dict]]:
     """Resolved time mentions (stage 2A) per message, first in the text first."""
     out: dict[str, list[dict]] = {}
-    for i in range(0, len(message_ids), 500):
-        chunk = list(message_ids[i:i + 500])
+    for chunk in chunks(list(message_ids)):
         for r in rows(conn, "SELECT message_id, surface_text, valid_from_utc, valid_to_utc, resolution_granularity, "
                             "char_start FROM time_mentions WHERE resolved_type <> 'unresolved' "
-                            f"AND message_id IN ({','.join('?' * len(chunk))}) ORDER BY message_id, char_start",
+                            f"AND message_id IN ({marks(len(chunk))}) ORDER BY message_id, char_start",
                       chunk):
             out.setdefault(r["message_id"], []).append(r)
     return out

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 import apsw
 
 from kenning.store.connection import row, rows, scalar
-from kenning.store.sqltext import chunks
+from kenning.store.sqltext import chunks, marks
 
 TABLE_PREFIX = "vec_items_g"
 _TABLE_NAME = re.compile(r"^vec_items_g[0-9]+$")
@@ -128,7 +128,7 @@ def upsert_items(conn: apsw.Connection, items: Sequence[dict[str, Any]]) -> list
 def items_by_ids(conn: apsw.Connection, space: str, item_ids: Sequence[str]) -> dict[str, dict]:
     found: dict[str, dict] = {}
     for chunk in chunks(list(item_ids)):
-        q = ",".join("?" * len(chunk))
+        q = marks(len(chunk))
         for r in rows(conn, f"SELECT vid, space, item_id, kind, text_sha256, rev FROM vector_items "
                             f"WHERE space=? AND item_id IN ({q})", (space, *chunk)):
             found[r["item_id"]] = r
@@ -138,7 +138,7 @@ def items_by_ids(conn: apsw.Connection, space: str, item_ids: Sequence[str]) -> 
 def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]:
     found: dict[int, dict] = {}
     for chunk in chunks(list(vids)):
-        q = ",".join("?" * len(chunk))
+        q = marks(len(chunk))
         for r in rows(conn, f"SELECT vid, space, item_id, kind FROM vector_items WHERE vid IN ({q})", tuple(chunk)):
             found[int(r["vid"])] = r
     return found
@@ -146,7 +146,7 @@ def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]
 
 def delete_items(conn: apsw.Connection, vids: Sequence[int]) -> None:
     for chunk in chunks(list(vids)):
-        conn.execute(f"DELETE FROM vector_items WHERE vid IN ({','.join('?' * len(chunk))})", tuple(chunk))
+        conn.execute(f"DELETE FROM vector_items WHERE vid IN ({marks(len(chunk))})", tuple(chunk))
 
 
 def items_after_rev(conn: apsw.Connection, rev: int, limit: int) -> list[dict]:
@@ -181,7 +181,7 @@ def write_vectors(conn: apsw.Connection, name: str, vectors: Sequence[tuple[int,
 def delete_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> None:
     name = _checked(name)
     for chunk in chunks(list(vids)):
-        conn.execute(f"DELETE FROM {name} WHERE rowid IN ({','.join('?' * len(chunk))})", tuple(chunk))
+        conn.execute(f"DELETE FROM {name} WHERE rowid IN ({marks(len(chunk))})", tuple(chunk))
 
 
 def count_vectors(conn: apsw.Connection, name: str) -> int:
@@ -205,7 +205,7 @@ def all_vectors(conn: apsw.Connection, name: str) -> Iterable[tuple[int, str, st
 def get_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> dict[int, bytes]:
     found: dict[int, bytes] = {}
     for chunk in chunks(list(vids)):
-        q = ",".join("?" * len(chunk))
+        q = marks(len(chunk))
         for vid, blob in conn.execute(f"SELECT rowid, embedding FROM {_checked(name)} WHERE rowid IN ({q})",
                                       tuple(chunk)):
             found[int(vid)] = blob
@@ -221,13 +221,13 @@ def knn(conn: apsw.Connection, name: str, query: bytes, k: int, *, space: str | 
         out: list[tuple[int, float]] = []
         for chunk in chunks(list(vids)):
             sql = (f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {name} "
-                   f"WHERE rowid IN ({','.join('?' * len(chunk))})")
+                   f"WHERE rowid IN ({marks(len(chunk))})")
             params: list[Any] = [query, *chunk]
             if space is not None:
                 sql += " AND space = ?"
                 params.append(space)
             if kinds is not None:
-                sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+                sql += f" AND kind IN ({marks(len(kinds))})"
                 params.extend(kinds)
             out.extend((int(v), float(d)) for v, d in conn.execute(sql, params))
         out.sort(key=lambda t: (t[1], t[0]))
@@ -238,6 +238,6 @@ def knn(conn: apsw.Connection, name: str, query: bytes, k: int, *, space: str | 
         sql += " AND space = ?"
         params.append(space)
     if kinds is not None:
-        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+        sql += f" AND kind IN ({marks(len(kinds))})"
         params.extend(kinds)
     return [(int(v), float(d)) for v, d in conn.execute(sql, params)]
