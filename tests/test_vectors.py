@@ -195,21 +195,28 @@ def test_status_counts_skip_vec0_shadow_tables(idx):
     assert not [k for k in counts if k.startswith("vec_items_g")]
 
 
+WORDS = "lake car kids sister moving pottery violin turtle camping garden coffee budget rain snow".split()
+
+
+def _small_index(path, *, quantize_above: int, rerank_min: int):
+    """A fresh vault and a numpy VectorIndex of 64-d hash vectors (codes above ``quantize_above``)."""
+    drop_mirrors()
+    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64, "vector_index": {
+        "engine": "numpy", "quantize_above": quantize_above, "rerank_factor": 5, "rerank_min": rerank_min}}})
+    conn = open_store(path)
+    return conn, VectorIndex(conn, cfg)
+
+
 def test_quantized_search_recall_and_filters(tmp_path):
     """R16: above quantize_above the mirror ranks by Hamming distance over 1-bit codes and re-ranks exactly; recall
     against the exact scan stays high, filters (allow) hold, and new vectors are searchable at once."""
     import random
 
-    drop_mirrors()
-    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64, "vector_index": {
-        "engine": "numpy", "quantize_above": 100, "rerank_factor": 5, "rerank_min": 100}}})
-    conn = open_store(tmp_path / "q.db")
-    idx = VectorIndex(conn, cfg)
+    conn, idx = _small_index(tmp_path / "q.db", quantize_above=100, rerank_min=100)
     rnd = random.Random(3)
-    words = "lake car kids sister moving pottery violin turtle camping garden coffee budget rain snow".split()
-    items = [(f"d{i}", " ".join(rnd.choices(words, k=6)), "even" if i % 2 == 0 else "odd") for i in range(1500)]
+    items = [(f"d{i}", " ".join(rnd.choices(WORDS, k=6)), "even" if i % 2 == 0 else "odd") for i in range(1500)]
     idx.upsert("docs", items)
-    recall, queries = [], [" ".join(rnd.choices(words, k=3)) for _ in range(30)]
+    recall, queries = [], [" ".join(rnd.choices(WORDS, k=3)) for _ in range(30)]
     for q in queries:
         approx = {h.item_id for h in idx.search(q, k=10, space="docs")}
         exact = {h.item_id for h in idx.search(q, k=10, space="docs", exact=True)}
@@ -232,18 +239,13 @@ def test_narrow_filter_scans_only_its_rows_with_the_same_result(tmp_path):
 
     from kenning.llm import index as index_mod
 
-    drop_mirrors()
-    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64, "vector_index": {
-        "engine": "numpy", "quantize_above": 100, "rerank_factor": 5, "rerank_min": 20}}})
-    conn = open_store(tmp_path / "q.db")
-    idx = VectorIndex(conn, cfg)
+    conn, idx = _small_index(tmp_path / "q.db", quantize_above=100, rerank_min=20)
     rnd = random.Random(5)
-    words = "lake car kids sister moving pottery violin turtle camping garden coffee budget rain snow".split()
-    idx.upsert("docs", [(f"d{i}", " ".join(rnd.choices(words, k=6)), "rare" if i % 10 == 0 else "common")
+    idx.upsert("docs", [(f"d{i}", " ".join(rnd.choices(WORDS, k=6)), "rare" if i % 10 == 0 else "common")
                         for i in range(2000)])
     rare = {int(v) for (v,) in conn.execute("SELECT vid FROM vector_items WHERE kind='rare'")}
     allow = lambda vids: np.isin(vids, list(rare))  # noqa: E731
-    queries = [" ".join(rnd.choices(words, k=3)) for _ in range(10)]
+    queries = [" ".join(rnd.choices(WORDS, k=3)) for _ in range(10)]
     for q in queries:
         hits = idx.search(q, k=10, space="docs", allow=allow)
         assert len(hits) == 10 and all(h.kind == "rare" for h in hits)
@@ -269,15 +271,10 @@ def test_filter_naming_its_rows_gives_the_same_hits(tmp_path, quantize_above):
     row positions and codes are dropped by an upsert or a delete)."""
     import random
 
-    drop_mirrors()
-    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 64, "vector_index": {
-        "engine": "numpy", "quantize_above": quantize_above, "rerank_factor": 5, "rerank_min": 20}}})
-    conn = open_store(tmp_path / "r.db")
-    idx = VectorIndex(conn, cfg)
+    conn, idx = _small_index(tmp_path / "r.db", quantize_above=quantize_above, rerank_min=20)
     rnd = random.Random(11)
-    words = "lake car kids sister moving pottery violin turtle camping garden coffee budget rain snow".split()
-    idx.upsert("docs", [(f"d{i}", " ".join(rnd.choices(words, k=6)), "a" if i % 3 else "b") for i in range(1500)])
-    idx.upsert("other", [(f"o{i}", " ".join(rnd.choices(words, k=6)), "a") for i in range(200)])
+    idx.upsert("docs", [(f"d{i}", " ".join(rnd.choices(WORDS, k=6)), "a" if i % 3 else "b") for i in range(1500)])
+    idx.upsert("other", [(f"o{i}", " ".join(rnd.choices(WORDS, k=6)), "a") for i in range(200)])
 
     def filters():
         vid_of = {r[1]: int(r[0]) for r in conn.execute("SELECT vid, item_id FROM vector_items")}
@@ -298,7 +295,7 @@ def test_filter_naming_its_rows_gives_the_same_hits(tmp_path, quantize_above):
                 assert got == want and len(got) == 10
         return named
 
-    queries = [" ".join(rnd.choices(words, k=3)) for _ in range(8)]
+    queries = [" ".join(rnd.choices(WORDS, k=3)) for _ in range(8)]
     named = same(queries)
     from kenning.llm import index as index_mod
 
