@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from kenning.bench.locomo_eval import (BM25Okapi, _metrics, gold_interval, rrf_order, run_eval, time_matches,
-                                       tokens, turn_text)
+from kenning.bench.locomo_eval import (BM25Okapi, EvalError, _metrics, gold_interval, replay, rrf_order, run_eval,
+                                       time_matches, tokens, turn_text)
 from kenning.retrieve.when import Interval, day
 from kenning.sources.locomo import evidence_ids
 from tests.conftest import HASH, locomo_dir, run_kenning
@@ -68,6 +68,51 @@ def test_eval_on_a_small_subset(tmp_path):
     assert len(lines) == rep["questions_scored"] and all(x["kenning"]["top10"] for x in lines)
     # evidence is mapped through the stored dia_ids: a turn ref in the top 10 is a real turn
     assert all(ref.startswith("D") for x in lines for ref in x["kenning"]["top10"])
+
+
+def test_lane_ranks_dump_and_replay(tmp_path):
+    """--lanes N (R39): each question's top N hits with their lane ranks; a replay with the configured weights
+    gives back the run's own hit@10, and a replay is a fusion — changing a weight moves the ranking."""
+    rep = run_eval(split="dev", data_dir=locomo_dir(), conversations="30", max_questions=20,
+                   systems=["kenning"], workdir=tmp_path, overrides=HASH, lanes_top=60)
+    recs = [json.loads(x) for x in (tmp_path / "questions.jsonl").read_text().splitlines()]
+    assert recs and all(len(r["kenning"]["lanes"]) > 10 for r in recs)
+    # the dump extends the top 10, it does not change it
+    assert all([ref for ref, _ in r["kenning"]["lanes"][:10]] == r["kenning"]["top10"] for r in recs)
+    assert all(isinstance(rk, int) and rk >= 1 for r in recs for _, ranks in r["kenning"]["lanes"]
+               for rk in ranks.values())
+    from kenning.config import load_config
+    weights = load_config(None, overrides=HASH).retrieval.lane_weights.model_dump()
+    again = replay(recs, weights)
+    assert again["hits"] == sum(int(r["kenning"]["hit@10"]) for r in recs if r["category"] != "5")
+    assert abs(again["hit@k"] - rep["systems"]["kenning"]["overall"]["hit@10"]) < 1e-3
+    # an extra list that puts each question's evidence first at a large weight makes every question a hit
+    perfect = replay(recs, weights, extra=lambda r: r["evidence"], extra_weight=100.0)
+    assert perfect["hits"] == perfect["n"] == again["n"]
+    # only the vector lane: its own top 10 decides
+    solo = replay(recs, {ln: (1.0 if ln == "vector" else 0.0) for ln in weights})
+    assert solo["n"] == again["n"]
+
+
+def test_lane_ranks_only_on_dev(tmp_path):
+    with pytest.raises(EvalError, match="dev only"):
+        run_eval(split="test", data_dir=locomo_dir(), systems=["kenning"], workdir=tmp_path, lanes_top=100)
+    with pytest.raises(EvalError, match="dev only"):
+        run_eval(split="dev", conversations="30,44", data_dir=locomo_dir(), systems=["kenning"], workdir=tmp_path,
+                 lanes_top=100)
+    with pytest.raises(EvalError, match="--workdir"):
+        run_eval(split="dev", data_dir=locomo_dir(), systems=["kenning"], lanes_top=100)
+
+
+def test_replay_fuses_like_the_search():
+    """Two lanes disagree; weights decide which evidence turn reaches the top 1."""
+    recs = [{"category": "4", "evidence": ["D1:2"],
+             "kenning": {"lanes": [["D1:1", {"fts": 1}], ["D1:2", {"vector": 1}], ["D1:3", {"fts": 2, "vector": 3}]]}}]
+    assert replay(recs, {"fts": 1, "vector": 1}, k=1)["hits"] == 0      # D1:3, in both lanes, wins
+    assert replay(recs, {"fts": 0.0, "vector": 1}, k=1)["hits"] == 1
+    assert replay(recs, {"fts": 1, "vector": 1}, k=2)["hits"] == 0      # then the tie D1:1 / D1:2 → recorded order
+    assert replay(recs, {"fts": 1, "vector": 1}, k=1, extra=lambda r: ["D1:2"], extra_weight=1.0)["hits"] == 1
+    assert replay([{**recs[0], "category": "5"}], {"fts": 1})["n"] == 0  # category 5 is reported apart
 
 
 @pytest.mark.slow

@@ -182,7 +182,9 @@ def question_date(obj: dict) -> dt.date:
 def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations: str | None = None,
              max_questions: int | None = None, systems: Sequence[str] | None = None, workdir: Path | None = None,
              config_path: Path | None = None, overrides: dict | None = None, reuse: bool = False,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+             lanes_top: int = 0, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """``lanes_top`` > 0 (dev only, needs ``workdir``): each question's record in ``questions.jsonl`` also holds
+    Kenning's top ``lanes_top`` hits with every lane's rank, for :func:`replay` (R39)."""
     from kenning.api import Vault
     from kenning.llm.embed import MINILM_DIMENSION, get_embedder
     from kenning.llm.errors import EmbeddingError
@@ -200,6 +202,12 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
     unknown = set(wanted) - set(SYSTEMS)
     if unknown:
         raise EvalError(f"unknown systems {sorted(unknown)}; known: {', '.join(SYSTEMS)}")
+    if lanes_top:
+        if lanes_top < 0 or not workdir:
+            raise EvalError("--lanes N needs N > 0 and --workdir (the ranks go to questions.jsonl there)")
+        if set(names) & set(SPLITS["test"]):
+            raise EvalError("--lanes dumps per-question lane ranks for tuning, and tuning is on dev only: "
+                            f"not for the test conversations ({', '.join(sorted(set(names) & set(SPLITS['test'])))})")
     say = progress or (lambda _m: None)
     results: dict[str, list] = {s: [] for s in wanted}
     temporal = {"n": 0, "correct": 0, "top_hit_correct": 0, "evidence_n": 0, "evidence_correct": 0}
@@ -264,16 +272,19 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                 rankings: dict[str, list[str]] = {}
                 if searcher is not None:
                     t0 = time.perf_counter()
-                    res = searcher.search(question, k=10, now=now.isoformat(), kinds=["message"])
+                    res = searcher.search(question, k=max(10, lanes_top), now=now.isoformat(), kinds=["message"])
                     timings["kenning_search_s"] += time.perf_counter() - t0
-                    rankings["kenning"] = [h["turn_ref"] for h in res.hits]
+                    rankings["kenning"] = [h["turn_ref"] for h in res.hits[:10]]
+                    if lanes_top:
+                        record["lanes"] = [[h["turn_ref"], {ln: v["rank"] for ln, v in h["lanes"].items()}]
+                                           for h in res.hits[:lanes_top]]
                     gi = gold_interval(question, q.get("answer"), now) if cat == "2" else None
                     if gi is not None:
                         temporal["n"] += 1
                         top = res.hits[0] if res.hits else None
                         top_ok = top is not None and time_matches(_hit_time(top), gi)
                         temporal["top_hit_correct"] += int(top_ok)
-                        ev = next((h for h in res.hits if h["turn_ref"] in gold), None)
+                        ev = next((h for h in res.hits[:10] if h["turn_ref"] in gold), None)
                         ok = ev is not None and time_matches(_hit_time(ev), gi)
                         temporal["correct"] += int(ok)
                         if ev is not None:
@@ -295,6 +306,8 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                     m = _metrics(gold, rankings.get(s, []))
                     results[s].append((cat, m))
                     record[s] = {"top10": rankings.get(s, []), "hit@10": m[1]}
+                if "lanes" in record:
+                    record["kenning"]["lanes"] = record.pop("lanes")
                 per_question.append(record)
             if searcher is not None:
                 vault.close()
@@ -321,6 +334,37 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
         "timings_s": {k: round(v, 2) for k, v in timings.items()},
     }
     return report
+
+
+def replay(records: Sequence[dict], weights: dict[str, float], *, k: int = 10, rrf_k: int = 60,
+           extra: Callable[[dict], Sequence[str]] | None = None, extra_weight: float = 1.0) -> dict[str, Any]:
+    """hit@k recomputed from recorded lane ranks (``run_eval(lanes_top=N)``'s records) with other lane weights,
+    and optionally one more ranked list of turn refs per question (``extra(record)``), fused as the search fuses:
+    Σ weight / (rrf_k + rank), ties by the best single rank, then the recorded order. Exact for a change of a
+    second-pass lane's weight or a lane added after the first pass; for the first-pass lanes only approximate (the
+    second-pass lanes were computed from the recorded first pass), and a turn outside the recorded top N has no
+    ranks (record N ≥ 300 so that every lane's top 50 is in it). Overall = categories 1–4 (R9)."""
+    by: dict[str, list[bool]] = collections.defaultdict(list)
+    for r in records:
+        ranked = r["kenning"]["lanes"]
+        score: dict[str, float] = {}
+        best: dict[str, int] = {}
+        order: dict[str, int] = {}
+        for i, (ref, ranks) in enumerate(ranked):
+            score[ref] = sum(weights.get(ln, 1.0) / (rrf_k + rk) for ln, rk in ranks.items())
+            best[ref] = min(ranks.values()) if ranks else 10**9
+            order[ref] = i
+        if extra is not None:
+            for rk, ref in enumerate(list(extra(r))[:50], 1):
+                score[ref] = score.get(ref, 0.0) + extra_weight / (rrf_k + rk)
+                best[ref] = min(best.get(ref, 10**9), rk)
+                order.setdefault(ref, len(order))
+        top = sorted(score, key=lambda x: (-score[x], best[x], order[x]))[:k]
+        gold = set(r["evidence"])
+        by[str(r["category"])].append(any(x in gold for x in top))
+    overall = [x for c, v in by.items() if c != "5" for x in v]
+    return {"hit@k": round(sum(overall) / len(overall), 4) if overall else None, "hits": sum(overall),
+            "n": len(overall), "by_category": {c: sum(v) for c, v in sorted(by.items())}}
 
 
 def _hit_time(hit: dict | None) -> Interval | None:

@@ -30,6 +30,9 @@ def locomo(
     workdir: Annotated[Optional[Path], typer.Option("--workdir", help="Keep the per-conversation vaults here.")] = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="Reuse the vaults already in --workdir (re-run only the "
                                         "search-index stage): for tuning query-time settings.")] = False,
+    lanes: Annotated[int, typer.Option("--lanes", help="Dev only, with --workdir: write Kenning's top N hits with "
+                                       "every lane's rank per question into questions.jsonl (for tuning replays; "
+                                       "N ≥ 300 holds every lane's top 50).")] = 0,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -39,6 +42,7 @@ def locomo(
     try:
         report = run_eval(split=split, data_dir=data, conversations=conversations, max_questions=max_questions,
                           systems=systems.split(",") if systems else None, workdir=workdir, config_path=config, reuse=reuse,
+                          lanes_top=lanes,
                           progress=None if json_out else (lambda msg: console.print(msg)))
     except EvalError as e:
         fail(str(e))
