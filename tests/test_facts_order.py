@@ -193,3 +193,12 @@ def test_about_and_predicate_either_side_leads(db, cap, monkeypatch):
                 for limit in (None, 3):
                     kw = dict(subject_ids=subj, predicate_norms=pred, limit=limit)
                     assert asql.facts(c, **kw) == reference(c, **kw), kw
+
+
+def test_facts_by_ids_are_the_facts_rows(db):
+    """`history` / `conflicts` read the views of a few ids (B44): the same rows `facts` gives for them."""
+    with Vault.open(db, readonly=True) as v:
+        every = {r["assertion_id"]: r for r in reference(v.conn)}
+        ids = sorted(every)[::9] + ["no-such-assertion"]
+        got = asql.facts_by_ids(v.conn, ids)
+        assert len(got) == len(ids) - 1 and {r["assertion_id"]: r for r in got} == {i: every[i] for i in ids[:-1]}

@@ -10,7 +10,7 @@ import apsw
 import orjson
 
 from kenning.store.connection import row, rows, scalar
-from kenning.store.sqltext import chunks, insert_sql, update_sql
+from kenning.store.sqltext import chunks, insert_sql, marks, update_sql
 
 ASSERTION_COLUMNS = (
     "assertion_id", "message_id", "assertion_key", "fact_key", "subject_entity_id", "subject_detection_tier",
@@ -460,23 +460,23 @@ def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
         if not pids:
             return None
         if subject_ids and not _predicate_drives(conn, subject_ids, pids):
-            rest.append(f"a.predicate_id IN ({','.join('?' * len(pids))})")
+            rest.append(f"+a.predicate_id IN ({marks(len(pids))})")
             rest_params += pids
         else:
             arms += [("a.predicate_id", pid) for pid in pids]
             if subject_ids:  # the subject side as a row filter (B43)
                 q = ",".join("?" * len(subject_ids))
-                rest.append(f"(a.subject_entity_id IN ({q}) OR a.object_entity_id IN ({q}))")
+                rest.append(f"(+a.subject_entity_id IN ({q}) OR +a.object_entity_id IN ({q}))")
                 rest_params += list(subject_ids) + list(subject_ids)
                 subject_ids = None
     if subject_ids:
         arms += [(col, sid) for sid in dict.fromkeys(subject_ids)
                  for col in ("a.subject_entity_id", "a.object_entity_id")]
     if role:
-        rest.append("a.asserted_role=?")
+        rest.append("+a.asserted_role=?")
         rest_params.append(role)
     if not include_questions:
-        rest.append("a.modality <> 'question'")
+        rest.append("+a.modality <> 'question'")
     pick = "SELECT a.assertion_id, a.message_order_key AS k, a.char_start AS cs FROM assertions a"
     params: list[Any] = []
     if arms:
@@ -493,6 +493,15 @@ def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
         ids_sql += " LIMIT ?"
         params.append(limit)
     return ids_sql, params
+
+
+def facts_by_ids(conn: apsw.Connection, ids: Iterable[str]) -> list[dict]:
+    """``facts`` rows of these assertions (unknown ids skipped; order: by chunk, unspecified) — for commands that
+    need a few assertions' views, not every one (B44)."""
+    out: list[dict] = []
+    for part in chunks(sorted(set(ids))):
+        out += rows(conn, FACTS_SELECT + f" WHERE a.assertion_id IN ({marks(len(part))})", part)
+    return out
 
 
 PREDICATE_DRIVE_CAP = 20000  # B43: count at most this many index entries to choose the driving side

@@ -36,12 +36,17 @@ CREATE TRIGGER messages_order_key AFTER UPDATE OF created_at_utc, conversation_i
   WHERE message_id = NEW.message_id;
 END;
 
--- the filter column, then the order (the old single-column indexes are prefixes of these)
+-- the filter column, then the order, then the columns `facts`' other filters test (so a row that fails them is
+-- rejected from the index entry, never read from the table: SQLite defers the table seek); the old single-column
+-- indexes are prefixes of these
 DROP INDEX idx_assertions_subject;
 DROP INDEX idx_assertions_predicate;
 DROP INDEX idx_assertions_object_entity;
-CREATE INDEX idx_assertions_subject_order ON assertions(subject_entity_id, message_order_key);
-CREATE INDEX idx_assertions_object_order ON assertions(object_entity_id, message_order_key)
+CREATE INDEX idx_assertions_subject_order
+  ON assertions(subject_entity_id, message_order_key, predicate_id, asserted_role, modality);
+CREATE INDEX idx_assertions_object_order
+  ON assertions(object_entity_id, message_order_key, predicate_id, asserted_role, modality)
   WHERE object_entity_id IS NOT NULL;
-CREATE INDEX idx_assertions_predicate_order ON assertions(predicate_id, message_order_key);
-CREATE INDEX idx_assertions_order ON assertions(message_order_key);
+CREATE INDEX idx_assertions_predicate_order
+  ON assertions(predicate_id, message_order_key, subject_entity_id, object_entity_id, asserted_role, modality);
+CREATE INDEX idx_assertions_order ON assertions(message_order_key, asserted_role, modality);
