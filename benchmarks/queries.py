@@ -8,7 +8,8 @@ How the vault is built (cheap, and every foreign key valid):
    conversations (500: ~10k messages, ~630 assertions); cached as ``facts-base-<conv>.db``;
 2. that vault copied, then in ONE transaction its assertions replicated until there are N: copy k gets suffixed
    ids (``<id>~k``) for the assertion, its message (created_at shifted by +k seconds, so every copy keeps the
-   base's time order and the copies interleave), that message's conversation, and every entity it names except
+   base's time order and the copies interleave), that message's conversation (its raw export JSON not copied:
+   ``'{}'``), and every entity it names except
    three shared ones — the owner (most rows as subject), the most frequent other subject and the most frequent
    object; so the owner, a mid-frequency person and a frequent object grow with N while the other entities stay
    rare (1–5 rows each). Only messages that carry an assertion are copied (parent_id NULL), time qualifiers point
@@ -103,6 +104,7 @@ def replicate(conn, n: int) -> dict[str, Any]:
             "entities x JOIN temp.bench_e USING (entity_id) CROSS JOIN temp.bench_k k"))
         conn.execute(_copy_sql(conn, "conversations", {
             "conversation_id": "x.conversation_id || k.s", "current_node_message_id": "NULL",
+            "raw_conversation_json": "'{}'",  # the export's JSON of the whole conversation: ~32 KB a copy
             "import_key": "x.import_key || k.s", "raw_sha256": "x.raw_sha256 || k.s"},
             "conversations x JOIN temp.bench_c USING (conversation_id) CROSS JOIN temp.bench_k k"))
         conn.execute(_copy_sql(conn, "messages", {
