@@ -130,6 +130,39 @@ def timed(fn, args_list) -> list[float]:
     return out
 
 
+def why_mix(v: Vault, total: int, q: int, rng: random.Random) -> dict:
+    """The `why` query mix on a vault built by ``SynthBeliefs`` (q calls per kind: belief id, subject, full-text
+    word; q/10 topics), next to a bare primary-key lookup on wiki_beliefs (baseline, same run): wall ms p50/p95,
+    ratio of p95 to the lookup's, and the mixed p95 of the first three kinds. Also checks one answer's shape."""
+    ids = [f"b-{rng.randrange(total):07d}" for _ in range(q)]
+    subjects = [f"widget family s{rng.randrange(total // CHAIN)}" for _ in range(q)]
+    fts_words = [f"w{rng.randrange(total)}" for _ in range(q)]
+    topics = [f"topic-{rng.randrange(min(TOPICS, total // CHAIN))}" for _ in range(max(20, q // 10))]
+    for warm in ids[:20]:   # warm the page cache the same way for both sides
+        sql.bare_lookup(v.conn, warm)
+        v.why(warm, workspace=WS)
+    bare = timed(lambda b: sql.bare_lookup(v.conn, b), ids * 5)
+    kinds = {
+        "belief_id": timed(lambda b: v.why(b, workspace=WS), ids),
+        "subject": timed(lambda s: v.why(s, workspace=WS), subjects),
+        "fts": timed(lambda w: v.why(w, workspace=WS), fts_words),
+        "topic (50 of ~1000 beliefs, each quote re-verified)": timed(lambda t: v.why(t, workspace=WS), topics),
+    }
+    sample = v.why(subjects[0], workspace=WS)
+    assert len(sample["supersession_chain"]) == CHAIN and sample["current_beliefs"]
+    assert all(s["verified_against_source"] for b in sample["current_beliefs"] + sample["history"]
+               for s in b["supporting_sources"])
+    mixed = kinds["belief_id"] + kinds["subject"] + kinds["fts"]
+    bare_p95 = pct(bare, 95)
+    return {
+        "bare_lookup_ms": {"p50": pct(bare, 50), "p95": bare_p95},
+        "why_ms": {k: {"n": len(x), "p50": pct(x, 50), "p95": pct(x, 95), "ratio_p95_to_bare": pct(x, 95) / bare_p95}
+                   for k, x in kinds.items()},
+        "why_mixed_p50_ms": pct(mixed, 50), "why_mixed_p95_ms": pct(mixed, 95),
+        "why_mixed_ratio_to_bare": pct(mixed, 95) / bare_p95,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--beliefs", type=int, default=1_000_000)
@@ -153,39 +186,15 @@ def main() -> None:
         print(f"built {n:,} beliefs in {build_s:.1f}s", file=sys.stderr)
 
     rng = random.Random(42)
-    q = args.queries
     with Vault.open(db, readonly=True) as v:
         total = sql.count_beliefs(v.conn, WS)
-        ids = [f"b-{rng.randrange(total):07d}" for _ in range(q)]
-        subjects = [f"widget family s{rng.randrange(total // CHAIN)}" for _ in range(q)]
-        fts_words = [f"w{rng.randrange(total)}" for _ in range(q)]
-        topics = [f"topic-{rng.randrange(TOPICS)}" for _ in range(max(20, q // 10))]
-        for warm in ids[:20]:   # warm the page cache the same way for both sides
-            sql.bare_lookup(v.conn, warm)
-            v.why(warm, workspace=WS)
-        bare = timed(lambda b: sql.bare_lookup(v.conn, b), ids * 5)
-        kinds = {
-            "belief_id": timed(lambda b: v.why(b, workspace=WS), ids),
-            "subject": timed(lambda s: v.why(s, workspace=WS), subjects),
-            "fts": timed(lambda w: v.why(w, workspace=WS), fts_words),
-            "topic (50 of ~1000 beliefs, each quote re-verified)": timed(lambda t: v.why(t, workspace=WS), topics),
-        }
-        sample = v.why(subjects[0], workspace=WS)
-        assert len(sample["supersession_chain"]) == CHAIN and sample["current_beliefs"]
-        assert all(s["verified_against_source"] for b in sample["current_beliefs"] + sample["history"]
-                   for s in b["supporting_sources"])
+        mix = why_mix(v, total, args.queries, rng)
         t = time.perf_counter()
         report = v.verify_beliefs(workspace=WS)
         verify_s = time.perf_counter() - t
-    mixed = kinds["belief_id"] + kinds["subject"] + kinds["fts"]
-    bare_p95 = pct(bare, 95)
     result = {
         "beliefs": total, "sqlite": __import__("apsw").sqlite_lib_version(), "python": platform.python_version(),
-        "machine": platform.machine(), "build_seconds": build_s,
-        "bare_lookup_ms": {"p50": pct(bare, 50), "p95": bare_p95},
-        "why_ms": {k: {"n": len(x), "p50": pct(x, 50), "p95": pct(x, 95), "ratio_p95_to_bare": pct(x, 95) / bare_p95}
-                   for k, x in kinds.items()},
-        "why_mixed_p95_ms": pct(mixed, 95), "why_mixed_ratio_to_bare": pct(mixed, 95) / bare_p95,
+        "machine": platform.machine(), "build_seconds": build_s, **mix,
         "verify": {"quotes": report["quotes_checked"], "seconds": verify_s,
                    "quotes_per_second": report["quotes_checked"] / verify_s, "drifted": report["drifted"]},
     }

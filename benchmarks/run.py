@@ -2,12 +2,16 @@
 
     python benchmarks/run.py search --sizes 100000,1000000 [--vectors hash|none] [--queries 200] [--json OUT]
     python benchmarks/run.py facts [--facts-conversations 2000]
+    python benchmarks/run.py queries --sizes 100000,1000000 [--queries 40] [--tmp DIR]
 
 Sections (each a function registered in SECTIONS; other issues add theirs — ingest throughput, `why`,
 `facts` — as one more entry):
 - ``search``: builds a vault of N synthetic messages (raw rows written in bulk, then the real search-index
   stage: FTS5 + vectors), and times ``Searcher.search`` (p50/p95) against a bare FTS5 MATCH of the same
   words (baseline 1) and, when vectors are on, a numpy matrix product over the same vectors (baseline 2).
+- ``queries``: ``facts`` and ``why`` latency (p50/p95, wall and CPU) on a vault of N assertions and N beliefs,
+  each next to a primary-key lookup on its table (baseline, same run); the vault is built once and cached under
+  ``--tmp`` or benchmarks/out/ (how: benchmarks/queries.py).
 - ``facts``: stage 4 on a ``kenning.bench.synth`` export against one precompiled regex pass over the same texts,
   and the LoCoMo dev coverage / precision of ``benchmarks/extraction.py``.
 """
@@ -198,7 +202,7 @@ def bench_search(args) -> dict[str, Any]:
                     v.close()
                     report[str(n)] = {"build": build}
                     continue
-            entry = search_latency(v, args.queries, build, args.vocab, args.recall_queries)
+            entry = search_latency(v, args.queries or 200, build, args.vocab, args.recall_queries)
             db = Path(args.vault or Path(tmp) / "bench.db")
             entry["db_mb"] = round(sum(f.stat().st_size for f in db.parent.iterdir() if f.name.startswith(db.name)) / 1e6, 1)
             entry["peak_rss_mb"] = round(peak_rss_mb(), 1)
@@ -433,7 +437,7 @@ def bench_vectors(args) -> dict[str, Any]:
         t0 = time.perf_counter()
         m.ensure_codes()
         codes_s = time.perf_counter() - t0
-        qs = emb.embed(queries(args.queries))
+        qs = emb.embed(queries(args.queries or 200))
         rerank = args.rerank or max(10 * vcfg.rerank_factor, vcfg.rerank_min)
         entry: dict[str, Any] = {"vectors": n, "build_s": round(build_s, 1), "codes_s": round(codes_s, 2),
                                  "rerank_candidates": rerank, "mirror_mb": round(m.matrix.nbytes / 1e6, 1),
@@ -467,6 +471,23 @@ def bench_vectors(args) -> dict[str, Any]:
     return report
 
 
+def bench_queries(args) -> dict[str, Any]:
+    """`facts` and `why` query latency at each of --sizes (N assertions + N beliefs per vault), next to a
+    primary-key lookup (baseline, same run); vaults cached (benchmarks/queries.py says how they are built)."""
+    import queries as qb
+
+    cache = Path(args.tmp) / "kenning-queries" if args.tmp else Path(__file__).resolve().parent / "out"
+    report: dict[str, Any] = {}
+    for n in [int(x) for x in args.sizes.split(",")]:
+        db, build = qb.build(cache, n, args.base_conversations)
+        print(json.dumps({"queries": {str(n): {"build": build}}}), flush=True)
+        entry = {"build": build, **qb.measure(db, args.queries or 40)}
+        entry["peak_rss_mb"] = round(peak_rss_mb(), 1)
+        report[str(n)] = entry
+        print(json.dumps({"queries": {str(n): entry}}), flush=True)
+    return report
+
+
 def bench_self(args) -> dict[str, Any]:
     """Seed 000 (issue 7): rules-only analyze throughput, one experience into a 50k-node vault (hash, MiniLM),
     gold-set metrics (details: benchmarks/self_beliefs.py)."""
@@ -481,6 +502,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "vectors": bench_vectors,
     "facts": bench_facts,
     "self": bench_self,
+    "queries": bench_queries,
 }
 
 
@@ -489,7 +511,7 @@ def main() -> None:
     ap.add_argument("sections", nargs="*", default=["search"], help=f"which: {', '.join(SECTIONS)}")
     ap.add_argument("--sizes", default="100000,1000000", help="indexed messages, comma-separated")
     ap.add_argument("--vectors", default="hash", choices=["hash", "minilm", "none"])
-    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--queries", type=int, default=None, help="search/vectors: queries (200); queries: reps per shape (40)")
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR"), help="where the temporary vaults go")
     ap.add_argument("--json", dest="json_out", help="write the whole report here")
     ap.add_argument("--ingest-sizes", default="10k,100k", help="ingest: synthetic export sizes (10k, 100k)")
@@ -503,6 +525,8 @@ def main() -> None:
                     help="search: queries whose pruned FTS top 10 is compared with the unpruned one (0: none)")
     ap.add_argument("--build-only", action="store_true", help="search: build the vault (--vault PATH), no timing")
     ap.add_argument("--facts-conversations", type=int, default=2000, help="synthetic conversations for `facts`")
+    ap.add_argument("--base-conversations", type=int, default=500,
+                    help="queries: conversations of the synthetic export ingested as the base vault")
     ap.add_argument("--self-nodes", type=int, default=50000, help="belief nodes in the vault for `self`")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]

@@ -103,7 +103,9 @@ def history_command(
                                                                       predicate_norms=preds, limit=None)}
         temporal = tsql.temporal_of(conn, list(views))
         hist = tsql.history_rows(conn, list(views))
-        all_views = {r["assertion_id"]: fact_view(r) for r in asql.facts(conn, limit=None)}
+        cited = {x for t in temporal.values() for x in (t["temporal_superseded_by_assertion_id"],
+                                                         t["negated_by_assertion_id"]) if x}
+        all_views = {**views, **{r["assertion_id"]: fact_view(r) for r in asql.facts_by_ids(conn, cited - set(views))}}
         items = []
         for aid, v in views.items():
             t = temporal.get(aid)
@@ -192,8 +194,7 @@ def _views(conn, ids: list[str]) -> dict[str, dict]:
     from kenning.cli.facts import fact_view
     from kenning.store import assertions as asql
 
-    wanted = set(ids)
-    return {r["assertion_id"]: fact_view(r) for r in asql.facts(conn, limit=None) if r["assertion_id"] in wanted}
+    return {r["assertion_id"]: fact_view(r) for r in asql.facts_by_ids(conn, ids)}
 
 
 def timeline_command(

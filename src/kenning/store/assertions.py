@@ -10,7 +10,7 @@ import apsw
 import orjson
 
 from kenning.store.connection import row, rows, scalar
-from kenning.store.sqltext import chunks, insert_sql, update_sql
+from kenning.store.sqltext import chunks, insert_sql, marks, update_sql
 
 ASSERTION_COLUMNS = (
     "assertion_id", "message_id", "assertion_key", "fact_key", "subject_entity_id", "subject_detection_tier",
@@ -403,47 +403,128 @@ def predicate_by_label(conn: apsw.Connection, label_norm: str) -> dict | None:
     return row(conn, "SELECT * FROM predicates WHERE canonical_label_norm=?", (label_norm,))
 
 
+FACTS_SELECT = (
+    "SELECT a.assertion_id, a.message_id, a.subject_entity_id, s.canonical_name AS subject_name, "
+    "s.entity_type AS subject_type, p.canonical_label AS predicate, p.category AS predicate_category, "
+    "p.inverse_label, a.object_entity_id, o.canonical_name AS object_name, o.entity_type AS object_type, "
+    "a.object_value_type, a.object_value, a.modality, a.polarity, a.asserted_role, a.asserted_at_utc, "
+    "a.confidence_extraction, a.confidence_grounding, a.confidence_final, a.has_user_corroboration, "
+    "a.superseded_by_assertion_id, a.supersession_type, a.char_start, a.char_end, a.surface_text, "
+    "a.extraction_method, a.extraction_model, json_extract(a.raw_assertion_json, '$.extraction.aspect') AS aspect, "
+    "a.temporal_qualifier_type, t.surface_text AS qualifier_surface, "
+    "t.valid_from_utc AS qualifier_from, t.valid_to_utc AS qualifier_to, m.created_at_utc, "
+    "m.timestamp_quality, m.text_raw, m.role AS message_role, m.author_name, m.is_current_branch, "
+    "c.title AS conversation_title, "
+    "c.conversation_id, (SELECT group_concat(r.retraction_type || ':' || r.retraction_id) FROM retractions r "
+    " WHERE r.target_assertion_id = a.assertion_id) AS retracted_by "
+    "FROM assertions a JOIN predicates p ON p.predicate_id = a.predicate_id "
+    "JOIN entities s ON s.entity_id = a.subject_entity_id LEFT JOIN entities o ON o.entity_id = a.object_entity_id "
+    "JOIN messages m ON m.message_id = a.message_id JOIN conversations c ON c.conversation_id = m.conversation_id "
+    "LEFT JOIN time_mentions t ON t.time_mention_id = a.temporal_qualifier_id")
+# `kenning facts`' order: oldest message first (no time last), then position in the message
+FACTS_ORDER = (" ORDER BY m.created_at_utc IS NULL, m.created_at_utc, c.conversation_id, m.order_index, "
+               "a.char_start, a.assertion_id")
+
+
 def facts(conn: apsw.Connection, *, subject_ids: list[str] | None = None, predicate_norms: list[str] | None = None,
           role: str | None = None, include_questions: bool = True, limit: int | None = None) -> list[dict]:
     """Assertions for ``kenning facts``: with subject/object names, predicate, quote, message date, conversation
-    title, and whether a later correction or retraction points at them."""
-    sql = ("SELECT a.assertion_id, a.message_id, a.subject_entity_id, s.canonical_name AS subject_name, "
-           "s.entity_type AS subject_type, p.canonical_label AS predicate, p.category AS predicate_category, "
-           "p.inverse_label, a.object_entity_id, o.canonical_name AS object_name, o.entity_type AS object_type, "
-           "a.object_value_type, a.object_value, a.modality, a.polarity, a.asserted_role, a.asserted_at_utc, "
-           "a.confidence_extraction, a.confidence_grounding, a.confidence_final, a.has_user_corroboration, "
-           "a.superseded_by_assertion_id, a.supersession_type, a.char_start, a.char_end, a.surface_text, "
-           "a.extraction_method, a.extraction_model, json_extract(a.raw_assertion_json, '$.extraction.aspect') AS aspect, "
-           "a.temporal_qualifier_type, t.surface_text AS qualifier_surface, "
-           "t.valid_from_utc AS qualifier_from, t.valid_to_utc AS qualifier_to, m.created_at_utc, "
-           "m.timestamp_quality, m.text_raw, m.role AS message_role, m.author_name, m.is_current_branch, "
-           "c.title AS conversation_title, "
-           "c.conversation_id, (SELECT group_concat(r.retraction_type || ':' || r.retraction_id) FROM retractions r "
-           " WHERE r.target_assertion_id = a.assertion_id) AS retracted_by "
-           "FROM assertions a JOIN predicates p ON p.predicate_id = a.predicate_id "
-           "JOIN entities s ON s.entity_id = a.subject_entity_id LEFT JOIN entities o ON o.entity_id = a.object_entity_id "
-           "JOIN messages m ON m.message_id = a.message_id JOIN conversations c ON c.conversation_id = m.conversation_id "
-           "LEFT JOIN time_mentions t ON t.time_mention_id = a.temporal_qualifier_id WHERE 1=1")
-    params: list[Any] = []
-    if subject_ids:
-        q = ",".join("?" * len(subject_ids))
-        sql += f" AND (a.subject_entity_id IN ({q}) OR a.object_entity_id IN ({q}))"
-        params += subject_ids + subject_ids
+    title, and whether a later correction or retraction points at them — in ``FACTS_ORDER``, the first ``limit``.
+
+    Two steps (B40–B41): the ids first, each filter column one indexed arm ordered by ``message_order_key`` (the
+    message part of ``FACTS_ORDER`` as one text, migration 0021), arms merged by UNION (an OR over two columns
+    would defeat both indexes), LIMIT taken there; then the full rows of those ids only, ordered by FACTS_ORDER."""
+    pick = facts_pick(conn, subject_ids=subject_ids, predicate_norms=predicate_norms, role=role,
+                      include_questions=include_questions, limit=limit)
+    if pick is None:
+        return []
+    ids_sql, params = pick
+    sql = (f"WITH picked AS MATERIALIZED ({ids_sql}) " + FACTS_SELECT
+           + " WHERE a.assertion_id IN (SELECT assertion_id FROM picked)" + FACTS_ORDER)
+    return rows(conn, sql, params)
+
+
+def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
+               predicate_norms: list[str] | None = None, role: str | None = None, include_questions: bool = True,
+               limit: int | None = None) -> tuple[str, list[Any]] | None:
+    """The ids step of ``facts``: (SQL, params) of the first ``limit`` assertion ids in order, or None when a
+    predicate filter names no predicate."""
+    rest: list[str] = []
+    rest_params: list[Any] = []
+    arms: list[tuple[str, Any]] = []
     if predicate_norms:
         q = ",".join("?" * len(predicate_norms))
-        sql += f" AND (p.canonical_label_norm IN ({q}) OR p.category IN ({q}))"
-        params += predicate_norms + predicate_norms
+        pids = [r for (r,) in conn.execute(f"SELECT predicate_id FROM predicates WHERE canonical_label_norm IN ({q}) "
+                                           f"OR category IN ({q}) ORDER BY predicate_id",
+                                           tuple(predicate_norms) + tuple(predicate_norms))]
+        if not pids:
+            return None
+        if subject_ids and not _predicate_drives(conn, subject_ids, pids):
+            rest.append(f"+a.predicate_id IN ({marks(len(pids))})")
+            rest_params += pids
+        else:
+            arms += [("a.predicate_id", pid) for pid in pids]
+            if subject_ids:  # the subject side as a row filter (B43)
+                q = ",".join("?" * len(subject_ids))
+                rest.append(f"(+a.subject_entity_id IN ({q}) OR +a.object_entity_id IN ({q}))")
+                rest_params += list(subject_ids) + list(subject_ids)
+                subject_ids = None
+    if subject_ids:
+        arms += [(col, sid) for sid in dict.fromkeys(subject_ids)
+                 for col in ("a.subject_entity_id", "a.object_entity_id")]
     if role:
-        sql += " AND a.asserted_role=?"
-        params.append(role)
+        rest.append("+a.asserted_role=?")
+        rest_params.append(role)
     if not include_questions:
-        sql += " AND a.modality <> 'question'"
-    sql += (" ORDER BY m.created_at_utc IS NULL, m.created_at_utc, c.conversation_id, m.order_index, a.char_start, "
-            "a.assertion_id")
+        rest.append("+a.modality <> 'question'")
+    pick = "SELECT a.assertion_id, a.message_order_key AS k, a.char_start AS cs FROM assertions a"
+    params: list[Any] = []
+    if arms:
+        parts = []
+        for col, value in arms:
+            parts.append(f"{pick} WHERE {' AND '.join([f'{col}=?'] + rest)}")
+            params += [value] + rest_params
+        ids_sql = " UNION ".join(parts)
+    else:  # every assertion (but --role / --no-questions): the key's own index, read in order
+        ids_sql = pick + " INDEXED BY idx_assertions_order" + (f" WHERE {' AND '.join(rest)}" if rest else "")
+        params += rest_params
+    ids_sql += " ORDER BY k, cs, assertion_id"
     if limit is not None:
-        sql += " LIMIT ?"
+        ids_sql += " LIMIT ?"
         params.append(limit)
-    return rows(conn, sql, params)
+    return ids_sql, params
+
+
+def facts_by_ids(conn: apsw.Connection, ids: Iterable[str]) -> list[dict]:
+    """``facts`` rows of these assertions (unknown ids skipped; order: by chunk, unspecified) — for commands that
+    need a few assertions' views, not every one (B44)."""
+    out: list[dict] = []
+    for part in chunks(sorted(set(ids))):
+        out += rows(conn, FACTS_SELECT + f" WHERE a.assertion_id IN ({marks(len(part))})", part)
+    return out
+
+
+PREDICATE_DRIVE_CAP = 20000  # B43: count at most this many index entries to choose the driving side
+
+
+def _predicate_drives(conn: apsw.Connection, subject_ids: list[str], pids: list[str]) -> bool:
+    """With both --about and --predicate: whether the predicate side has fewer rows than the subject side (so its
+    indexes lead and the subject is the row filter). Counts read index entries only, each capped."""
+    cap = PREDICATE_DRIVE_CAP
+    count = lambda col, v, c: scalar(conn, f"SELECT COUNT(*) FROM (SELECT 1 FROM assertions a WHERE {col}=? LIMIT ?)",  # noqa: E731
+                                     (v, c))
+    n_pred = 0
+    for pid in pids:
+        n_pred += count("a.predicate_id", pid, cap + 1 - n_pred)
+        if n_pred > cap:
+            return False
+    n_subj = 0
+    for sid in subject_ids:
+        for col in ("a.subject_entity_id", "a.object_entity_id"):
+            n_subj += count(col, sid, n_pred + 1 - n_subj)
+            if n_subj > n_pred:
+                return True
+    return False
 
 
 def assertion_counts(conn: apsw.Connection) -> dict[str, Any]:
