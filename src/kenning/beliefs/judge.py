@@ -8,6 +8,7 @@ any ``(prompt) -> JSON`` function (a script, a person, tests).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
@@ -32,13 +33,12 @@ def _prompt(name: str):
     return prompt_for(load_config(), name)
 
 
-def _prompt_version() -> str:
-    # The pinned prompts' hashes are part of every judged input, so a new prompt re-judges.
+@functools.cache
+def prompt_version() -> str:
+    """The pinned prompts' hashes are part of every judged input, so a new prompt re-judges. Computed on first use,
+    not at import: it loads the config, which every CLI start would otherwise pay."""
     return hashlib.sha256("\0".join(_prompt(n).sha256 for n in (STATEMENT_PROMPT_NAME, SUPERSESSION_PROMPT_NAME))
                           .encode()).hexdigest()[:12]
-
-
-PROMPT_VERSION = _prompt_version()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kenning.beliefs import ledger
-from kenning.beliefs.judge import NOT_CHECKED, PROMPT_VERSION, Judge, LLMJudge, ModelJudgeRequest, NoJudge
+from kenning.beliefs.judge import NOT_CHECKED, Judge, LLMJudge, ModelJudgeRequest, NoJudge, prompt_version
 from kenning.beliefs.quotes import decode_raw, quote_hash
 from kenning.beliefs.timeutil import TimeValueError, parse_instant, parse_valid_time
 from kenning.pipeline.runner import StageContext
@@ -467,7 +467,7 @@ class _Run:
                     return "failed", v.vote, v.rationale
                 return "warning", v.vote, v.rationale
 
-            record(bid, "statement_support", jcs_hash(["statement_support", PROMPT_VERSION, b["statement"], quotes]),
+            record(bid, "statement_support", jcs_hash(["statement_support", prompt_version(), b["statement"], quotes]),
                    ask_statement)
             r = rows[bid]
             succ = r["superseded_by_belief_id"]
@@ -491,7 +491,7 @@ class _Run:
                                     f"{v.vote} (expected {expected})", b["_page"], bid)
                     return "failed", v.vote, v.rationale
 
-                record(bid, "supersession_sanity", jcs_hash(["supersession", PROMPT_VERSION, r["statement"],
+                record(bid, "supersession_sanity", jcs_hash(["supersession", prompt_version(), r["statement"],
                                                              new["statement"], r["supersession_reason"]]),
                        ask_supersession)
         return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from importlib import resources
 from pathlib import Path
@@ -14,6 +15,9 @@ from kenning.config.models import Config
 from kenning.sources.jcs import jcs_hash
 
 DEFAULTS_FILE = "defaults.yaml"
+# libyaml's parser when PyYAML was built with it: the same documents, ~8x faster than the pure-Python one (the
+# defaults file is parsed on every CLI start)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Environment variables that override config keys (after config files, before programmatic overrides).
 ENV_KEYS: dict[str, tuple[str, ...]] = {
@@ -29,9 +33,19 @@ class ConfigError(ValueError):
     pass
 
 
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` through libyaml where available; raises ``yaml.YAMLError`` the same way."""
+    return yaml.load(text, Loader=_LOADER)
+
+
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    return load_yaml(resources.files("kenning.config").joinpath(DEFAULTS_FILE).read_text(encoding="utf-8"))
+
+
 def defaults_dict() -> dict[str, Any]:
-    text = resources.files("kenning.config").joinpath(DEFAULTS_FILE).read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    """The packaged defaults, parsed once per process; each caller gets its own copy to change."""
+    return copy.deepcopy(_defaults())
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -47,7 +61,7 @@ def deep_merge(base: dict, override: dict) -> dict:
 
 def _read_yaml(path: Path) -> dict:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except OSError as e:
         raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
     except yaml.YAMLError as e:

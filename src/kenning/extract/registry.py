@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from kenning.config.loader import load_yaml
 from kenning.sources.jcs import canonicalize
 
 # Bump when the extraction code changes behaviour in a way the registries don't show.
@@ -27,7 +28,6 @@ EXTRACTOR_CODE_VERSION = "stage4-rules-1"
 HANDLERS = ("relation", "kin", "children", "favorite")
 RETRACTION_TARGETS = ("previous_statement", "previous_clause", "about", "replace_object")
 MODALITIES = ("state", "fact", "preference", "intention", "question")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MACRO = re.compile(r"\$\{([A-Z_]+)(?::([a-z_]+))?\}")
 
 
@@ -185,7 +185,7 @@ def _no_yaml_booleans_in_lists(x: Any, origin: str, path: str = "") -> None:
 
 def load_registry_text(text: str, origin: str = "<patterns>") -> Registry:
     try:
-        data = yaml.load(text, Loader=_LOADER) or {}
+        data = load_yaml(text) or {}
     except yaml.YAMLError as e:
         raise RegistryError(f"{origin} is not valid YAML: {e}") from e
     _no_yaml_booleans_in_lists(data, origin)
@@ -257,7 +257,7 @@ def load_registry_text(text: str, origin: str = "<patterns>") -> Registry:
 
 def load_vocabulary_text(text: str, origin: str = "<predicates>") -> Vocabulary:
     try:
-        data = yaml.load(text, Loader=_LOADER) or {}
+        data = load_yaml(text) or {}
     except yaml.YAMLError as e:
         raise RegistryError(f"{origin} is not valid YAML: {e}") from e
     by_norm: dict[str, PredicateDef] = {}

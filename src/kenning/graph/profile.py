@@ -16,8 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 
+from kenning.config.loader import load_yaml
 from kenning.graph.build import GraphBuilder, object_text, sha, value_source
 from kenning.sources.timestamps import format_utc, parse_utc
 
@@ -34,7 +34,7 @@ def load_profile_config(name_or_path: str) -> dict[str, Any]:
     except (FileNotFoundError, OSError) as e:
         raise ProfileConfigError(f"temporal profile config {name_or_path!r} not found (§6.6.1 requires it when "
                                  f"profiles are enabled)") from e
-    data = (yaml.safe_load(text) or {}).get("temporal_profile_config")
+    data = (load_yaml(text) or {}).get("temporal_profile_config")
     if not isinstance(data, dict) or not data.get("categories"):
         raise ProfileConfigError(f"{name_or_path}: needs temporal_profile_config.categories")
     keys = [c["key"] for c in data["categories"]]

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from kenning.config.loader import load_yaml
 from kenning.sources.jcs import canonicalize
 from kenning.temporal.lifecycle import Rule
 
@@ -35,7 +36,7 @@ def plan_rules(text: str, origin: str, ids: Any, predicate_ids: dict[str, str]) 
     """(rows, skipped): the rows to write, default rule first, and the YAML entries that produced no row (a label
     no predicate has — never a wildcard, T2). Later entries with the same (predicate, type) win, as an upsert."""
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_yaml(text) or {}
     except yaml.YAMLError as e:
         raise RulesError(f"{origin} is not valid YAML: {e}") from e
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
