@@ -281,6 +281,7 @@ class _Mirror:
         until the next write, with a slot for the codes of those rows."""
         hit = self.row_sets.get(key) if key is not None else None
         if hit is not None:
+            self.row_sets[key] = self.row_sets.pop(key)  # most recently used last
             return hit
         n = self.n
         if self._pos_by_vid is None:
@@ -297,8 +298,13 @@ class _Mirror:
             pos = np.sort(pos)
         entry = (pos, [None])
         if key is not None:
-            if len(self.row_sets) >= 16:  # at most 16 × (a quarter of the codes + positions)
-                self.row_sets.clear()
+            # least recently used out first, within a byte budget: positions + the rows' codes (words × 8 bytes),
+            # so that the speakers of a session's questions stay cached (R59; was: all dropped at 16 entries)
+            per_row = 8 + (self.dim + 63) // 64 * 8
+            used = sum(len(p) for p, _ in self.row_sets.values()) * per_row
+            while self.row_sets and used + len(pos) * per_row > ROW_SETS_MAX_BYTES:
+                old_pos, _ = self.row_sets.pop(next(iter(self.row_sets)))
+                used -= len(old_pos) * per_row
             self.row_sets[key] = entry
         return entry
 
@@ -486,6 +492,7 @@ def _hamming(codes: np.ndarray, qc: np.ndarray, n: int) -> np.ndarray:
     return dist
 
 
+ROW_SETS_MAX_BYTES = 256 << 20  # the mirror's cached filter row sets (positions + codes), least recently used out
 BLOCK_MAX_SHARE = 0.5   # search_by_kind copies a space into its own block when it holds at most this share of rows
 
 _MIRRORS: dict[tuple[str, str], _Mirror] = {}

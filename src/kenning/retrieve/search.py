@@ -358,9 +358,23 @@ class Searcher:
         keys = self._term_keys(terms)
         if keys is not None:  # the forward index: the steps are bare doclist walks, the hits one lookup (R51)
             picked: set[int] = set()
-            for i, (restrict, limit) in enumerate(steps):
+            run = list(enumerate(steps))
+            # the documents holding every common word are among those holding the two rarest: that pair is walked
+            # first, and when it returned all its documents (fewer than its limit) the conjunction — a walk to the
+            # end of the index when it matches few — adds nothing to the pool and is skipped (R59)
+            every = next((i for i, (_r, limit) in enumerate(steps) if limit < 0), None)
+            pair = every + 1 if every is not None and len(top) >= 2 else None
+            if pair is not None:
+                run[every], run[pair] = run[pair], run[every]
+            pair_complete = False
+            for i, (restrict, limit) in run:
+                if limit < 0 and pair_complete:
+                    continue
                 expr = restrict if col_arg is None else "{" + " ".join(col_arg) + "} : (" + restrict + ")"
-                picked.update(search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0)))
+                got = search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0))
+                if i == pair and len(got) < limit:
+                    pair_complete = True
+                picked.update(got)
             pool = FtsPool.from_doc_terms(self, terms, keys, sorted(picked), w, col_arg,
                                           [df[t] for t in terms], n_docs, n_tokens)
             pool.all_terms = all_terms
@@ -438,13 +452,30 @@ class Searcher:
                 return False
             return kinds is None or kind in kinds
 
+        # the vector lanes' per-document metadata, when loaded for this index, rules out most documents of a speaker
+        # or time filter without their search_docs rows (a narrow time range: most of the pool) (R59)
+        dm = self._doc_meta() if (want is not None or (start and end)) else None
+
         def keep(pos: np.ndarray) -> np.ndarray:
             rids = pool.rowids[pos]
             if allowed is not None and len(f) == 1:  # the entity lane: no document lookup needed
                 return np.fromiter((int(r) in allowed for r in rids), dtype=bool, count=len(rids))
-            meta = pool.meta_of(rids)
-            return np.fromiter((ok(int(r), m) for r, m in zip(rids, meta)), dtype=bool, count=len(rids))
+            out = np.zeros(len(rids), dtype=bool)
+            maybe = np.arange(len(rids)) if dm is None else np.flatnonzero(dm.may_pass(
+                rids, speakers=f.get("speakers"), start=start if (start and end) else None, end=end))
+            if len(maybe):
+                sub = rids[maybe]
+                meta = pool.meta_of(sub)
+                out[maybe] = np.fromiter((ok(int(r), m) for r, m in zip(sub, meta)), dtype=bool, count=len(sub))
+            return out
         return keep
+
+    def _doc_meta(self):
+        """The vector lanes' document metadata (:class:`~kenning.retrieve.vectors.DocMeta`) of this index, or None
+        without a vector index of the search documents."""
+        if self.vectors is None or self.vectors.table() is None:
+            return None
+        return self.vectors.meta()
 
     def vector_lane(self, name: str, qvec, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
                     start: str | None = None, end: str | None = None, as_of: str | None = None,

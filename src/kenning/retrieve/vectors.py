@@ -72,6 +72,7 @@ class DocMeta:
     said_order: np.ndarray | None = None   # vids by said-at time (stable), and those times, for time ranges (R57)
     said_sorted: np.ndarray | None = None
     event_vids: np.ndarray | None = None   # vids with a resolved event time, ascending
+    vid_by_rowid: np.ndarray | None = None  # doc_rowid -> vid (-1: no vector), built on first use (R59)
 
     @classmethod
     def load(cls, conn, space: str, key: tuple) -> "DocMeta":
@@ -111,6 +112,38 @@ class DocMeta:
                 self.by_speaker.clear()
             got = self.by_speaker[key] = np.nonzero(np.isin(self.speaker, key))[0].astype(np.int64)
         return got
+
+    def vids_of(self, rowids: np.ndarray) -> np.ndarray:
+        """The vid of each document rowid (-1 where the document has no vector in this space)."""
+        if self.vid_by_rowid is None:
+            live = np.nonzero(self.rowid >= 0)[0]
+            table = np.full(int(self.rowid[live].max()) + 1 if len(live) else 1, -1, dtype=np.int64)
+            table[self.rowid[live]] = live
+            self.vid_by_rowid = table
+        r = np.asarray(rowids, dtype=np.int64)
+        inside = (r >= 0) & (r < len(self.vid_by_rowid))
+        return np.where(inside, self.vid_by_rowid[np.where(inside, r, 0)], -1)
+
+    def may_pass(self, rowids: np.ndarray, *, speakers: Sequence[str] | None = None, start: str | None = None,
+                 end: str | None = None) -> np.ndarray:
+        """A superset test of a restricted lane's speaker / time filter (:meth:`Searcher._pool_keep`) for these
+        documents: False only where this metadata shows the filter cannot pass — a document without a vector
+        here is always True (its row is tested as before). The time range is widened by two days on each side
+        (the said-at times are whole seconds; the filter compares ISO strings). Used so the pool's lanes fetch
+        and test ``search_docs`` rows only for documents that may pass (R59)."""
+        vids = self.vids_of(rowids)
+        known = vids >= 0
+        v = np.where(known, vids, 0)
+        ok = np.ones(len(vids), dtype=bool)
+        if speakers:
+            codes = [self.speakers[x.casefold()] for x in speakers if x.casefold() in self.speakers]
+            ok &= np.isin(self.speaker[v], codes)
+        if start and end:
+            said = self.said[v]
+            t0, t1 = seconds_of(start) - 2 * 86400, seconds_of(end) + 2 * 86400
+            ok &= ((said != _NONE_S) & (said >= t0) & (said < t1)) | (self.ev_start[v] != _NONE_D) | \
+                (self.ev_end[v] != _NONE_D)
+        return ok | ~known
 
     def time_vids(self, t0: int, t1: int) -> np.ndarray | None:
         """A superset of the vids a said-at/event-time filter [t0, t1) keeps — said then, or holding an event time
