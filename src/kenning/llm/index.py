@@ -336,6 +336,11 @@ class _Mirror:
             return cand
         self.ensure_codes()
         assert self.codes is not None
+        last = self._last_dist
+        if last is not None and last[0] == (q.tobytes(), n, id(self.codes)):
+            # the same query vector as the last full scan (the time lane after the plain one): those rows'
+            # distances are already known — the same distances, the same cut (R59)
+            return cand[_cut(last[1][cand], m, self.codes.shape[0] * 64 + 1)]
         if slot[0] is None:
             slot[0] = np.ascontiguousarray(self.codes[:, pos])
         codes = slot[0] if every else slot[0][:, ok]
@@ -377,14 +382,7 @@ class _Mirror:
     def _hamming_keep(self, q: np.ndarray, codes: np.ndarray, m: int) -> np.ndarray:
         """Indexes (into the columns of ``codes``) of the ``m``-candidate cut of :meth:`_hamming_candidates`."""
         qc = self._pack(q.reshape(1, -1))[:, 0]
-        dist = _hamming(codes, qc, codes.shape[1])
-        worst = codes.shape[0] * 64 + 1
-        cum = np.cumsum(np.bincount(dist, minlength=worst + 1)[:worst])
-        cut = int(np.searchsorted(cum, m))
-        keep = np.nonzero(dist <= min(cut, worst - 1))[0]
-        if len(keep) > 4 * m:
-            keep = keep[np.argsort(dist[keep], kind="stable")[:m]]
-        return keep
+        return _cut(_hamming(codes, qc, codes.shape[1]), m, codes.shape[0] * 64 + 1)
 
     # -- per-space blocks (seed 000's searches touch one space of a table shared with messages and entities) --
     def _space_block(self, code: int, n: int) -> dict | None:
@@ -475,6 +473,18 @@ class _Mirror:
                                          self.kind_names[self.kind_codes[p]], float(col[p]), int(self.vids[p]))
                                      for p in order]
             return outs
+
+def _cut(dist: np.ndarray, m: int, worst: int) -> np.ndarray:
+    """Indexes of the ``m``-candidate cut of Hamming distances ``dist`` (:meth:`_Mirror._hamming_candidates`):
+    every row at or below the smallest distance whose cumulative count reaches ``m``, or on a wide tie there the
+    ``m`` closest (ties by index)."""
+    cum = np.cumsum(np.bincount(dist, minlength=worst + 1)[:worst])
+    cut = int(np.searchsorted(cum, m))
+    keep = np.nonzero(dist <= min(cut, worst - 1))[0]
+    if len(keep) > 4 * m:
+        keep = keep[np.argsort(dist[keep], kind="stable")[:m]]
+    return keep
+
 
 def _hamming(codes: np.ndarray, qc: np.ndarray, n: int) -> np.ndarray:
     """Hamming distances (uint16) of the first ``n`` columns of ``codes`` (words × rows bit planes) to ``qc``,
