@@ -592,3 +592,41 @@ def test_pool_filters_pretested_on_vector_metadata_keep_the_same_documents(index
     assert ruled_out > 0 and passed > 0
     # a document without a vector is never ruled out by the metadata
     assert dm.may_pass(np.asarray([10**9], dtype=np.int64), speakers=["Ben"]).tolist() == [True]
+
+
+def test_vector_scans_overlap_the_fts_lanes_with_the_same_results(indexed, monkeypatch):
+    """R59: above quantize_above, the plain, speaker and time lanes' vector scans run in the worker thread while the
+    FTS lanes run; every search gives what it gives with retrieval.vector.overlap off, byte for byte."""
+    import json
+    import threading
+
+    from kenning.llm import index as index_mod
+
+    threads: list[str] = []
+    real = index_mod._Mirror.search
+
+    def recording(self, *a, **k):
+        threads.append(threading.current_thread().name)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(index_mod._Mirror, "search", recording)
+
+    def searcher(overlap: bool) -> Searcher:
+        return Searcher(indexed.conn, load_config(overrides={
+            **HASH, "embeddings": {**HASH["embeddings"], "vector_index": {"quantize_above": 10, "rerank_min": 5}},
+            "retrieval": {"vector": {"overlap": overlap}, "fts": {"rank_all_below": 1, "pool_min_ratio": 0}}}))
+
+    on, off = searcher(True), searcher(False)
+    assert on.vectors is not None and on.vectors.quantized()
+    for q, kw, _lane in QUERIES:
+        threads.clear()
+        a = json.dumps(on.search(q, now=NOW, k=20, **kw).as_dict(), sort_keys=True, default=str)
+        worker, scans = [t for t in threads if t.startswith("kenning-vectors")], len(threads)
+        threads.clear()
+        b = json.dumps(off.search(q, now=NOW, k=20, **kw).as_dict(), sort_keys=True, default=str)
+        assert a == b, q
+        assert worker and not any(t.startswith("kenning-vectors") for t in threads), q
+        assert scans == len(threads), q  # each scan once: the lanes took the started ones
+        assert not on._vec_jobs
+    small = Searcher(indexed.conn, load_config(overrides=HASH))  # below quantize_above: no worker
+    assert small.vectors is not None and not small.vectors.quantized()

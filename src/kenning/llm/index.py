@@ -748,6 +748,25 @@ class VectorIndex:
             hits = [h for h in hits if h.score >= min_score]
         return hits
 
+    def prepare_search(self, query: np.ndarray, k: int, *, space: str | None = None, model_id: str | None = None,
+                       allow: Callable[[np.ndarray], np.ndarray] | None = None) -> Callable[[], list[Hit]] | None:
+        """:meth:`search` of a query vector in two parts, for a search run in another thread (R59): the active
+        table and its mirror are looked up here (SQL, the caller's thread), and the returned function searches the
+        mirror (numpy under the mirror's lock, no SQL) with what ``search`` gives. None when the search is not a
+        quantized mirror scan (no mirror, or at most ``vector_index.quantize_above`` vectors): call ``search``."""
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        vcfg = self.config.embeddings.vector_index
+        with _read(self.conn):
+            table = vsql.active_table(self.conn)
+            if table is None or not vcfg.quantize_above or not self._use_mirror(table):
+                return None
+            _check_query(table, q.shape[0], model_id)
+            mirror = self._mirror(table)
+        if mirror.n <= vcfg.quantize_above:
+            return None
+        rerank = max(k * vcfg.rerank_factor, vcfg.rerank_min)
+        return lambda: mirror.search(q, k, space, None, None, allow, vcfg.quantize_above, rerank)
+
     def search_by_kind(self, query: np.ndarray, k: int, *, space: str, kinds: Sequence[str],
                        model_id: str | None = None) -> dict[str, list[Hit]]:
         """``{kind: search(query, k, space=space, kinds=[kind])}`` for each kind — with the in-memory mirror from

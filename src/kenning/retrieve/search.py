@@ -154,6 +154,7 @@ class Searcher:
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._forward: tuple[int, bool] | None = None
         self._has_beliefs: bool | None = None
+        self._vec_jobs: dict[tuple, Callable[[], list[tuple[int, float]]]] = {}
         self._mentions: dict[str, list[dict]] = {}
         self._text_stems: dict[str, frozenset[str]] = {}
         self._stem_cache: dict[str, str] = {}
@@ -483,9 +484,36 @@ class Searcher:
         """The nearest documents, filtered by kind / speaker / said-at interval / --as-of inside the search."""
         if qvec is None or self.vectors is None:
             return RankedList(name, [], weight)
-        found = self.vectors.knn(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
-                                 rowids=rowids)
+        job = self._vec_jobs.pop(self._vec_key(qvec, cap, kinds, speakers, start, end, as_of, rowids), None)
+        if job is not None:  # started in the worker thread before the FTS lanes (R59)
+            found = job()
+        else:
+            found = self.vectors.knn(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
+                                     rowids=rowids)
         return RankedList(name, [Candidate(r, s) for r, s in found], weight)
+
+    @staticmethod
+    def _vec_key(qvec, cap, kinds, speakers, start, end, as_of, rowids) -> tuple:
+        tup = lambda x: None if x is None else tuple(x)  # noqa: E731
+        return (np.asarray(qvec, dtype=np.float32).tobytes(), cap, tup(kinds), tup(speakers) if speakers else None,
+                start, end, as_of, tup(rowids))
+
+    def _start_vector(self, qvec, cap: int, *, kinds: Sequence[str] | None = None,
+                      speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
+                      as_of: str | None = None) -> None:
+        """Start a vector lane's search in the worker thread (R59); :meth:`vector_lane` with the same arguments
+        takes its result."""
+        assert self.vectors is not None
+        key = self._vec_key(qvec, cap, kinds, speakers, start, end, as_of, None)
+        if key not in self._vec_jobs:
+            job = self.vectors.knn_start(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of)
+            if job is not None:
+                self._vec_jobs[key] = job
+
+    def _time_range(self, iv: Interval) -> tuple[str, str]:
+        """The said-at / event-time range of the time lane for a resolved query time: slack days either side."""
+        slack = dt.timedelta(days=self.cfg.time.slack_days)
+        return (iv.start - slack).isoformat(), (iv.end + slack + dt.timedelta(days=1)).isoformat()
 
     def _restricted(self, name: str, terms, qvec, weight: float, note: str, detail: dict | None = None,
                     evidence: Callable[[Hashable], list[dict]] | None = None, **filters: Any) -> RankedList:
@@ -631,6 +659,16 @@ class Searcher:
                 self.notes.append("no vectors in the search index yet: run `kenning reindex` for the vector lanes")
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
+        self._vec_jobs = {}
+        if qvec is not None and self.vectors is not None and cfg.vector.overlap and self.vectors.quantized():
+            # the vector lanes' scans, in lane order, in the worker thread while the FTS pool and lanes run (R59)
+            if on("vector"):
+                self._start_vector(qvec, cap, as_of=bound, **kf)
+            if on("speaker") and pq.speakers:
+                self._start_vector(svec, cap, as_of=bound, speakers=pq.speakers)
+            if on("time") and pq.times:
+                t0, t1 = self._time_range(pq.times[0])
+                self._start_vector(qvec, cap, as_of=bound, start=t0, end=t1)
         # one FTS pass per query (R40): every FTS lane below is cut from this pool when the vault is large
         self._pool, self._pool_terms = None, list(pq.terms)
         if on("speaker"):
@@ -651,9 +689,7 @@ class Searcher:
                                           as_of=bound, speakers=pq.speakers))
         if on("time") and pq.times:
             iv = pq.times[0]
-            slack = dt.timedelta(days=cfg.time.slack_days)
-            start = (iv.start - slack).isoformat()
-            end = (iv.end + slack + dt.timedelta(days=1)).isoformat()
+            start, end = self._time_range(iv)
             terms = [t for t in pq.terms if t not in pq.time_terms]
             first.append(self._restricted("time", terms, qvec, w.time, f"time: {iv.start}..{iv.end} ({iv.text})",
                                           as_of=bound, start=start, end=end))
@@ -722,6 +758,9 @@ class Searcher:
                     second.append(rl)
         all_lanes = first + second
         self._pool, self._pool_terms = None, None
+        for job in self._vec_jobs.values():  # a started scan no lane took (none expected): let it finish
+            job()
+        self._vec_jobs = {}
         fused = rrf(all_lanes, cfg.rrf_k, cap)
         rowids = [f.key for f in fused if isinstance(f.key, int) and f.key not in docs]
         docs.update(search_sql.docs_by_rowid(self.conn, rowids))

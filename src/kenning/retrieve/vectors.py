@@ -233,12 +233,21 @@ class SearchVectors:
         self.space = config.retrieval.vector.space
         self.index = VectorIndex(conn, config)
         self._table: dict | None | bool = False
+        self._quantized: bool | None = None
 
     def table(self) -> dict | None:
         if self._table is False:
             t = vsql.active_table(self.conn)
             self._table = t if (t is not None and vsql.count_items(self.conn, self.space) > 0) else None
         return self._table or None
+
+    def quantized(self) -> bool:
+        """Whether this space's searches are 1-bit scans (more than ``vector_index.quantize_above`` vectors; counted
+        once per Searcher, as :meth:`table`)."""
+        if self._quantized is None:
+            above = self.config.embeddings.vector_index.quantize_above
+            self._quantized = bool(above) and self.table() is not None and vsql.count_items(self.conn, self.space) > above
+        return self._quantized
 
     def embedder(self) -> Embedder | None:
         t = self.table()
@@ -258,6 +267,24 @@ class SearchVectors:
                 _META[key] = m
         return m
 
+    def knn_start(self, qvec: np.ndarray, k: int, *, kinds: Sequence[str] | None = None,
+                  speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
+                  as_of: str | None = None) -> Callable[[], list[tuple[int, float]]] | None:
+        """:meth:`knn`, started: a quantized mirror scan runs in the search worker thread (R59) while the caller
+        goes on; the returned function waits for it. None when the search is not a quantized mirror scan (call
+        :meth:`knn`)."""
+        t = self.table()
+        if t is None or not self.quantized():
+            return None
+        allow = None
+        if kinds is not None or speakers or start or end or as_of:
+            allow = self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of)
+        run = self.index.prepare_search(qvec, k, space=self.space, model_id=t["model_id"], allow=allow)
+        if run is None:
+            return None
+        fut = _worker().submit(run)
+        return lambda: [(int(h.item_id), h.score) for h in fut.result()]
+
     def knn(self, qvec: np.ndarray, k: int, *, kinds: Sequence[str] | None = None,
             speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
             as_of: str | None = None, rowids: Sequence[int] | None = None,
@@ -270,9 +297,25 @@ class SearchVectors:
         if kinds is not None or speakers or start or end or as_of or rowids is not None:
             allow = self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
                                         rowids=rowids)
+        return self._search(t, qvec, k, allow, exact)
+
+    def _search(self, t: dict, qvec: np.ndarray, k: int, allow, exact: bool = False) -> list[tuple[int, float]]:
         hits = self.index.search(qvec, k, space=self.space, model_id=t["model_id"], allow=allow, exact=exact,
                                  oversample=self.config.retrieval.vector.sqlite_oversample)
         return [(int(h.item_id), h.score) for h in hits]
+
+
+_WORKER: list = []
+
+
+def _worker():
+    """The one worker thread of the vector lanes' scans (R59), made on first use."""
+    with _META_LOCK:
+        if not _WORKER:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _WORKER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-vectors"))
+        return _WORKER[0]
 
 
 def drop_meta() -> None:
