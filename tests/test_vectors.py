@@ -353,3 +353,26 @@ def test_rows_path_reuses_the_last_full_scan_and_keeps_recent_row_sets(tmp_path,
         idx.search(q2, k=10, space="docs", allow=named(5, key))
     assert list(mirror.row_sets) == [("s", 1), ("s", 3)]
     conn.close()
+
+
+def test_mirror_item_ids_are_not_walked_by_the_garbage_collector(tmp_path):
+    """R59: the mirror keeps its item ids in a numpy string array (numpy >= 2), not a list of Python strings that
+    every full garbage collection walks (~50 ms at 1M vectors); ids stay right through growth, deletes and
+    compaction."""
+    import gc
+
+    from kenning.llm import index as index_mod
+
+    conn, idx = _small_index(tmp_path / "g.db", quantize_above=0, rerank_min=20)
+    idx.upsert("docs", [(f"d{i}", f"w{i} zebra", "a") for i in range(100)])
+    idx.search("zebra", k=1, space="docs")  # the mirror is made by the first search
+    idx.upsert("docs", [(f"d{i}", f"w{i} zebra", "a") for i in range(100, 3000)])  # it grows 1024 → 4096
+    (mirror,) = index_mod._MIRRORS.values()
+    assert mirror.n == 3000 and len(mirror.item_ids) >= 3000
+    if index_mod._ID_DTYPE is not None:
+        assert isinstance(mirror.item_ids, np.ndarray) and not gc.is_tracked(mirror.item_ids)
+    idx.delete("docs", [f"d{i}" for i in range(0, 3000, 2)])  # 1,500 deletes: compacted
+    assert mirror.n == 1500 and not mirror.deleted
+    assert {h.item_id for h in idx.search("w7 zebra", k=3, space="docs")} >= {"d7"}
+    assert sorted(x for x in mirror.item_ids[:mirror.n]) == sorted(f"d{i}" for i in range(1, 3000, 2))
+    conn.close()
