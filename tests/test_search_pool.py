@@ -630,3 +630,17 @@ def test_vector_scans_overlap_the_fts_lanes_with_the_same_results(indexed, monke
         assert not on._vec_jobs
     small = Searcher(indexed.conn, load_config(overrides=HASH))  # below quantize_above: no worker
     assert small.vectors is not None and not small.vectors.quantized()
+
+
+def test_speaker_vids_from_one_sort_are_the_scanned_ones(indexed):
+    """R59: a speaker's vids (the speaker filter's rows, R57) come from one stable sort of every vid by speaker:
+    the same ascending vids as a pass over every vid, for one speaker, several, and none."""
+    dm = _searcher(indexed)._doc_meta()
+    codes = sorted(dm.speakers.values())
+    assert len(codes) >= 2
+    keys = [(c,) for c in codes] + [tuple(codes[:2]), tuple(codes), ()]
+    for key in keys:
+        want = np.nonzero(np.isin(dm.speaker, key))[0].astype(np.int64)
+        got = dm.speaker_vids(list(key))
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), key
+    assert sum(len(dm.speaker_vids([c])) for c in codes) == int((dm.speaker >= 0).sum()) > 0
