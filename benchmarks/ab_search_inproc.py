@@ -1,7 +1,7 @@
 """Same-process A/B of the whole search (R59): every method of ``Searcher`` and ``FtsPool`` (retrieve/search.py),
 ``DocMeta`` (retrieve/vectors.py) and the vector index's ``_Mirror`` (llm/index.py) taken from another checkout
 and swapped in against this checkout's, alternating per pass over one loaded vault (one process: no load drift, one
-warm-up); the mirror's cached row sets are kept per side. Min CPU (``time.process_time``) and wall of ``--repeat``
+warm-up); the mirror's cached row sets are kept per side, its write paths (not timed) are this checkout's. Min CPU (``time.process_time``) and wall of ``--repeat``
 passes per question; the two sides' search output compared.
 
     python benchmarks/ab_search_inproc.py --before /work/main/src --vault /tmp/h9p4/zipf1m_vec.db --queries 50 --repeat 4
@@ -51,9 +51,12 @@ CLASSES = [(rs.Searcher, other["search"].Searcher), (rs.FtsPool, other["search"]
            (rv.DocMeta, other["vectors"].DocMeta), (li._Mirror, other["index"]._Mirror)]
 
 
+WRITES = {"upsert", "delete", "_grow", "_compact"}  # the mirror's write paths stay this checkout's (not timed)
+
+
 def methods(cls):
     return {k: v for k, v in vars(cls).items() if callable(v) or isinstance(v, (staticmethod, classmethod))
-            if not k.startswith("__")}
+            if not k.startswith("__") and k not in WRITES}
 
 
 SIDES = {"branch": [(c, methods(c)) for c, _ in CLASSES], "main": [(c, methods(o)) for c, o in CLASSES]}
