@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pytest
 
 from kenning.config import load_config
@@ -532,3 +533,114 @@ def test_term_doc_counts_uncountable_null_row_falls_back(indexed):
     with conn:
         search_sql.clear_index(conn)
     assert search_sql.term_docs_state(conn) == 1
+
+
+# -- R59: fewer walks and fewer row fetches, the same pool and the same lanes --------------------------------------
+
+def test_every_common_word_step_skipped_when_the_rarest_pair_is_complete(synthetic, monkeypatch):
+    """R59: the documents holding every common word are among those holding the two rarest; when that pair's walk
+    returned all of them (fewer than pool_and_cap) the conjunction is not walked, and the pool is the one the
+    FTS5 walks give (which walk every step). When the pair fills its limit the conjunction is walked."""
+    terms = ["garden", "lake", "violin", "turtle"]
+    walked: list[str] = []
+    real = search_sql.fts_rowids
+
+    def counting(conn, match, limit, newest_first=True):
+        walked.append(match)
+        return real(conn, match, limit, newest_first)
+
+    monkeypatch.setattr(search_sql, "fts_rowids", counting)
+    base = _fts(synthetic, rank_all_below=1, common_term_cap=5)
+    df = base.doc_freqs(terms)
+    common = sorted(terms, key=lambda t: (df[t], t))
+    assert all(df[t] > 5 for t in terms)
+    every = " AND ".join(f'"{t}"' for t in common)
+    pair_docs = len(real(synthetic.conn, f'"{common[0]}" AND "{common[1]}"', 10**6))
+    assert pair_docs >= 2
+    for cap, skipped in ((pair_docs + 1, True), (pair_docs, False), (1, False)):
+        walked.clear()
+        fwd = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=3, pool_and_cap=cap)
+        old = _fts(synthetic, rank_all_below=1, common_term_cap=5, pool_cap=3, pool_and_cap=cap, forward_index=False)
+        a = fwd.fts_pool(terms)
+        assert (every not in walked) is skipped, cap
+        assert _arrays(a) == _arrays(old.fts_pool(terms)), cap
+
+
+def test_pool_filters_pretested_on_vector_metadata_keep_the_same_documents(indexed):
+    """R59: with a vector index, a restricted lane's speaker / time filter over the pool is first tested on the
+    vector lanes' per-document metadata, and only the documents that may pass are fetched from search_docs; what
+    passes is what the row-by-row test without that metadata passes."""
+    with_meta = _searcher(indexed, rank_all_below=1, common_term_cap=10**9)
+    without = _searcher(indexed, embedder=False, rank_all_below=1, common_term_cap=10**9)
+    dm = with_meta._doc_meta()
+    assert dm is not None and without._doc_meta() is None
+    terms = ["lake", "camping", "violin", "sister", "ben", "trip", "the", "i"]
+    pa, pb = with_meta.fts_pool(terms), without.fts_pool(terms)
+    assert _arrays(pa) == _arrays(pb) and len(pa) >= 5
+    pos = np.arange(len(pa))
+    ruled_out, passed = 0, 0
+    for filters in ({"speakers": ["Ben"]}, {"speakers": ["ana", "Nobody"]}, {"start": "2023-07-01", "end": "2023-08-01"},
+                    {"start": "2023-07-10", "end": "2023-07-20", "speakers": ["Ben"]}, {"start": "2031-01-01",
+                                                                                         "end": "2031-02-01"}):
+        a, b = with_meta._pool_keep(pa, filters)(pos), without._pool_keep(pb, filters)(pos)
+        assert a.tolist() == b.tolist(), filters
+        may = dm.may_pass(pa.rowids, speakers=filters.get("speakers"), start=filters.get("start"),
+                          end=filters.get("end"))
+        assert not (a & ~may).any()  # a superset of what passes
+        ruled_out += int((~may).sum())
+        passed += int(a.sum())
+    assert ruled_out > 0 and passed > 0
+    # a document without a vector is never ruled out by the metadata
+    assert dm.may_pass(np.asarray([10**9], dtype=np.int64), speakers=["Ben"]).tolist() == [True]
+
+
+def test_vector_scans_overlap_the_fts_lanes_with_the_same_results(indexed, monkeypatch):
+    """R43: above quantize_above, the plain, speaker and time lanes' vector scans run in the worker thread while the
+    FTS lanes run; every search gives what it gives with retrieval.vector.overlap off, byte for byte."""
+    import json
+    import threading
+
+    from kenning.llm import index as index_mod
+
+    threads: list[str] = []
+    real = index_mod._Mirror.search
+
+    def recording(self, *a, **k):
+        threads.append(threading.current_thread().name)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(index_mod._Mirror, "search", recording)
+
+    def searcher(overlap: bool) -> Searcher:
+        return Searcher(indexed.conn, load_config(overrides={
+            **HASH, "embeddings": {**HASH["embeddings"], "vector_index": {"quantize_above": 10, "rerank_min": 5}},
+            "retrieval": {"vector": {"overlap": overlap}, "fts": {"rank_all_below": 1, "pool_min_ratio": 0}}}))
+
+    on, off = searcher(True), searcher(False)
+    assert on.vectors is not None and on.vectors.quantized()
+    for q, kw, _lane in QUERIES:
+        threads.clear()
+        a = json.dumps(on.search(q, now=NOW, k=20, **kw).as_dict(), sort_keys=True, default=str)
+        worker, scans = [t for t in threads if t.startswith("kenning-vectors")], len(threads)
+        threads.clear()
+        b = json.dumps(off.search(q, now=NOW, k=20, **kw).as_dict(), sort_keys=True, default=str)
+        assert a == b, q
+        assert worker and not any(t.startswith("kenning-vectors") for t in threads), q
+        assert scans == len(threads), q  # each scan once: the lanes took the started ones
+        assert not on._vec_jobs
+    small = Searcher(indexed.conn, load_config(overrides=HASH))  # below quantize_above: no worker
+    assert small.vectors is not None and not small.vectors.quantized()
+
+
+def test_speaker_vids_from_one_sort_are_the_scanned_ones(indexed):
+    """R59: a speaker's vids (the speaker filter's rows, R57) come from one stable sort of every vid by speaker:
+    the same ascending vids as a pass over every vid, for one speaker, several, and none."""
+    dm = _searcher(indexed)._doc_meta()
+    codes = sorted(dm.speakers.values())
+    assert len(codes) >= 2
+    keys = [(c,) for c in codes] + [tuple(codes[:2]), tuple(codes), ()]
+    for key in keys:
+        want = np.nonzero(np.isin(dm.speaker, key))[0].astype(np.int64)
+        got = dm.speaker_vids(list(key))
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), key
+    assert sum(len(dm.speaker_vids([c])) for c in codes) == int((dm.speaker >= 0).sum()) > 0

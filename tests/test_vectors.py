@@ -314,3 +314,65 @@ def test_filter_naming_its_rows_gives_the_same_hits(tmp_path, quantize_above):
     nobody.rows, nobody.rows_key = np.zeros(0, dtype=np.int64), ("nobody",)
     assert idx.search(queries[0], k=10, space="docs", allow=nobody) == []
     conn.close()
+
+
+def test_rows_path_reuses_the_last_full_scan_and_keeps_recent_row_sets(tmp_path, monkeypatch):
+    """R59: a filter naming its rows, asked with the query vector of the last full scan (the time lane after the plain
+    lane), takes those rows' distances from that scan instead of gathering their codes — the same hits as computing
+    them. The mirror's cached row sets are dropped least recently used first, within a byte budget."""
+    import random
+
+    from kenning.llm import index as index_mod
+
+    conn, idx = _small_index(tmp_path / "z.db", quantize_above=100, rerank_min=20)
+    rnd = random.Random(17)
+    idx.upsert("docs", [(f"d{i}", " ".join(rnd.choices(WORDS, k=6)), "a") for i in range(1500)])
+    vids = np.asarray(sorted(int(v) for (v,) in conn.execute("SELECT vid FROM vector_items")), dtype=np.int64)
+
+    def named(step: int, key):
+        keep = vids[::step]
+        f = lambda v: np.isin(v, keep)  # noqa: E731
+        f.rows, f.rows_key = keep, key
+        return f
+
+    (q1, q2) = [" ".join(rnd.choices(WORDS, k=3)) for _ in range(2)]
+    idx.search(q1, k=10, space="docs")  # a full scan of q1
+    (mirror,) = index_mod._MIRRORS.values()
+    reused = idx.search(q1, k=10, space="docs", allow=named(5, ("t", 5)))
+    assert mirror.row_sets[("t", 5)][1][0] is None  # no codes gathered: the distances came from the scan
+    idx.search(q2, k=10, space="docs")  # the last scan is now q2's
+    computed = idx.search(q1, k=10, space="docs", allow=named(5, ("t", 5)))
+    assert mirror.row_sets[("t", 5)][1][0] is not None
+    plain = lambda v: np.isin(v, vids[::5])  # noqa: E731  (no rows: the mask over every vid)
+    assert reused == computed == idx.search(q1, k=10, space="docs", allow=plain) and len(reused) == 10
+    # least recently used out: a budget for two sets of this size
+    per_row = 8 + 8
+    monkeypatch.setattr(index_mod, "ROW_SETS_MAX_BYTES", 2 * len(vids[::5]) * per_row)
+    mirror.row_sets.clear()
+    for key in (("s", 1), ("s", 2), ("s", 1), ("s", 3)):
+        idx.search(q2, k=10, space="docs", allow=named(5, key))
+    assert list(mirror.row_sets) == [("s", 1), ("s", 3)]
+    conn.close()
+
+
+def test_mirror_item_ids_are_not_walked_by_the_garbage_collector(tmp_path):
+    """R59: the mirror keeps its item ids in a numpy string array (numpy >= 2), not a list of Python strings that
+    every full garbage collection walks (~50 ms at 1M vectors); ids stay right through growth, deletes and
+    compaction."""
+    import gc
+
+    from kenning.llm import index as index_mod
+
+    conn, idx = _small_index(tmp_path / "g.db", quantize_above=0, rerank_min=20)
+    idx.upsert("docs", [(f"d{i}", f"w{i} zebra", "a") for i in range(100)])
+    idx.search("zebra", k=1, space="docs")  # the mirror is made by the first search
+    idx.upsert("docs", [(f"d{i}", f"w{i} zebra", "a") for i in range(100, 3000)])  # it grows 1024 → 4096
+    (mirror,) = index_mod._MIRRORS.values()
+    assert mirror.n == 3000 and len(mirror.item_ids) >= 3000
+    if index_mod._ID_DTYPE is not None:
+        assert isinstance(mirror.item_ids, np.ndarray) and not gc.is_tracked(mirror.item_ids)
+    idx.delete("docs", [f"d{i}" for i in range(0, 3000, 2)])  # 1,500 deletes: compacted
+    assert mirror.n == 1500 and not mirror.deleted
+    assert {h.item_id for h in idx.search("w7 zebra", k=3, space="docs")} >= {"d7"}
+    assert sorted(x for x in mirror.item_ids[:mirror.n]) == sorted(f"d{i}" for i in range(1, 3000, 2))
+    conn.close()

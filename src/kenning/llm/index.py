@@ -87,7 +87,7 @@ class _Mirror:
         self.valid = np.zeros(cap, dtype=bool)
         self.space_codes = np.zeros(cap, dtype=np.int32)
         self.kind_codes = np.zeros(cap, dtype=np.int32)
-        self.item_ids: list[str | None] = [None] * cap
+        self.item_ids: Any = _id_array(cap)      # by position; not Python objects where numpy allows (R59)
         self.spaces: dict[str, int] = {}
         self.kinds: dict[str, int] = {}
         self.space_names: list[str] = []
@@ -123,7 +123,10 @@ class _Mirror:
             codes = np.zeros((self.codes.shape[0], new), dtype=np.uint64)
             codes[:, :cap] = self.codes
             self.codes = codes
-        self.item_ids.extend([None] * (new - cap))
+        if isinstance(self.item_ids, list):
+            self.item_ids.extend([None] * (new - cap))
+        else:
+            self.item_ids = np.concatenate([self.item_ids, _id_array(new - cap)])
 
     def upsert(self, rows: Sequence[tuple[int, str, str, str | None, np.ndarray]]) -> None:
         with self.lock:
@@ -281,6 +284,7 @@ class _Mirror:
         until the next write, with a slot for the codes of those rows."""
         hit = self.row_sets.get(key) if key is not None else None
         if hit is not None:
+            self.row_sets[key] = self.row_sets.pop(key)  # most recently used last
             return hit
         n = self.n
         if self._pos_by_vid is None:
@@ -297,8 +301,13 @@ class _Mirror:
             pos = np.sort(pos)
         entry = (pos, [None])
         if key is not None:
-            if len(self.row_sets) >= 16:  # at most 16 × (a quarter of the codes + positions)
-                self.row_sets.clear()
+            # least recently used out first, within a byte budget: positions + the rows' codes (words × 8 bytes),
+            # so that the speakers of a session's questions stay cached (R59; was: all dropped at 16 entries)
+            per_row = 8 + (self.dim + 63) // 64 * 8
+            used = sum(len(p) for p, _ in self.row_sets.values()) * per_row
+            while self.row_sets and used + len(pos) * per_row > ROW_SETS_MAX_BYTES:
+                old_pos, _ = self.row_sets.pop(next(iter(self.row_sets)))
+                used -= len(old_pos) * per_row
             self.row_sets[key] = entry
         return entry
 
@@ -330,6 +339,11 @@ class _Mirror:
             return cand
         self.ensure_codes()
         assert self.codes is not None
+        last = self._last_dist
+        if last is not None and last[0] == (q.tobytes(), n, id(self.codes)):
+            # the same query vector as the last full scan (the time lane after the plain one): those rows'
+            # distances are already known — the same distances, the same cut (R59)
+            return cand[_cut(last[1][cand], m, self.codes.shape[0] * 64 + 1)]
         if slot[0] is None:
             slot[0] = np.ascontiguousarray(self.codes[:, pos])
         codes = slot[0] if every else slot[0][:, ok]
@@ -371,14 +385,7 @@ class _Mirror:
     def _hamming_keep(self, q: np.ndarray, codes: np.ndarray, m: int) -> np.ndarray:
         """Indexes (into the columns of ``codes``) of the ``m``-candidate cut of :meth:`_hamming_candidates`."""
         qc = self._pack(q.reshape(1, -1))[:, 0]
-        dist = _hamming(codes, qc, codes.shape[1])
-        worst = codes.shape[0] * 64 + 1
-        cum = np.cumsum(np.bincount(dist, minlength=worst + 1)[:worst])
-        cut = int(np.searchsorted(cum, m))
-        keep = np.nonzero(dist <= min(cut, worst - 1))[0]
-        if len(keep) > 4 * m:
-            keep = keep[np.argsort(dist[keep], kind="stable")[:m]]
-        return keep
+        return _cut(_hamming(codes, qc, codes.shape[1]), m, codes.shape[0] * 64 + 1)
 
     # -- per-space blocks (seed 000's searches touch one space of a table shared with messages and entities) --
     def _space_block(self, code: int, n: int) -> dict | None:
@@ -470,6 +477,37 @@ class _Mirror:
                                      for p in order]
             return outs
 
+try:  # numpy >= 2: variable-width strings stored in the array, not as Python objects
+    from numpy.dtypes import StringDType as _StringDType
+
+    _ID_DTYPE: Any = _StringDType(na_object=None)
+except ImportError:  # pragma: no cover - numpy 1.x
+    _ID_DTYPE = None
+
+
+def _id_array(n: int) -> Any:
+    """``n`` empty item-id slots (None): a numpy string array, whose strings are not Python objects — a list of a
+    million item-id strings made every full garbage collection walk them, ~50 ms at 1M vectors (R59) — or, on numpy
+    1.x, a list."""
+    if _ID_DTYPE is None:
+        return [None] * n
+    a = np.empty(n, dtype=_ID_DTYPE)
+    a[:] = None
+    return a
+
+
+def _cut(dist: np.ndarray, m: int, worst: int) -> np.ndarray:
+    """Indexes of the ``m``-candidate cut of Hamming distances ``dist`` (:meth:`_Mirror._hamming_candidates`):
+    every row at or below the smallest distance whose cumulative count reaches ``m``, or on a wide tie there the
+    ``m`` closest (ties by index)."""
+    cum = np.cumsum(np.bincount(dist, minlength=worst + 1)[:worst])
+    cut = int(np.searchsorted(cum, m))
+    keep = np.nonzero(dist <= min(cut, worst - 1))[0]
+    if len(keep) > 4 * m:
+        keep = keep[np.argsort(dist[keep], kind="stable")[:m]]
+    return keep
+
+
 def _hamming(codes: np.ndarray, qc: np.ndarray, n: int) -> np.ndarray:
     """Hamming distances (uint16) of the first ``n`` columns of ``codes`` (words × rows bit planes) to ``qc``,
     through two reused buffers (no 8-byte temporary per word)."""
@@ -486,6 +524,7 @@ def _hamming(codes: np.ndarray, qc: np.ndarray, n: int) -> np.ndarray:
     return dist
 
 
+ROW_SETS_MAX_BYTES = 256 << 20  # the mirror's cached filter row sets (positions + codes), least recently used out
 BLOCK_MAX_SHARE = 0.5   # search_by_kind copies a space into its own block when it holds at most this share of rows
 
 _MIRRORS: dict[tuple[str, str], _Mirror] = {}
@@ -730,6 +769,25 @@ class VectorIndex:
         if min_score is not None:
             hits = [h for h in hits if h.score >= min_score]
         return hits
+
+    def prepare_search(self, query: np.ndarray, k: int, *, space: str | None = None, model_id: str | None = None,
+                       allow: Callable[[np.ndarray], np.ndarray] | None = None) -> Callable[[], list[Hit]] | None:
+        """:meth:`search` of a query vector in two parts, for a search run in another thread (R43): the active
+        table and its mirror are looked up here (SQL, the caller's thread), and the returned function searches the
+        mirror (numpy under the mirror's lock, no SQL) with what ``search`` gives. None when the search is not a
+        quantized mirror scan (no mirror, or at most ``vector_index.quantize_above`` vectors): call ``search``."""
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        vcfg = self.config.embeddings.vector_index
+        with _read(self.conn):
+            table = vsql.active_table(self.conn)
+            if table is None or not vcfg.quantize_above or not self._use_mirror(table):
+                return None
+            _check_query(table, q.shape[0], model_id)
+            mirror = self._mirror(table)
+        if mirror.n <= vcfg.quantize_above:
+            return None
+        rerank = max(k * vcfg.rerank_factor, vcfg.rerank_min)
+        return lambda: mirror.search(q, k, space, None, None, allow, vcfg.quantize_above, rerank)
 
     def search_by_kind(self, query: np.ndarray, k: int, *, space: str, kinds: Sequence[str],
                        model_id: str | None = None) -> dict[str, list[Hit]]:

@@ -154,6 +154,7 @@ class Searcher:
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._forward: tuple[int, bool] | None = None
         self._has_beliefs: bool | None = None
+        self._vec_jobs: dict[tuple, Callable[[], list[tuple[int, float]]]] = {}
         self._mentions: dict[str, list[dict]] = {}
         self._text_stems: dict[str, frozenset[str]] = {}
         self._stem_cache: dict[str, str] = {}
@@ -358,9 +359,23 @@ class Searcher:
         keys = self._term_keys(terms)
         if keys is not None:  # the forward index: the steps are bare doclist walks, the hits one lookup (R51)
             picked: set[int] = set()
-            for i, (restrict, limit) in enumerate(steps):
+            run = list(enumerate(steps))
+            # the documents holding every common word are among those holding the two rarest: that pair is walked
+            # first, and when it returned all its documents (fewer than its limit) the conjunction — a walk to the
+            # end of the index when it matches few — adds nothing to the pool and is skipped (R59)
+            every = next((i for i, (_r, limit) in enumerate(steps) if limit < 0), None)
+            pair = every + 1 if every is not None and len(top) >= 2 else None
+            if pair is not None:
+                run[every], run[pair] = run[pair], run[every]
+            pair_complete = False
+            for i, (restrict, limit) in run:
+                if limit < 0 and pair_complete:
+                    continue
                 expr = restrict if col_arg is None else "{" + " ".join(col_arg) + "} : (" + restrict + ")"
-                picked.update(search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0)))
+                got = search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0))
+                if i == pair and len(got) < limit:
+                    pair_complete = True
+                picked.update(got)
             pool = FtsPool.from_doc_terms(self, terms, keys, sorted(picked), w, col_arg,
                                           [df[t] for t in terms], n_docs, n_tokens)
             pool.all_terms = all_terms
@@ -438,13 +453,30 @@ class Searcher:
                 return False
             return kinds is None or kind in kinds
 
+        # the vector lanes' per-document metadata, when loaded for this index, rules out most documents of a speaker
+        # or time filter without their search_docs rows (a narrow time range: most of the pool) (R59)
+        dm = self._doc_meta() if (want is not None or (start and end)) else None
+
         def keep(pos: np.ndarray) -> np.ndarray:
             rids = pool.rowids[pos]
             if allowed is not None and len(f) == 1:  # the entity lane: no document lookup needed
                 return np.fromiter((int(r) in allowed for r in rids), dtype=bool, count=len(rids))
-            meta = pool.meta_of(rids)
-            return np.fromiter((ok(int(r), m) for r, m in zip(rids, meta)), dtype=bool, count=len(rids))
+            out = np.zeros(len(rids), dtype=bool)
+            maybe = np.arange(len(rids)) if dm is None else np.flatnonzero(dm.may_pass(
+                rids, speakers=f.get("speakers"), start=start if (start and end) else None, end=end))
+            if len(maybe):
+                sub = rids[maybe]
+                meta = pool.meta_of(sub)
+                out[maybe] = np.fromiter((ok(int(r), m) for r, m in zip(sub, meta)), dtype=bool, count=len(sub))
+            return out
         return keep
+
+    def _doc_meta(self):
+        """The vector lanes' document metadata (:class:`~kenning.retrieve.vectors.DocMeta`) of this index, or None
+        without a vector index of the search documents."""
+        if self.vectors is None or self.vectors.table() is None:
+            return None
+        return self.vectors.meta()
 
     def vector_lane(self, name: str, qvec, weight: float, cap: int, *, speakers: Sequence[str] | None = None,
                     start: str | None = None, end: str | None = None, as_of: str | None = None,
@@ -452,9 +484,36 @@ class Searcher:
         """The nearest documents, filtered by kind / speaker / said-at interval / --as-of inside the search."""
         if qvec is None or self.vectors is None:
             return RankedList(name, [], weight)
-        found = self.vectors.knn(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
-                                 rowids=rowids)
+        job = self._vec_jobs.pop(self._vec_key(qvec, cap, kinds, speakers, start, end, as_of, rowids), None)
+        if job is not None:  # started in the worker thread before the FTS lanes (R43)
+            found = job()
+        else:
+            found = self.vectors.knn(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
+                                     rowids=rowids)
         return RankedList(name, [Candidate(r, s) for r, s in found], weight)
+
+    @staticmethod
+    def _vec_key(qvec, cap, kinds, speakers, start, end, as_of, rowids) -> tuple:
+        tup = lambda x: None if x is None else tuple(x)  # noqa: E731
+        return (np.asarray(qvec, dtype=np.float32).tobytes(), cap, tup(kinds), tup(speakers) if speakers else None,
+                start, end, as_of, tup(rowids))
+
+    def _start_vector(self, qvec, cap: int, *, kinds: Sequence[str] | None = None,
+                      speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
+                      as_of: str | None = None) -> None:
+        """Start a vector lane's search in the worker thread (R43); :meth:`vector_lane` with the same arguments
+        takes its result."""
+        assert self.vectors is not None
+        key = self._vec_key(qvec, cap, kinds, speakers, start, end, as_of, None)
+        if key not in self._vec_jobs:
+            job = self.vectors.knn_start(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of)
+            if job is not None:
+                self._vec_jobs[key] = job
+
+    def _time_range(self, iv: Interval) -> tuple[str, str]:
+        """The said-at / event-time range of the time lane for a resolved query time: slack days either side."""
+        slack = dt.timedelta(days=self.cfg.time.slack_days)
+        return (iv.start - slack).isoformat(), (iv.end + slack + dt.timedelta(days=1)).isoformat()
 
     def _restricted(self, name: str, terms, qvec, weight: float, note: str, detail: dict | None = None,
                     evidence: Callable[[Hashable], list[dict]] | None = None, **filters: Any) -> RankedList:
@@ -600,6 +659,16 @@ class Searcher:
                 self.notes.append("no vectors in the search index yet: run `kenning reindex` for the vector lanes")
         first: list[RankedList] = []
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
+        self._vec_jobs = {}
+        if qvec is not None and self.vectors is not None and cfg.vector.overlap and self.vectors.quantized():
+            # the vector lanes' scans, in lane order, in the worker thread while the FTS pool and lanes run (R43)
+            if on("vector"):
+                self._start_vector(qvec, cap, as_of=bound, **kf)
+            if on("speaker") and pq.speakers:
+                self._start_vector(svec, cap, as_of=bound, speakers=pq.speakers)
+            if on("time") and pq.times:
+                t0, t1 = self._time_range(pq.times[0])
+                self._start_vector(qvec, cap, as_of=bound, start=t0, end=t1)
         # one FTS pass per query (R40): every FTS lane below is cut from this pool when the vault is large
         self._pool, self._pool_terms = None, list(pq.terms)
         if on("speaker"):
@@ -620,9 +689,7 @@ class Searcher:
                                           as_of=bound, speakers=pq.speakers))
         if on("time") and pq.times:
             iv = pq.times[0]
-            slack = dt.timedelta(days=cfg.time.slack_days)
-            start = (iv.start - slack).isoformat()
-            end = (iv.end + slack + dt.timedelta(days=1)).isoformat()
+            start, end = self._time_range(iv)
             terms = [t for t in pq.terms if t not in pq.time_terms]
             first.append(self._restricted("time", terms, qvec, w.time, f"time: {iv.start}..{iv.end} ({iv.text})",
                                           as_of=bound, start=start, end=end))
@@ -691,6 +758,9 @@ class Searcher:
                     second.append(rl)
         all_lanes = first + second
         self._pool, self._pool_terms = None, None
+        for job in self._vec_jobs.values():  # a started scan no lane took (none expected): let it finish
+            job()
+        self._vec_jobs = {}
         fused = rrf(all_lanes, cfg.rrf_k, cap)
         rowids = [f.key for f in fused if isinstance(f.key, int) and f.key not in docs]
         docs.update(search_sql.docs_by_rowid(self.conn, rowids))

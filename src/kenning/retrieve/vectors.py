@@ -72,6 +72,9 @@ class DocMeta:
     said_order: np.ndarray | None = None   # vids by said-at time (stable), and those times, for time ranges (R57)
     said_sorted: np.ndarray | None = None
     event_vids: np.ndarray | None = None   # vids with a resolved event time, ascending
+    vid_by_rowid: np.ndarray | None = None  # doc_rowid -> vid (-1: no vector), built on first use (R59)
+    speaker_order: np.ndarray | None = None   # vids by speaker code (stable), and each code's bounds in it (R59)
+    speaker_bounds: np.ndarray | None = None
 
     @classmethod
     def load(cls, conn, space: str, key: tuple) -> "DocMeta":
@@ -109,8 +112,52 @@ class DocMeta:
         if got is None:
             if len(self.by_speaker) >= 256:
                 self.by_speaker.clear()
-            got = self.by_speaker[key] = np.nonzero(np.isin(self.speaker, key))[0].astype(np.int64)
+            if self.speaker_order is None:
+                # every speaker's vids at once (one stable sort, kept): a speaker seen for the first time is a slice,
+                # not a pass over every vid (~10 ms at 1M) (R59)
+                self.speaker_order = np.argsort(self.speaker, kind="stable").astype(np.int64)
+                self.speaker_bounds = np.searchsorted(self.speaker[self.speaker_order],
+                                                      np.arange(len(self.speakers) + 1), side="left")
+            assert self.speaker_bounds is not None
+            parts = [self.speaker_order[self.speaker_bounds[c]:self.speaker_bounds[c + 1]]
+                     for c in key if 0 <= c < len(self.speakers)]
+            got = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            if len(parts) > 1:
+                got = np.sort(got)
+            self.by_speaker[key] = got
         return got
+
+    def vids_of(self, rowids: np.ndarray) -> np.ndarray:
+        """The vid of each document rowid (-1 where the document has no vector in this space)."""
+        if self.vid_by_rowid is None:
+            live = np.nonzero(self.rowid >= 0)[0]
+            table = np.full(int(self.rowid[live].max()) + 1 if len(live) else 1, -1, dtype=np.int64)
+            table[self.rowid[live]] = live
+            self.vid_by_rowid = table
+        r = np.asarray(rowids, dtype=np.int64)
+        inside = (r >= 0) & (r < len(self.vid_by_rowid))
+        return np.where(inside, self.vid_by_rowid[np.where(inside, r, 0)], -1)
+
+    def may_pass(self, rowids: np.ndarray, *, speakers: Sequence[str] | None = None, start: str | None = None,
+                 end: str | None = None) -> np.ndarray:
+        """A superset test of a restricted lane's speaker / time filter (:meth:`Searcher._pool_keep`) for these
+        documents: False only where this metadata shows the filter cannot pass — a document without a vector
+        here is always True (its row is tested as before). The time range is widened by two days on each side
+        (the said-at times are whole seconds; the filter compares ISO strings). Used so the pool's lanes fetch
+        and test ``search_docs`` rows only for documents that may pass (R59)."""
+        vids = self.vids_of(rowids)
+        known = vids >= 0
+        v = np.where(known, vids, 0)
+        ok = np.ones(len(vids), dtype=bool)
+        if speakers:
+            codes = [self.speakers[x.casefold()] for x in speakers if x.casefold() in self.speakers]
+            ok &= np.isin(self.speaker[v], codes)
+        if start and end:
+            said = self.said[v]
+            t0, t1 = seconds_of(start) - 2 * 86400, seconds_of(end) + 2 * 86400
+            ok &= ((said != _NONE_S) & (said >= t0) & (said < t1)) | (self.ev_start[v] != _NONE_D) | \
+                (self.ev_end[v] != _NONE_D)
+        return ok | ~known
 
     def time_vids(self, t0: int, t1: int) -> np.ndarray | None:
         """A superset of the vids a said-at/event-time filter [t0, t1) keeps — said then, or holding an event time
@@ -200,12 +247,21 @@ class SearchVectors:
         self.space = config.retrieval.vector.space
         self.index = VectorIndex(conn, config)
         self._table: dict | None | bool = False
+        self._quantized: bool | None = None
 
     def table(self) -> dict | None:
         if self._table is False:
             t = vsql.active_table(self.conn)
             self._table = t if (t is not None and vsql.count_items(self.conn, self.space) > 0) else None
         return self._table or None
+
+    def quantized(self) -> bool:
+        """Whether this space's searches are 1-bit scans (more than ``vector_index.quantize_above`` vectors; counted
+        once per Searcher, as :meth:`table`)."""
+        if self._quantized is None:
+            above = self.config.embeddings.vector_index.quantize_above
+            self._quantized = bool(above) and self.table() is not None and vsql.count_items(self.conn, self.space) > above
+        return self._quantized
 
     def embedder(self) -> Embedder | None:
         t = self.table()
@@ -225,6 +281,24 @@ class SearchVectors:
                 _META[key] = m
         return m
 
+    def knn_start(self, qvec: np.ndarray, k: int, *, kinds: Sequence[str] | None = None,
+                  speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
+                  as_of: str | None = None) -> Callable[[], list[tuple[int, float]]] | None:
+        """:meth:`knn`, started: a quantized mirror scan runs in the search worker thread (R43) while the caller
+        goes on; the returned function waits for it. None when the search is not a quantized mirror scan (call
+        :meth:`knn`)."""
+        t = self.table()
+        if t is None or not self.quantized():
+            return None
+        allow = None
+        if kinds is not None or speakers or start or end or as_of:
+            allow = self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of)
+        run = self.index.prepare_search(qvec, k, space=self.space, model_id=t["model_id"], allow=allow)
+        if run is None:
+            return None
+        fut = _worker().submit(run)
+        return lambda: [(int(h.item_id), h.score) for h in fut.result()]
+
     def knn(self, qvec: np.ndarray, k: int, *, kinds: Sequence[str] | None = None,
             speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
             as_of: str | None = None, rowids: Sequence[int] | None = None,
@@ -237,9 +311,25 @@ class SearchVectors:
         if kinds is not None or speakers or start or end or as_of or rowids is not None:
             allow = self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
                                         rowids=rowids)
+        return self._search(t, qvec, k, allow, exact)
+
+    def _search(self, t: dict, qvec: np.ndarray, k: int, allow, exact: bool = False) -> list[tuple[int, float]]:
         hits = self.index.search(qvec, k, space=self.space, model_id=t["model_id"], allow=allow, exact=exact,
                                  oversample=self.config.retrieval.vector.sqlite_oversample)
         return [(int(h.item_id), h.score) for h in hits]
+
+
+_WORKER: list = []
+
+
+def _worker():
+    """The one worker thread of the vector lanes' scans (R43), made on first use."""
+    with _META_LOCK:
+        if not _WORKER:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _WORKER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-vectors"))
+        return _WORKER[0]
 
 
 def drop_meta() -> None:
