@@ -595,7 +595,7 @@ def test_pool_filters_pretested_on_vector_metadata_keep_the_same_documents(index
 
 
 def test_vector_scans_overlap_the_fts_lanes_with_the_same_results(indexed, monkeypatch):
-    """R43: above quantize_above, the plain, speaker and time lanes' vector scans run in the worker thread while the
+    """R44: above quantize_above, the plain, speaker and time lanes' vector scans run in the worker thread while the
     FTS lanes run; every search gives what it gives with retrieval.vector.overlap off, byte for byte."""
     import json
     import threading

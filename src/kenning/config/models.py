@@ -447,7 +447,7 @@ class VectorConfig(Strict):
     batch_size: int = Field(gt=0)
     include_speaker: bool
     sqlite_oversample: int = Field(ge=1)
-    # the vector lanes' quantized scans run in a worker thread while the FTS lanes run (R43)
+    # the vector lanes' quantized scans run in a worker thread while the FTS lanes run (R44)
     overlap: bool = True
 
 

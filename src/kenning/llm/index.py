@@ -772,7 +772,7 @@ class VectorIndex:
 
     def prepare_search(self, query: np.ndarray, k: int, *, space: str | None = None, model_id: str | None = None,
                        allow: Callable[[np.ndarray], np.ndarray] | None = None) -> Callable[[], list[Hit]] | None:
-        """:meth:`search` of a query vector in two parts, for a search run in another thread (R43): the active
+        """:meth:`search` of a query vector in two parts, for a search run in another thread (R44): the active
         table and its mirror are looked up here (SQL, the caller's thread), and the returned function searches the
         mirror (numpy under the mirror's lock, no SQL) with what ``search`` gives. None when the search is not a
         quantized mirror scan (no mirror, or at most ``vector_index.quantize_above`` vectors): call ``search``."""

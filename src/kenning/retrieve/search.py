@@ -485,7 +485,7 @@ class Searcher:
         if qvec is None or self.vectors is None:
             return RankedList(name, [], weight)
         job = self._vec_jobs.pop(self._vec_key(qvec, cap, kinds, speakers, start, end, as_of, rowids), None)
-        if job is not None:  # started in the worker thread before the FTS lanes (R43)
+        if job is not None:  # started in the worker thread before the FTS lanes (R44)
             found = job()
         else:
             found = self.vectors.knn(qvec, cap, kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
@@ -501,7 +501,7 @@ class Searcher:
     def _start_vector(self, qvec, cap: int, *, kinds: Sequence[str] | None = None,
                       speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
                       as_of: str | None = None) -> None:
-        """Start a vector lane's search in the worker thread (R43); :meth:`vector_lane` with the same arguments
+        """Start a vector lane's search in the worker thread (R44); :meth:`vector_lane` with the same arguments
         takes its result."""
         assert self.vectors is not None
         key = self._vec_key(qvec, cap, kinds, speakers, start, end, as_of, None)
@@ -661,7 +661,7 @@ class Searcher:
         kf = {"kinds": doc_kinds} if doc_kinds is not None else {}
         self._vec_jobs = {}
         if qvec is not None and self.vectors is not None and cfg.vector.overlap and self.vectors.quantized():
-            # the vector lanes' scans, in lane order, in the worker thread while the FTS pool and lanes run (R43)
+            # the vector lanes' scans, in lane order, in the worker thread while the FTS pool and lanes run (R44)
             if on("vector"):
                 self._start_vector(qvec, cap, as_of=bound, **kf)
             if on("speaker") and pq.speakers:

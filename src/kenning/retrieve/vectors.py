@@ -284,7 +284,7 @@ class SearchVectors:
     def knn_start(self, qvec: np.ndarray, k: int, *, kinds: Sequence[str] | None = None,
                   speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
                   as_of: str | None = None) -> Callable[[], list[tuple[int, float]]] | None:
-        """:meth:`knn`, started: a quantized mirror scan runs in the search worker thread (R43) while the caller
+        """:meth:`knn`, started: a quantized mirror scan runs in the search worker thread (R44) while the caller
         goes on; the returned function waits for it. None when the search is not a quantized mirror scan (call
         :meth:`knn`)."""
         t = self.table()
@@ -323,7 +323,7 @@ _WORKER: list = []
 
 
 def _worker():
-    """The one worker thread of the vector lanes' scans (R43), made on first use."""
+    """The one worker thread of the vector lanes' scans (R44), made on first use."""
     with _META_LOCK:
         if not _WORKER:
             from concurrent.futures import ThreadPoolExecutor
