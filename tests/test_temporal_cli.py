@@ -57,6 +57,30 @@ def test_believed_at_answers_what_kenning_had_been_told_then(db):
     assert "superseded 2019-01-01→2023-03-01" in text
 
 
+@pytest.mark.parametrize("valid_at,believed_at", [("2021-06-01", None), ("2024-01-01", None),
+                                                   (None, "2024-12-30"), ("2022-01-01", "2024-12-30")])
+def test_bitemporal_facts_read_page_by_page_as_whole(db, valid_at, believed_at):
+    """B45: --valid-at/--believed-at read the ordered facts a page at a time and stop once `limit` passed; the
+    answer is the first `limit` of filtering every row, in the same order — whatever the page size."""
+    from kenning.api import Vault
+    from kenning.cli.facts import bitemporal_filter, fact_view, held_facts
+    from kenning.store import assertions as asql
+
+    with Vault.open(db) as v:
+        page = lambda size, skip: asql.facts(v.conn, limit=size, offset=skip)  # noqa: E731
+        whole = [f["assertion_id"] for f in bitemporal_filter(v.conn, [fact_view(r) for r in page(None, 0)],
+                                                              valid_at, believed_at)]
+        assert len(whole) >= 3
+        for limit in (1, 2, len(whole), len(whole) + 5):
+            for first in (1, 2, 3, 500):
+                got = [f["assertion_id"] for f in held_facts(v.conn, page, limit, valid_at, believed_at,
+                                                             first_page=first)]
+                assert got == whole[:limit], (limit, first)
+        # a page is the ordered list's slice
+        everything = [r["assertion_id"] for r in page(None, 0)]
+        assert [r["assertion_id"] for r in page(3, 2)] == everything[2:5]
+
+
 def test_bad_dates_are_clear_errors(db):
     p = run_cli("facts", "--valid-at", "last tuesday-ish", db=db, check=False)
     assert p.returncode != 0 and "--valid-at" in (p.stdout + p.stderr) and "YYYY-MM-DD" in (p.stdout + p.stderr)

@@ -128,9 +128,11 @@ def bitemporal_filter(conn, views: list[dict], valid_at: str | None, believed_at
     interval holds that time — never a retracted claim, nor one a correction replaced."""
     from kenning.store import temporal as tsql
 
-    if not views or not tsql.has_stage5(conn):
+    if not tsql.has_stage5(conn):
         if valid_at or believed_at:
             fail("--valid-at/--believed-at need stage 5 (run `kenning ingest` again to compute it)")
+        return views
+    if not views:
         return views
     ids = [v["assertion_id"] for v in views]
     cur = tsql.temporal_of(conn, ids)
@@ -157,6 +159,24 @@ def bitemporal_filter(conn, views: list[dict], valid_at: str | None, believed_at
                 continue
         out.append(v)
     return out
+
+
+FIRST_PAGE = 500  # rows read before the bitemporal filter; each next page is twice the last
+
+
+def held_facts(conn, page, limit: int, valid_at: str | None, believed_at: str | None,
+               first_page: int = FIRST_PAGE) -> list[dict]:
+    """The first ``limit`` facts, in order, that pass the bitemporal filter: read page by page (each twice the
+    last), so a subject with a million claims is not read whole when the first pages hold enough (B45)."""
+    out: list[dict] = []
+    skip, size = 0, max(first_page, 2 * limit)
+    while len(out) < limit:
+        rows = page(size, skip)
+        out += bitemporal_filter(conn, [fact_view(r) for r in rows], valid_at, believed_at)
+        if len(rows) < size:
+            break
+        skip, size = skip + size, 2 * size
+    return out[:limit]
 
 
 def register(app: typer.Typer) -> None:
@@ -186,9 +206,10 @@ def register(app: typer.Typer) -> None:
         with open_vault(db, config, readonly=True) as vault:
             subject_ids, preds, others = fact_filters(vault.conn, about, predicate)
             va, ba = parse_when(valid_at, "--valid-at"), parse_when(believed_at, "--believed-at")
-            rows = asql.facts(vault.conn, subject_ids=subject_ids, predicate_norms=preds, role=role,
-                              include_questions=questions, limit=None if (va or ba) else limit)
-            views = bitemporal_filter(vault.conn, [fact_view(r) for r in rows], va, ba)[:limit]
+            page = lambda size, skip: asql.facts(vault.conn, subject_ids=subject_ids, predicate_norms=preds,  # noqa: E731
+                                                 role=role, include_questions=questions, limit=size, offset=skip)
+            views = held_facts(vault.conn, page, limit, va, ba) if (va or ba) else \
+                bitemporal_filter(vault.conn, [fact_view(r) for r in page(limit, 0)], None, None)
         if json_out:
             print_json(views)
             return

@@ -427,15 +427,17 @@ FACTS_ORDER = (" ORDER BY m.created_at_utc IS NULL, m.created_at_utc, c.conversa
 
 
 def facts(conn: apsw.Connection, *, subject_ids: list[str] | None = None, predicate_norms: list[str] | None = None,
-          role: str | None = None, include_questions: bool = True, limit: int | None = None) -> list[dict]:
+          role: str | None = None, include_questions: bool = True, limit: int | None = None,
+          offset: int = 0) -> list[dict]:
     """Assertions for ``kenning facts``: with subject/object names, predicate, quote, message date, conversation
-    title, and whether a later correction or retraction points at them — in ``FACTS_ORDER``, the first ``limit``.
+    title, and whether a later correction or retraction points at them — in ``FACTS_ORDER``, the first ``limit``
+    after skipping ``offset`` (a page: callers that filter further read page after page, never every row).
 
     Two steps (B40–B41): the ids first, each filter column one indexed arm ordered by ``message_order_key`` (the
     message part of ``FACTS_ORDER`` as one text, migration 0021), arms merged by UNION (an OR over two columns
     would defeat both indexes), LIMIT taken there; then the full rows of those ids only, ordered by FACTS_ORDER."""
     pick = facts_pick(conn, subject_ids=subject_ids, predicate_norms=predicate_norms, role=role,
-                      include_questions=include_questions, limit=limit)
+                      include_questions=include_questions, limit=limit, offset=offset)
     if pick is None:
         return []
     ids_sql, params = pick
@@ -446,9 +448,9 @@ def facts(conn: apsw.Connection, *, subject_ids: list[str] | None = None, predic
 
 def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
                predicate_norms: list[str] | None = None, role: str | None = None, include_questions: bool = True,
-               limit: int | None = None) -> tuple[str, list[Any]] | None:
-    """The ids step of ``facts``: (SQL, params) of the first ``limit`` assertion ids in order, or None when a
-    predicate filter names no predicate."""
+               limit: int | None = None, offset: int = 0) -> tuple[str, list[Any]] | None:
+    """The ids step of ``facts``: (SQL, params) of the first ``limit`` assertion ids in order after ``offset``, or
+    None when a predicate filter names no predicate."""
     rest: list[str] = []
     rest_params: list[Any] = []
     arms: list[tuple[str, Any]] = []
@@ -489,9 +491,9 @@ def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
         ids_sql = pick + " INDEXED BY idx_assertions_order" + (f" WHERE {' AND '.join(rest)}" if rest else "")
         params += rest_params
     ids_sql += " ORDER BY k, cs, assertion_id"
-    if limit is not None:
-        ids_sql += " LIMIT ?"
-        params.append(limit)
+    if limit is not None or offset:
+        ids_sql += " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
     return ids_sql, params
 
 
