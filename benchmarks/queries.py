@@ -68,13 +68,14 @@ def _copy_sql(conn, table: str, over: dict[str, str], src: str) -> str:
 
 
 def shared_entities(conn) -> dict[str, str]:
-    """The three entities every copy shares: owner, the most frequent other subject, the most frequent object."""
+    """The three entities every copy shares: the owner, the most frequent other subject, the most frequent object
+    — of the base vault, or of a replicated one (copies' own entities, ids with ``~``, never count)."""
     one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
     owner = one("SELECT subject_entity_id FROM assertions GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1")
-    mid = one(f"SELECT subject_entity_id FROM assertions WHERE subject_entity_id <> '{owner}' GROUP BY 1 "
-              "ORDER BY COUNT(*) DESC, 1 LIMIT 1")
+    mid = one(f"SELECT subject_entity_id FROM assertions WHERE subject_entity_id <> '{owner}' "
+              "AND subject_entity_id NOT LIKE '%~%' GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1")
     obj = one(f"SELECT object_entity_id FROM assertions WHERE object_entity_id NOT IN ('{owner}', '{mid}') "
-              "GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1")
+              "AND object_entity_id NOT LIKE '%~%' GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1")
     return {"owner": owner, "mid": mid, "object": obj}
 
 
@@ -240,7 +241,7 @@ def digests(db: Path) -> dict[str, dict]:
     same vault to compare their answers."""
     out = {}
     with Vault.open(db, readonly=True) as v:
-        cases = fact_cases(v.conn, shared_entities_of(v.conn))
+        cases = fact_cases(v.conn, shared_entities(v.conn))
         for k, c in cases.items():
             facts_cli_path(v.conn, *c)
             t = time.perf_counter()
@@ -265,7 +266,7 @@ def measure(db: Path, reps: int, seed: int = 42) -> dict[str, Any]:
         n_ass = conn.execute("SELECT COUNT(*) FROM assertions").fetchone()[0]
         ids = [r[0] for r in conn.execute("SELECT assertion_id FROM assertions ORDER BY random() LIMIT ?",
                                           (reps * 5,))]
-        shared = shared_entities_of(conn)
+        shared = shared_entities(conn)
         cases = fact_cases(conn, shared)
         for c in cases.values():  # warm: first-use costs (imports, statement cache)
             facts_cli_path(conn, *c)
@@ -297,14 +298,3 @@ def measure(db: Path, reps: int, seed: int = 42) -> dict[str, Any]:
             out["why"] = {"beliefs": total, **bb.why_mix(v, total, reps, rng)}
     out["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
     return out
-
-
-def shared_entities_of(conn) -> dict[str, str]:
-    """The shared entities of a replicated vault (the same choice ``replicate`` made on the base)."""
-    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-    owner = one("SELECT subject_entity_id FROM assertions GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1")
-    mid = one(f"SELECT subject_entity_id FROM assertions WHERE subject_entity_id <> '{owner}' "
-              "AND subject_entity_id NOT LIKE '%~%' GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1")
-    obj = one(f"SELECT object_entity_id FROM assertions WHERE object_entity_id NOT IN ('{owner}', '{mid}') "
-              "AND object_entity_id NOT LIKE '%~%' GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1")
-    return {"owner": owner, "mid": mid, "object": obj}
