@@ -53,16 +53,19 @@ VARIANT = {
 
 
 def _digest(lines, aliases: dict[str, str] | None = None) -> tuple[int, str]:
-    h = hashlib.sha256()
-    n = 0
+    """Rows hashed after aliasing, in the aliased text's order: a table ordered by a real run id (ner_model_runs'
+    primary key) would otherwise change its row order whenever a config key elsewhere changes the run ids."""
+    texts = []
     for r in lines:
         text = repr(tuple(r))
         for real, alias in (aliases or {}).items():
             text = text.replace(real, alias)
+        texts.append(text)
+    h = hashlib.sha256()
+    for text in sorted(texts):
         h.update(text.encode("utf-8", "surrogatepass"))
         h.update(b"\n")
-        n += 1
-    return n, h.hexdigest()
+    return len(texts), h.hexdigest()
 
 
 def fingerprint(db: Path) -> dict[str, dict]:
