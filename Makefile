@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/models.py
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py search --sizes 100000,1000000
+	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/run.py queries --sizes 100000,1000000
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache
