@@ -20,6 +20,7 @@ How the vault is built (cheap, and every foreign key valid):
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import shutil
 import sys
@@ -136,9 +137,22 @@ def replicate(conn, n: int) -> dict[str, Any]:
             "replicate_s": round(time.perf_counter() - t0, 1)}
 
 
+def beliefs_bench():
+    """benchmarks/beliefs.py, loaded by its path: a bare ``import beliefs`` finds whatever module of that name came
+    first (under pytest, the ``tests/beliefs`` package)."""
+    name = "kenning_bench_beliefs"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("beliefs.py"))
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
 def build(cache: Path, n: int, base_conversations: int = 500, beliefs: int | None = None) -> tuple[Path, dict]:
     """The size-N vault (N assertions, N beliefs), cached under ``cache/queries-<N>/``."""
-    import beliefs as bb
+    bb = beliefs_bench()
 
     from kenning.pipeline.clock import Clock
     from kenning.pipeline.runner import run_stage
@@ -255,7 +269,7 @@ def measure(db: Path, reps: int, seed: int = 42) -> dict[str, Any]:
     kind), each next to a primary-key lookup on its own table (baseline, same run)."""
     import os
 
-    import beliefs as bb
+    bb = beliefs_bench()
 
     from kenning.store import beliefs as bsql
 
