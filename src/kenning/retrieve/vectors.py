@@ -247,21 +247,20 @@ class SearchVectors:
         self.space = config.retrieval.vector.space
         self.index = VectorIndex(conn, config)
         self._table: dict | None | bool = False
-        self._quantized: bool | None = None
+        self._items = 0
 
     def table(self) -> dict | None:
         if self._table is False:
             t = vsql.active_table(self.conn)
-            self._table = t if (t is not None and vsql.count_items(self.conn, self.space) > 0) else None
+            self._items = vsql.count_items(self.conn, self.space) if t is not None else 0
+            self._table = t if self._items > 0 else None
         return self._table or None
 
     def quantized(self) -> bool:
-        """Whether this space's searches are 1-bit scans (more than ``vector_index.quantize_above`` vectors; counted
-        once per Searcher, as :meth:`table`)."""
-        if self._quantized is None:
-            above = self.config.embeddings.vector_index.quantize_above
-            self._quantized = bool(above) and self.table() is not None and vsql.count_items(self.conn, self.space) > above
-        return self._quantized
+        """Whether this space's searches are 1-bit scans (more than ``vector_index.quantize_above`` vectors; the
+        items :meth:`table` counted, once per Searcher)."""
+        above = self.config.embeddings.vector_index.quantize_above
+        return bool(above) and self.table() is not None and self._items > above
 
     def embedder(self) -> Embedder | None:
         t = self.table()
@@ -290,9 +289,7 @@ class SearchVectors:
         t = self.table()
         if t is None or not self.quantized():
             return None
-        allow = None
-        if kinds is not None or speakers or start or end or as_of:
-            allow = self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of)
+        allow = self._allow(kinds, speakers, start, end, as_of)
         run = self.index.prepare_search(qvec, k, space=self.space, model_id=t["model_id"], allow=allow)
         if run is None:
             return None
@@ -307,16 +304,17 @@ class SearchVectors:
         t = self.table()
         if t is None:
             return []
-        allow = None
-        if kinds is not None or speakers or start or end or as_of or rowids is not None:
-            allow = self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of,
-                                        rowids=rowids)
-        return self._search(t, qvec, k, allow, exact)
-
-    def _search(self, t: dict, qvec: np.ndarray, k: int, allow, exact: bool = False) -> list[tuple[int, float]]:
-        hits = self.index.search(qvec, k, space=self.space, model_id=t["model_id"], allow=allow, exact=exact,
+        hits = self.index.search(qvec, k, space=self.space, model_id=t["model_id"],
+                                 allow=self._allow(kinds, speakers, start, end, as_of, rowids), exact=exact,
                                  oversample=self.config.retrieval.vector.sqlite_oversample)
         return [(int(h.item_id), h.score) for h in hits]
+
+    def _allow(self, kinds: Sequence[str] | None, speakers: Sequence[str] | None, start: str | None,
+               end: str | None, as_of: str | None, rowids: Sequence[int] | None = None):
+        """The metadata filter of a search (:meth:`DocMeta.mask_fn`), or None when nothing is filtered."""
+        if kinds is None and not (speakers or start or end or as_of) and rowids is None:
+            return None
+        return self.meta().mask_fn(kinds=kinds, speakers=speakers, start=start, end=end, as_of=as_of, rowids=rowids)
 
 
 _WORKER: list = []
