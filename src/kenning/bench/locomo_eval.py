@@ -270,14 +270,15 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                 record: dict[str, Any] = {"conversation": f.stem, "question": question, "category": cat,
                                           "evidence": sorted(gold)}
                 rankings: dict[str, list[str]] = {}
+                lane_ranks: list | None = None
                 if searcher is not None:
                     t0 = time.perf_counter()
                     res = searcher.search(question, k=max(10, lanes_top), now=now.isoformat(), kinds=["message"])
                     timings["kenning_search_s"] += time.perf_counter() - t0
                     rankings["kenning"] = [h["turn_ref"] for h in res.hits[:10]]
                     if lanes_top:
-                        record["lanes"] = [[h["turn_ref"], {ln: v["rank"] for ln, v in h["lanes"].items()}]
-                                           for h in res.hits[:lanes_top]]
+                        lane_ranks = [[h["turn_ref"], {ln: v["rank"] for ln, v in h["lanes"].items()}]
+                                      for h in res.hits[:lanes_top]]
                     gi = gold_interval(question, q.get("answer"), now) if cat == "2" else None
                     if gi is not None:
                         temporal["n"] += 1
@@ -306,8 +307,8 @@ def run_eval(*, split: str = "dev", data_dir: Path | None = None, conversations:
                     m = _metrics(gold, rankings.get(s, []))
                     results[s].append((cat, m))
                     record[s] = {"top10": rankings.get(s, []), "hit@10": m[1]}
-                if "lanes" in record:
-                    record["kenning"]["lanes"] = record.pop("lanes")
+                if lane_ranks is not None:
+                    record["kenning"]["lanes"] = lane_ranks
                 per_question.append(record)
             if searcher is not None:
                 vault.close()

@@ -16,7 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-
 from kenning.config.loader import load_yaml
 from kenning.graph.build import GraphBuilder, object_text, sha, value_source
 from kenning.sources.timestamps import format_utc, parse_utc

@@ -455,7 +455,7 @@ def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
     rest_params: list[Any] = []
     arms: list[tuple[str, Any]] = []
     if predicate_norms:
-        q = ",".join("?" * len(predicate_norms))
+        q = marks(len(predicate_norms))
         pids = [r for (r,) in conn.execute(f"SELECT predicate_id FROM predicates WHERE canonical_label_norm IN ({q}) "
                                            f"OR category IN ({q}) ORDER BY predicate_id",
                                            tuple(predicate_norms) + tuple(predicate_norms))]
@@ -467,7 +467,7 @@ def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
         else:
             arms += [("a.predicate_id", pid) for pid in pids]
             if subject_ids:  # the subject side as a row filter (B43)
-                q = ",".join("?" * len(subject_ids))
+                q = marks(len(subject_ids))
                 rest.append(f"(+a.subject_entity_id IN ({q}) OR +a.object_entity_id IN ({q}))")
                 rest_params += list(subject_ids) + list(subject_ids)
                 subject_ids = None
