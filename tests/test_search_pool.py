@@ -334,24 +334,28 @@ def test_forward_index_follows_deletes_and_clears(synthetic, tmp_path):
         v.close()
 
 
-def test_forward_index_fill_rolls_back_with_the_stage(indexed, monkeypatch):
-    """The fill is part of the index stage's one transaction: a failure after it leaves no forward row and no
-    cleared entity hash behind."""
+def _index_stage_fails_at(vault, monkeypatch, method: str) -> None:
+    """Run the index stage with ``SearchIndex.<method>`` raising: the stage must fail (and roll back)."""
     from kenning.pipeline.clock import Clock
     from kenning.pipeline.runner import StageFailed, run_stage
     from kenning.pipeline.stage_index import SearchIndex
     from kenning.pipeline.stages import STAGES
 
-    conn = indexed.conn
-    conn.execute("DELETE FROM search_doc_terms")
-    hashes = conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall()
-
     def boom(*a, **k):
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(SearchIndex, "index_entities", boom)
+    monkeypatch.setattr(SearchIndex, method, boom)
     with pytest.raises(StageFailed, match="injected failure"):
-        run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+        run_stage(vault.conn, STAGES["index"], vault.config, Clock.from_option("2024-01-02T00:00:00Z"))
+
+
+def test_forward_index_fill_rolls_back_with_the_stage(indexed, monkeypatch):
+    """The fill is part of the index stage's one transaction: a failure after it leaves no forward row and no
+    cleared entity hash behind."""
+    conn = indexed.conn
+    conn.execute("DELETE FROM search_doc_terms")
+    hashes = conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall()
+    _index_stage_fails_at(indexed, monkeypatch, "index_entities")
     assert conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
     assert conn.execute("SELECT doc_rowid, content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall() == hashes
 
@@ -482,21 +486,10 @@ def test_term_doc_counts_filled_for_documents_indexed_before_them(indexed):
 
 
 def test_term_doc_counts_fill_rolls_back_with_the_stage(indexed, monkeypatch):
-    from kenning.pipeline.clock import Clock
-    from kenning.pipeline.runner import StageFailed, run_stage
-    from kenning.pipeline.stage_index import SearchIndex
-    from kenning.pipeline.stages import STAGES
-
     conn = indexed.conn
     conn.execute("DELETE FROM search_term_docs")
     conn.execute("UPDATE search_state SET term_docs_complete = 0")
-
-    def boom(*a, **k):
-        raise RuntimeError("injected failure")
-
-    monkeypatch.setattr(SearchIndex, "embed", boom)
-    with pytest.raises(StageFailed, match="injected failure"):
-        run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    _index_stage_fails_at(indexed, monkeypatch, "embed")
     assert conn.execute("SELECT COUNT(*) FROM search_term_docs").fetchone()[0] == 0
     assert not search_sql.term_docs_complete(conn)
 
