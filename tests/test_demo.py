@@ -10,6 +10,10 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert "imported 40 conversations" in text
     assert "re-import of the same export: 40 unchanged" in text
     assert "MALFORMED_JSON" in text and "LONE_SURROGATE" in text
+    # the hybrid search, and the same search through the MCP server's `search` tool (R61)
+    assert "kenning search 'When did Anna move to Lisbon?'" in text
+    agents = text.split("agents: `kenning serve mcp` offers why, beliefs_list, belief_history, search", 1)
+    assert len(agents) == 2 and "Lisbon" in agents[1].splitlines()[1]
     conn = apsw.Connection(str(db))
     assert conn.execute("SELECT COUNT(*) FROM conversations WHERE source_kind='chatgpt'").fetchone()[0] == 40
     assert conn.execute("SELECT COUNT(*) FROM rejects").fetchone()[0] == 0  # the damaged sample used its own vault

@@ -52,7 +52,7 @@ def test_why_over_a_real_stdio_session(served_db):
                     "bad_date": bad_date}
 
     got = anyio.run(session)
-    assert set(got["tools"]) == {"why", "beliefs_list", "belief_history"}
+    assert set(got["tools"]) == {"why", "beliefs_list", "belief_history", "search"}
     for t in got["tools"].values():
         assert t.annotations.read_only_hint is True
     assert {"query", "workspace", "since", "until", "include_history"} <= set(got["tools"]["why"].input_schema["properties"])

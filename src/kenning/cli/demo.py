@@ -105,6 +105,33 @@ def search_step(vault) -> None:
         out.print(t)
 
 
+def agent_search(db: Path | None, config: Path | None) -> None:
+    """The same search an agent makes: the MCP `search` tool of `kenning serve mcp` (R61), served in-process."""
+    import anyio
+    from mcp import Client
+
+    from kenning.serve.mcp_server import build_server
+
+    with open_vault(db, config, readonly=True) as vault:
+        path = vault.path
+    query, now = DEMO_QUERIES[0][0], "2024-12-31"
+
+    async def call() -> dict:
+        async with Client(build_server(path, config)) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            res = await client.call_tool("search", {"query": query, "k": 1, "now": now})
+            return {"tools": tools, "hit": (res.structured_content or {}).get("hits", [None])[0]}
+
+    got = anyio.run(call)
+    out.print(f"agents: `kenning serve mcp` offers {', '.join(got['tools'])}; "
+                  f'search {{"query": "{query}", "k": 1}} →', highlight=False, soft_wrap=True)
+    h = got["hit"]
+    if h:
+        out.print(f"  {(h['date'] or '')[:10]} {h['speaker'] or h['kind']}: {h['text']}  "
+                  f"(lanes {', '.join(h['lanes'])}; evidence steps {len(h['evidence'])})", highlight=False, markup=False,
+                  soft_wrap=True)
+
+
 def run_demo(db: Path | None, config: Path | None) -> None:
     console.rule("[bold]Kenning demo")
     console.print(f"sample export: {SAMPLE} (synthetic: one person's chats over 18 months)")
@@ -118,6 +145,7 @@ def run_demo(db: Path | None, config: Path | None) -> None:
         _bad_input()
         search_step(vault)
         st = vault.status()
+    agent_search(db, config)
     t = Table(title=f"vault {st['db']}", show_edge=False)
     t.add_column("table")
     t.add_column("rows", justify="right")

@@ -21,7 +21,7 @@ def serve_mcp(
     db: DbOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """An MCP server with the read-only tools why, beliefs_list and belief_history."""
+    """An MCP server with the read-only tools why, beliefs_list, belief_history and search."""
     from kenning.api import Vault
     from kenning.serve.mcp_server import LoopbackOnly, parse_http, serve_http, serve_stdio
 

@@ -1,7 +1,8 @@
-"""Kenning's MCP server (official `mcp` SDK): read-only belief tools over stdio or streamable HTTP.
+"""Kenning's MCP server (official `mcp` SDK): read-only belief and search tools over stdio or streamable HTTP.
 
-Tools: ``why`` (seed 002 "The why MCP tool"), ``beliefs_list``, ``belief_history``. Every call opens the vault
-read-only (``PRAGMA query_only``), so the server can never change it.
+Tools: ``why`` (seed 002 "The why MCP tool"), ``beliefs_list``, ``belief_history``, ``search`` (issue 9's hybrid
+search, R61). Every call opens the vault read-only (``PRAGMA query_only``), so the server can never change it; the
+vector mirror is kept per process, so only a server's first search pays for loading it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import ipaddress
 from pathlib import Path
 from typing import Any
 
+import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -22,8 +24,13 @@ INSTRUCTIONS = (
     "Kenning is the user's personal belief ledger. Use `why` to answer 'what do I believe about X, why, what did "
     "I believe before and what changed my mind': it returns current beliefs, superseded history, the supersession "
     "chain, contradicting beliefs, and every supporting verbatim quote re-verified against its source now. "
-    "`beliefs_list` lists beliefs (by topic, current only); `belief_history` follows one belief's chain."
+    "`beliefs_list` lists beliefs (by topic, current only); `belief_history` follows one belief's chain. "
+    "Use `search` to find what was said or written — turns of chats and transcripts, entities, beliefs — in the "
+    "user's own words ('what car does Evan drive?', 'when did I go to that support group?'): each hit has its "
+    "text, speaker, date, conversation, per-lane ranks and its evidence chain."
 )
+
+MAX_K = 100   # an agent asking for thousands of hits gets a tool error, not a flood (R61)
 
 
 class LoopbackOnly(ValueError):
@@ -101,7 +108,28 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
             raise LookupError(f"no belief {belief_id}")
         return hist
 
-    for fn in (why, beliefs_list, belief_history):
+    def search(query: str, k: int | None = None, as_of: str | None = None, now: str | None = None,
+               kinds: list[str] | None = None) -> dict[str, Any]:
+        """Hybrid search over what the user said and wrote: BM25 and vector lanes plus the graph's signals
+        (speakers, entities and aliases, resolved times such as "in May 2023" or "last summer", assertions and
+        their source turns, beliefs), fused with RRF. `k` hits (default retrieval.default_k, at most 100);
+        `as_of` (ISO date) searches only what was said up to then and reads relative times from it; `now` is the
+        date the question is asked (default `as_of`, else today); `kinds` keeps hits of these kinds (message,
+        entity, belief). Returns query, parsed (terms, speakers, times, entities), lanes, notes and hits, each hit
+        with rank, score, kind, text, speaker, date, conversation, turn_ref, lanes and evidence."""
+        if k is not None and not 1 <= k <= MAX_K:
+            raise ToolError(f"k must be between 1 and {MAX_K}, not {k}")
+        bad = sorted(set(kinds or ()) - {"message", "entity", "belief"})
+        if bad:
+            raise ToolError(f"unknown kinds {bad}: use message, entity or belief")
+        with open_ro() as v:
+            try:
+                found = v.search(query, k=k, as_of=as_of, now=now, kinds=kinds).as_dict()
+            except ValueError as e:      # a date that is not a date
+                raise ToolError(str(e)) from e
+        return orjson.loads(orjson.dumps(found, default=str))   # exactly what `kenning search --json` prints
+
+    for fn in (why, beliefs_list, belief_history, search):
         app.add_tool(anticipated(fn), name=fn.__name__, annotations=READ_ONLY)
     return app
 
