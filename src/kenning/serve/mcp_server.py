@@ -125,8 +125,8 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         with open_ro() as v:
             try:
                 found = v.search(query, k=k, as_of=as_of, now=now, kinds=kinds).as_dict()
-            except ValueError as e:      # a date that is not a date
-                raise ToolError(str(e)) from e
+            except ValueError as e:      # a date that is not a date; named as the tool's argument, not the flag
+                raise ToolError(str(e).replace("--as-of ", "as_of ")) from e
         return orjson.loads(orjson.dumps(found, default=str))   # exactly what `kenning search --json` prints
 
     for fn in (why, beliefs_list, belief_history, search):
