@@ -202,6 +202,47 @@ def all_vectors(conn: apsw.Connection, name: str) -> Iterable[tuple[int, str, st
                         f"JOIN vector_items i ON i.vid = v.rowid")
 
 
+def vector_blobs(conn: apsw.Connection, name: str) -> Iterable[tuple[int, bytes]]:
+    """(vid, blob) of every vector, in the order of vec0's full scan (the order :func:`all_vectors` gives)."""
+    return conn.execute(f"SELECT rowid, embedding FROM {_checked(name)}")
+
+
+def item_columns(conn: apsw.Connection) -> list[tuple[int, str, str, str | None]]:
+    """(vid, space, item_id, kind) of every item, by vid."""
+    return conn.execute("SELECT vid, space, item_id, kind FROM vector_items ORDER BY vid").fetchall()
+
+
+# sqlite-vec versions whose vec0 storage :func:`vec0_chunks` reads directly (R60): a ``{name}_chunks`` row per chunk
+# (size, a validity bitmap, the slots' rowids as int64) and its vectors in ``{name}_vector_chunks00`` (size x D
+# float32); the full scan returns the valid slots chunk by chunk (chunk_id ascending, then slot). Another version:
+# the mirror reads through the virtual table (:func:`vector_blobs`), ~10x slower at 1M vectors.
+VEC0_READ_VERSIONS = ("v0.1.9",)
+
+
+def vec0_versions(conn: apsw.Connection, name: str) -> tuple[str | None, str | None]:
+    """(the loaded sqlite-vec's version, the version that created table ``name``)."""
+    name = _checked(name)
+    try:
+        loaded = scalar(conn, "SELECT vec_version()")
+        created = scalar(conn, f"SELECT value FROM {name}_info WHERE key='CREATE_VERSION'")
+    except apsw.SQLError:
+        return None, None
+    return loaded, created
+
+
+def vec0_chunks(conn: apsw.Connection, name: str) -> Iterable[tuple[int, int, bytes, bytes, bytes]]:
+    """(chunk_id, size, validity, rowids, vectors) of every chunk of vec0 table ``name``, from its shadow tables (the
+    storage of :data:`VEC0_READ_VERSIONS`), chunk_id ascending: vec0's full-scan order."""
+    name = _checked(name)
+    return conn.execute(f"SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors FROM {name}_chunks c "
+                        f"JOIN {name}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id")
+
+
+def vec0_row_count(conn: apsw.Connection, name: str) -> int:
+    """How many vectors vec0 table ``name`` holds, from its rowid shadow table (one row per vector)."""
+    return int(scalar(conn, f"SELECT COUNT(*) FROM {_checked(name)}_rowids"))
+
+
 def get_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> dict[int, bytes]:
     found: dict[int, bytes] = {}
     for chunk in chunks(list(vids)):
