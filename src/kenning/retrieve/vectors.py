@@ -78,26 +78,22 @@ class DocMeta:
 
     @classmethod
     def load(cls, conn, space: str, key: tuple) -> "DocMeta":
-        vids, rowids, kinds_l, speakers_l, said_l, es_l, ee_l = [], [], [], [], [], [], []
-        for vid, rowid, kind, speaker, said, es, ee in search_sql.vector_doc_meta(conn, space):
-            vids.append(vid)
-            rowids.append(rowid)
-            kinds_l.append(kind)
-            speakers_l.append((speaker or "").casefold())
-            said_l.append(said)
-            es_l.append(es)
-            ee_l.append(ee)
+        rows = list(search_sql.vector_doc_meta(conn, space))
+        vids, rowids, kinds_c, speakers_c, said_l, es_l, ee_l = [[r[i] for r in rows] for i in range(7)]
+        # column by column; kinds and speakers have few distinct values: each is coded once (R60)
+        kinds = {k: i for i, k in enumerate(sorted(set(kinds_c)))}
+        fold = {s: (s or "").casefold() for s in set(speakers_c)}
+        speakers = {s: i for i, s in enumerate(sorted(set(fold.values())))}
+        speaker_code = {raw: speakers[f] for raw, f in fold.items()}
         size = (max(vids) + 1) if vids else 1
         v = np.asarray(vids, dtype=np.int64)
-        kinds = {k: i for i, k in enumerate(sorted(set(kinds_l)))}
-        speakers = {s: i for i, s in enumerate(sorted(set(speakers_l)))}
         m = cls(key, np.full(size, -1, np.int64), np.full(size, -1, np.int8), np.full(size, -1, np.int32),
                 np.full(size, _NONE_S, np.int64), np.full(size, _NONE_D, np.int32), np.full(size, _NONE_D, np.int32),
                 kinds, speakers)
         if vids:
-            m.rowid[v] = rowids
-            m.kind[v] = [kinds[k] for k in kinds_l]
-            m.speaker[v] = [speakers[s] for s in speakers_l]
+            m.rowid[v] = np.asarray(rowids, dtype=np.int64)
+            m.kind[v] = np.fromiter(map(kinds.__getitem__, kinds_c), dtype=np.int8, count=len(v))
+            m.speaker[v] = np.fromiter(map(speaker_code.__getitem__, speakers_c), dtype=np.int32, count=len(v))
             m.said[v] = _seconds(said_l)
             m.ev_start[v] = _days(es_l)
             m.ev_end[v] = _days(ee_l)
