@@ -53,7 +53,7 @@ def _assert_same(bulk: ix._Mirror, ref: ix._Mirror) -> None:
 def _bulk(conn, table) -> ix._Mirror:
     with read_snapshot(conn):
         vids, matrix = ix._read_vectors(conn, table)
-        return ix._Mirror.filled(int(table["dimension"]), table["version"], vids, matrix, vsql.item_columns(conn))
+        return ix._Mirror.filled(int(table["dimension"]), table["version"], vids, matrix, ix._item_columns(conn))
 
 
 @pytest.fixture
@@ -231,3 +231,44 @@ def _rowwise_loaded(conn, table) -> ix._Mirror:
     if m is None or m.version != table["version"]:
         m = ix._MIRRORS[key] = ix._rowwise_mirror(conn, table)
     return m
+
+
+def test_item_columns_joined_or_row_by_row(tmp_path):
+    """The joined read of vector_items gives its rows' columns; a value holding the separator (char 31) makes the
+    pieces not add up and the rows are read one by one instead — the same columns either way."""
+    drop_mirrors()
+    conn = open_store(tmp_path / "v.db")
+    idx = VectorIndex(conn, _cfg())
+    rng = np.random.default_rng(1)
+    idx.upsert("a", [("x1", "one", None), ("x2", "two", "K"), ("x3", "three", "")], vectors=list(_vecs(rng, 3)),
+               model_id="hash:kenning-hash-v1")
+
+    def expected():
+        rows = vsql.item_columns(conn)
+        return [[r[i] for r in rows] for i in range(4)]
+
+    def got():
+        vids, spaces, ids, kinds = ix._item_columns(conn)
+        return [vids.tolist(), list(spaces), list(ids), [k or None for k in kinds]]
+
+    want = expected()
+    assert got() == [want[0], want[1], want[2], [k or None for k in want[3]]]
+    idx.upsert("b", [("odd\x1fid", "four", None)], vectors=list(_vecs(rng, 1)), model_id="hash:kenning-hash-v1")
+    assert vsql.item_columns_joined(conn)[2].count(vsql.UNIT_SEP) == 4  # 5 values, one holding a separator
+    want = expected()
+    assert got() == [want[0], want[1], want[2], [k or None for k in want[3]]]
+    table = vsql.active_table(conn)
+    _assert_same(_bulk(conn, table), ix._rowwise_mirror(conn, table))
+    conn.close()
+
+
+def test_doc_meta_with_a_separator_in_a_speaker_name(tmp_path, transcript_file):
+    v = _search_vault(tmp_path, transcript_file)
+    space = v.config.retrieval.vector.space
+    v.conn.execute("UPDATE search_docs SET speaker = 'Ben\x1fJr' WHERE speaker = 'Ben'")
+    got, ref = rv.DocMeta.load(v.conn, space, ("k",)), _rowwise_doc_meta(v.conn, space, ("k",))
+    assert "ben\x1fjr" in got.speakers
+    for name in ("rowid", "kind", "speaker", "said", "ev_start", "ev_end"):
+        assert np.array_equal(getattr(got, name), getattr(ref, name)), name
+    assert (got.kinds, got.speakers) == (ref.kinds, ref.speakers)
+    v.close()

@@ -78,19 +78,18 @@ class DocMeta:
 
     @classmethod
     def load(cls, conn, space: str, key: tuple) -> "DocMeta":
-        rows = list(search_sql.vector_doc_meta(conn, space))
-        vids, rowids, kinds_c, speakers_c, said_l, es_l, ee_l = [[r[i] for r in rows] for i in range(7)]
+        vids, rowids, kinds_c, speakers_c, said_l, es_l, ee_l = _doc_meta_columns(conn, space)
         # column by column; kinds and speakers have few distinct values: each is coded once (R60)
         kinds = {k: i for i, k in enumerate(sorted(set(kinds_c)))}
         fold = {s: (s or "").casefold() for s in set(speakers_c)}
         speakers = {s: i for i, s in enumerate(sorted(set(fold.values())))}
         speaker_code = {raw: speakers[f] for raw, f in fold.items()}
-        size = (max(vids) + 1) if vids else 1
         v = np.asarray(vids, dtype=np.int64)
+        size = int(v.max()) + 1 if len(v) else 1
         m = cls(key, np.full(size, -1, np.int64), np.full(size, -1, np.int8), np.full(size, -1, np.int32),
                 np.full(size, _NONE_S, np.int64), np.full(size, _NONE_D, np.int32), np.full(size, _NONE_D, np.int32),
                 kinds, speakers)
-        if vids:
+        if len(v):
             m.rowid[v] = np.asarray(rowids, dtype=np.int64)
             m.kind[v] = np.fromiter(map(kinds.__getitem__, kinds_c), dtype=np.int8, count=len(v))
             m.speaker[v] = np.fromiter(map(speaker_code.__getitem__, speakers_c), dtype=np.int32, count=len(v))
@@ -228,6 +227,21 @@ class DocMeta:
             if rows is not None:
                 fn.rows, fn.rows_key = rows, None  # type: ignore[attr-defined]
         return fn
+
+
+def _doc_meta_columns(conn, space: str) -> list:
+    """The columns of :func:`search_sql.vector_doc_meta` (vids and doc_rowids as int64 arrays; kind, speaker, said-at,
+    event start / end as lists, a missing value as '' or None): from the joined read, or — when a value holds the
+    separator — row by row."""
+    n, vids_s, rowids_s, *texts = search_sql.vector_doc_meta_joined(conn, space)
+    if n:
+        cols = [t.split("\x1f") for t in texts]
+        ints = [np.array(x.split(","), dtype=np.int64) for x in (vids_s, rowids_s)]
+        if all(len(c) == n for c in (*ints, *cols)):
+            return [*ints, *cols]
+    rows = list(search_sql.vector_doc_meta(conn, space))
+    return [np.asarray([r[0] for r in rows], dtype=np.int64), np.asarray([r[1] for r in rows], dtype=np.int64),
+            *[[r[i] for r in rows] for i in range(2, 7)]]
 
 
 TIME_ROWS_MAX_SHARE = 0.25  # a time filter names its rows when they are at most this share of the vids

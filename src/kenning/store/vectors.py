@@ -212,6 +212,19 @@ def item_columns(conn: apsw.Connection) -> list[tuple[int, str, str, str | None]
     return conn.execute("SELECT vid, space, item_id, kind FROM vector_items ORDER BY vid").fetchall()
 
 
+def item_columns_joined(conn: apsw.Connection) -> tuple[int, str, str, str, str]:
+    """:func:`item_columns` as one row: (how many, the vids joined by ',', then item_id, space and kind (NULL as '')
+    each joined by :data:`UNIT_SEP`), in the table's order — a million rows cost ~0.4 s this way against ~1 s as
+    row tuples (R60). The caller checks the pieces add up (a value holding the separator makes one more)."""
+    n, vids, ids, spaces, kinds = conn.execute(
+        "SELECT COUNT(*), group_concat(vid, ','), group_concat(item_id, char(31)), group_concat(space, char(31)), "
+        "group_concat(coalesce(kind, ''), char(31)) FROM vector_items").fetchone()
+    return int(n), vids or "", ids or "", spaces or "", kinds or ""
+
+
+UNIT_SEP = "\x1f"  # char(31): what the *_joined reads put between values
+
+
 # sqlite-vec versions whose vec0 storage :func:`vec0_chunks` reads directly (R60): a ``{name}_chunks`` row per chunk
 # (size, a validity bitmap, the slots' rowids as int64) and its vectors in ``{name}_vector_chunks00`` (size x D
 # float32); the full scan returns the valid slots chunk by chunk (chunk_id ascending, then slot). Another version:
