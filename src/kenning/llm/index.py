@@ -710,7 +710,7 @@ def _item_columns(conn) -> tuple[np.ndarray, list[str], list[str], list[str | No
     n, vids_s, ids_s, spaces_s, kinds_s = vsql.item_columns_joined(conn)
     sep = vsql.UNIT_SEP
     ids, spaces, kinds = ids_s.split(sep), spaces_s.split(sep), kinds_s.split(sep)
-    vids = np.array(vids_s.split(","), dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
+    vids = np.fromstring(vids_s, dtype=np.int64, sep=",") if n else np.zeros(0, dtype=np.int64)
     if n == 0 or not (len(vids) == len(ids) == len(spaces) == len(kinds) == n):
         rows = vsql.item_columns(conn)
         return (np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] for r in rows],

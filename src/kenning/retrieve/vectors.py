@@ -28,22 +28,33 @@ _NONE_S = np.iinfo(np.int64).min
 _NONE_D = np.iinfo(np.int32).min
 
 
+def _given(xs: Sequence[str | None], width: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(positions of the given values — not None, not '' —, those values cut to ``width`` characters) as numpy
+    arrays, the cut and the test made by numpy (R60: list comprehensions over 1M values cost ~0.15 s each); None
+    when there is none."""
+    if not any(xs):
+        return None
+    text = np.array([x or "" for x in xs] if None in xs else xs, dtype=f"U{width}")  # numpy cuts to the width
+    if all(xs):
+        return np.arange(len(xs)), text
+    idx = np.flatnonzero(text != "")
+    return idx, text[idx]
+
+
 def _seconds(ts: Sequence[str | None]) -> np.ndarray:
     """"YYYY-MM-DDTHH:MM:SS.sssZ" → seconds since the epoch (int64); missing → int64 min."""
     out = np.full(len(ts), _NONE_S, dtype=np.int64)
-    idx = [i for i, t in enumerate(ts) if t]
-    if idx:
-        vals = np.array([ts[i][:19] for i in idx], dtype="datetime64[s]")  # type: ignore[index]
-        out[idx] = (vals - _EPOCH).astype(np.int64)
+    given = _given(ts, 19)
+    if given is not None:
+        out[given[0]] = (given[1].astype("datetime64[s]") - _EPOCH).astype(np.int64)
     return out
 
 
 def _days(ds: Sequence[str | None]) -> np.ndarray:
     out = np.full(len(ds), _NONE_D, dtype=np.int32)
-    idx = [i for i, d in enumerate(ds) if d]
-    if idx:
-        vals = np.array([ds[i][:10] for i in idx], dtype="datetime64[D]")  # type: ignore[index]
-        out[idx] = vals.astype(np.int64).astype(np.int32)
+    given = _given(ds, 10)
+    if given is not None:
+        out[given[0]] = given[1].astype("datetime64[D]").astype(np.int64).astype(np.int32)
     return out
 
 
@@ -236,7 +247,7 @@ def _doc_meta_columns(conn, space: str) -> list:
     n, vids_s, rowids_s, *texts = search_sql.vector_doc_meta_joined(conn, space)
     if n:
         cols = [t.split("\x1f") for t in texts]
-        ints = [np.array(x.split(","), dtype=np.int64) for x in (vids_s, rowids_s)]
+        ints = [np.fromstring(x, dtype=np.int64, sep=",") for x in (vids_s, rowids_s)]  # text mode: not deprecated
         if all(len(c) == n for c in (*ints, *cols)):
             return [*ints, *cols]
     rows = list(search_sql.vector_doc_meta(conn, space))
