@@ -18,7 +18,10 @@ write transaction (retire + drop the old table, activate the new). Interrupted, 
 Search is exact either way: sqlite-vec's KNN (``engine: sqlite``), or an in-memory float32 mirror of the active
 table (``engine: numpy``; ``auto`` uses it up to ``mirror_max_vectors``), ~1.2× a bare numpy matmul where
 sqlite-vec 0.1.9 takes ~5–8× (benchmarks/RESULTS.md). The mirror is keyed by the table's ``version`` token,
-which every write changes (a hash chain), so a mirror never serves vectors another connection has changed.
+which every write changes (a hash chain), so a mirror never serves vectors another connection has changed. A fresh
+process loads it in bulk (R60): vec0's chunks read as blobs straight into the matrix, the items as columns — the same
+mirror the rows of :func:`vsql.all_vectors` given one by one to ``_Mirror.upsert`` make (``upsert`` / ``delete`` keep
+it current afterwards).
 """
 
 from __future__ import annotations
@@ -633,7 +636,7 @@ def _matrix(n: int, dim: int) -> np.ndarray:
     """A zeroed float32 matrix for a mirror of ``n`` rows, with room for more, its pages mapped now
     (``MAP_POPULATE``): on a machine short of free huge pages, numpy's zeros (``MADV_HUGEPAGE``) made the first
     touch of a 1.5 GB matrix stall in page compaction — 3–7 s against ~1 s populated (R60)."""
-    rows = n + n // 16 + 1024
+    rows = n + n // 64 + 1024  # room for ~1.5% more before the first _grow (which doubles)
     flags = getattr(mmap, "MAP_POPULATE", None)
     if flags is None or n < 65536:  # not Linux, or small: numpy's allocation
         return np.zeros((rows, dim), dtype=np.float32)
