@@ -515,7 +515,8 @@ def bench_cold(args) -> dict[str, Any]:
         for side in (("baseline", "bulk") if i % 2 == 0 else ("bulk", "baseline")):
             cmd = [sys.executable, script, "--vault", args.vault, "--vectors", args.vectors, "--vocab", args.vocab,
                    "--query", str(i)] + (["--baseline"] if side == "baseline" else [])
-            r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
+            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            r = json.loads(done.stdout.strip().splitlines()[-1])
             print(json.dumps({"cold": side, **r}), flush=True)
             runs[side].append(r)
 
@@ -556,7 +557,8 @@ def main() -> None:
     ap.add_argument("sections", nargs="*", default=["search"], help=f"which: {', '.join(SECTIONS)}")
     ap.add_argument("--sizes", default="100000,1000000", help="indexed messages, comma-separated")
     ap.add_argument("--vectors", default="hash", choices=["hash", "minilm", "none"])
-    ap.add_argument("--queries", type=int, default=None, help="search/vectors: queries (200); queries: reps per shape (40); cold: questions (3)")
+    ap.add_argument("--queries", type=int, default=None,
+                    help="search/vectors: queries (200); queries: reps per shape (40); cold: questions (3)")
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR"), help="where the temporary vaults go")
     ap.add_argument("--json", dest="json_out", help="write the whole report here")
     ap.add_argument("--ingest-sizes", default="10k,100k", help="ingest: synthetic export sizes (10k, 100k)")

@@ -219,7 +219,8 @@ def test_search_output_identical_with_either_loader(tmp_path, transcript_file, m
 
     bulk = run()
     monkeypatch.setattr(ix.VectorIndex, "_mirror", lambda self, table: _rowwise_loaded(self.conn, table))
-    monkeypatch.setattr(rv.DocMeta, "load", classmethod(lambda cls, conn, space, key: _rowwise_doc_meta(conn, space, key)))
+    monkeypatch.setattr(rv.DocMeta, "load",
+                        classmethod(lambda cls, conn, space, key: _rowwise_doc_meta(conn, space, key)))
     assert run() == bulk
     assert any('"vector"' in x for x in bulk)
     v.close()
