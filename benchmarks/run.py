@@ -1,6 +1,7 @@
 """Kenning's performance suite: one entry point, every figure next to a baseline measured in the same run.
 
     python benchmarks/run.py search --sizes 100000,1000000 [--vectors hash|none] [--queries 200] [--json OUT]
+    python benchmarks/run.py cold --vault V --vectors hash --vocab locomo [--queries 3]
     python benchmarks/run.py facts [--facts-conversations 2000]
     python benchmarks/run.py queries --sizes 100000,1000000 [--queries 40] [--tmp DIR]
 
@@ -9,6 +10,8 @@ Sections (each a function registered in SECTIONS; other issues add theirs — in
 - ``search``: builds a vault of N synthetic messages (raw rows written in bulk, then the real search-index
   stage: FTS5 + vectors), and times ``Searcher.search`` (p50/p95) against a bare FTS5 MATCH of the same
   words (baseline 1) and, when vectors are on, a numpy matrix product over the same vectors (baseline 2).
+- ``cold``: a cold one-shot search (a fresh process, as a CLI ``kenning search``) on ``--vault``, with the bulk
+  vector-mirror / DocMeta loaders against the pre-R60 row-by-row ones (baseline, same run; benchmarks/cold_search.py).
 - ``queries``: ``facts`` and ``why`` latency (p50/p95, wall and CPU) on a vault of N assertions and N beliefs,
   each next to a primary-key lookup on its table (baseline, same run); the vault is built once and cached under
   ``--tmp`` or benchmarks/out/ (how: benchmarks/queries.py).
@@ -496,8 +499,51 @@ def bench_self(args) -> dict[str, Any]:
     return self_beliefs.run_all(argparse.Namespace(statements=5000, nodes=args.self_nodes, experiences=60))
 
 
+def bench_cold(args) -> dict[str, Any]:
+    """A cold one-shot search (a fresh process: open the vault, one question, as a CLI `kenning search` does) on an
+    indexed vault (``--vault``), with this code's bulk loaders (R60) against the pre-R60 row-by-row ones (baseline,
+    same run: benchmarks/cold_search.py --baseline), ``--queries`` questions (default 3), the two alternating in
+    separate processes; every figure wall and CPU, the ratio bulk / baseline, and whether both printed the same
+    search output."""
+    if not args.vault or not Path(args.vault).exists():
+        raise SystemExit("cold: --vault PATH of an indexed vault (build one with `run.py search --build-only`)")
+    import subprocess
+
+    script = str(Path(__file__).resolve().parent / "cold_search.py")
+    runs: dict[str, list[dict]] = {"bulk": [], "baseline": []}
+    for i in range(args.queries or 3):
+        for side in (("baseline", "bulk") if i % 2 == 0 else ("bulk", "baseline")):
+            cmd = [sys.executable, script, "--vault", args.vault, "--vectors", args.vectors, "--vocab", args.vocab,
+                   "--query", str(i)] + (["--baseline"] if side == "baseline" else [])
+            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            print(json.dumps({"cold": side, **r}), flush=True)
+            runs[side].append(r)
+
+    def med(side: str, key: str) -> float:
+        return round(statistics.median(r[key] for r in runs[side]), 2)
+
+    def med_part(side: str, part: str, j: int) -> float:
+        return round(statistics.median(r["parts_wall_cpu_s"].get(part, [0, 0])[j] for r in runs[side]), 2)
+
+    entry: dict[str, Any] = {"vault": args.vault, "vectors": runs["bulk"][0]["vectors"], "questions": len(runs["bulk"])}
+    for side in runs:
+        entry[side] = {k: med(side, k) for k in ("process_wall_s", "process_cpu_s", "first_search_wall_s",
+                                                 "first_search_cpu_s", "next_search_wall_ms", "next_search_cpu_ms")}
+        entry[side]["parts_wall_cpu_s"] = {p: [med_part(side, p, 0), med_part(side, p, 1)]
+                                           for p in ("mirror_load", "codes", "doc_meta")}
+    entry["ratio_bulk_to_baseline"] = {k: round(entry["bulk"][k] / max(entry["baseline"][k], 1e-6), 3)
+                                       for k in ("process_wall_s", "process_cpu_s", "first_search_wall_s",
+                                                 "first_search_cpu_s")}
+    entry["same_output"] = all(a["output_sha256"] == b["output_sha256"]
+                               for a, b in zip(runs["bulk"], runs["baseline"]))
+    entry["load_avg"] = [r["load_avg"][0] for side in runs for r in runs[side]]
+    return entry
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
+    "cold": bench_cold,
     "ingest": bench_ingest,
     "vectors": bench_vectors,
     "facts": bench_facts,
@@ -511,7 +557,8 @@ def main() -> None:
     ap.add_argument("sections", nargs="*", default=["search"], help=f"which: {', '.join(SECTIONS)}")
     ap.add_argument("--sizes", default="100000,1000000", help="indexed messages, comma-separated")
     ap.add_argument("--vectors", default="hash", choices=["hash", "minilm", "none"])
-    ap.add_argument("--queries", type=int, default=None, help="search/vectors: queries (200); queries: reps per shape (40)")
+    ap.add_argument("--queries", type=int, default=None,
+                    help="search/vectors: queries (200); queries: reps per shape (40); cold: questions (3)")
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR"), help="where the temporary vaults go")
     ap.add_argument("--json", dest="json_out", help="write the whole report here")
     ap.add_argument("--ingest-sizes", default="10k,100k", help="ingest: synthetic export sizes (10k, 100k)")

@@ -18,12 +18,16 @@ write transaction (retire + drop the old table, activate the new). Interrupted, 
 Search is exact either way: sqlite-vec's KNN (``engine: sqlite``), or an in-memory float32 mirror of the active
 table (``engine: numpy``; ``auto`` uses it up to ``mirror_max_vectors``), ~1.2× a bare numpy matmul where
 sqlite-vec 0.1.9 takes ~5–8× (benchmarks/RESULTS.md). The mirror is keyed by the table's ``version`` token,
-which every write changes (a hash chain), so a mirror never serves vectors another connection has changed.
+which every write changes (a hash chain), so a mirror never serves vectors another connection has changed. A fresh
+process loads it in bulk (R60): vec0's chunks read as blobs straight into the matrix, the items as columns — the same
+mirror the rows of :func:`vsql.all_vectors` given one by one to ``_Mirror.upsert`` make (``upsert`` / ``delete`` keep
+it current afterwards).
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
 import threading
 import time
 from dataclasses import dataclass
@@ -92,7 +96,7 @@ class _Mirror:
         self.kinds: dict[str, int] = {}
         self.space_names: list[str] = []
         self.kind_names: list[str | None] = []
-        self.pos_of: dict[int, int] = {}
+        self._pos_of: dict[int, int] | None = {}
         self.n = 0
         self.deleted = 0
         self.codes: np.ndarray | None = None    # 1-bit codes, built on first quantized search (R16)
@@ -101,6 +105,70 @@ class _Mirror:
         self.blocks: dict[int, dict] = {}       # space code -> contiguous copy of its rows (search_by_kind)
         self.row_sets: dict = {}                # a filter's rows key -> (positions, codes of those rows) (R57)
         self._pos_by_vid: np.ndarray | None = None
+
+    @classmethod
+    def filled(cls, dimension: int, version: str, vids: np.ndarray, matrix: np.ndarray,
+               items: tuple[np.ndarray, Sequence[str], Sequence[str], Sequence[str | None]]) -> "_Mirror":
+        """A mirror of ``vids`` / ``matrix`` (rows in order; ``matrix`` may hold more rows, unused: the capacity)
+        and ``items`` (the columns vid, space, item_id, kind of every item, ascending vid: :func:`_item_columns`) —
+        equal to one made empty and given the rows ``(vid, space, item_id, kind, vector)`` of the vids that have an
+        item, in order, through :meth:`upsert` (decisions R60): the same matrix, vids, positions, space / kind codes
+        (numbered by first appearance), item ids; built column by column instead of a Python step per row."""
+        m = cls(dimension, version)
+        cols = items
+        item_vids = cols[0]
+        at = np.searchsorted(item_vids, vids)
+        inside = at < len(item_vids)
+        has = inside & (item_vids[np.where(inside, at, 0)] == vids) if len(item_vids) else np.zeros(len(vids), bool)
+        if not has.all():  # vectors without an item (the JOIN of all_vectors leaves them out)
+            keep = np.nonzero(has)[0]
+            matrix[:len(keep)] = matrix[keep]
+            matrix[len(keep):len(vids)] = 0
+            vids, at = vids[keep], at[keep]
+        n = len(vids)
+        m.matrix, m.n = matrix, n
+        cap = matrix.shape[0]
+        m.vids = np.zeros(cap, dtype=np.int64)
+        m.vids[:n] = vids
+        m.valid = np.zeros(cap, dtype=bool)
+        m.valid[:n] = True
+        for attr, table, names, col, norm in (("space_codes", m.spaces, m.space_names, cols[1], False),
+                                              ("kind_codes", m.kinds, m.kind_names, cols[3], True)):
+            values = sorted(set(col), key=lambda x: (x is None, x or ""))  # a few distinct values: a code each
+            local_of = {x: i for i, x in enumerate(values)}
+            if norm:  # upsert files '' and None under None
+                values = [x or None for x in values]
+                local_of = {x: values.index(x or None) for x in local_of}
+            local = np.fromiter(map(local_of.__getitem__, col), dtype=np.int32, count=len(col))[at]
+            seen, first = np.unique(local, return_index=True)  # codes by first appearance, as upsert numbers them
+            remap = np.zeros(max(len(values), 1), dtype=np.int32)
+            for code in seen[np.argsort(first)]:
+                table[values[code]] = len(names)
+                names.append(values[code])
+            remap[seen] = [table[values[c]] for c in seen]
+            codes = np.zeros(cap, dtype=np.int32)
+            codes[:n] = remap[local]
+            setattr(m, attr, codes)
+        ids = cols[2] if n == len(cols[2]) and bool(np.all(at == np.arange(n))) else [cols[2][i] for i in at.tolist()]
+        if _ID_DTYPE is None:
+            m.item_ids = list(ids) + [None] * (cap - n)
+        else:
+            m.item_ids = _id_array(cap)
+            m.item_ids[:n] = ids
+        m._pos_of = None  # made on first use (upsert, delete, an item-id filter): a one-shot search never needs it
+        return m
+
+    @property
+    def pos_of(self) -> dict[int, int]:
+        """vid -> position of every live row (after a bulk load: made on first use, ~0.4 s at 1M vectors, R60)."""
+        if self._pos_of is None:
+            live = np.nonzero(self.valid[:self.n])[0]
+            self._pos_of = dict(zip(self.vids[live].tolist(), live.tolist()))
+        return self._pos_of
+
+    @pos_of.setter
+    def pos_of(self, value: dict[int, int]) -> None:
+        self._pos_of = value
 
     def _code(self, table: dict, names: list, value: Any) -> int:
         code = table.get(value)
@@ -195,12 +263,25 @@ class _Mirror:
             if self.codes is not None:
                 return
             n = self.n
-            live = self.matrix[:n][self.valid[:n]] if n else self.matrix[:0]
+            # every row live (no delete since the load): the rows themselves, not a copy of them (R60: the copy
+            # of 1M x 384 float32 cost ~5 s, mostly page faults); the same mean either way
+            live = self.matrix[:n] if not self.deleted else self.matrix[:n][self.valid[:n]]
             self.center = live.mean(axis=0).astype(np.float32) if len(live) else np.zeros(self.dim, np.float32)
             words = (self.dim + 63) // 64
             self.codes = np.zeros((words, len(self.vids)), dtype=np.uint64)
-            for i in range(0, n, 65536):
-                self.codes[:, i:min(n, i + 65536)] = self._pack(self.matrix[i:min(n, i + 65536)])
+            step = 8192  # what _pack computes, through two reused buffers (no new temporaries per block)
+            diff = np.empty((min(n, step), self.dim), dtype=np.float32)
+            sign = np.empty((min(n, step), self.dim), dtype=bool)
+            pad = (-((self.dim + 7) // 8)) % 8
+            for i in range(0, n, step):
+                j = min(n, i + step)
+                d, g = diff[:j - i], sign[:j - i]
+                np.subtract(self.matrix[i:j], self.center, out=d)
+                np.greater(d, 0, out=g)
+                bits = np.packbits(g, axis=1, bitorder="little")
+                if pad:
+                    bits = np.pad(bits, ((0, 0), (0, pad)))
+                self.codes[:, i:j] = bits.view("<u8").T
 
     def _mask(self, n: int, space: str | None, kinds: Sequence[str] | None, vids: Sequence[int] | None,
               allow: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray | None | bool:
@@ -550,6 +631,115 @@ def drop_mirrors() -> None:
         _MIRRORS.clear()
 
 
+# -- loading a mirror (R60) -----------------------------------------------------------------------------------
+def _matrix(n: int, dim: int) -> np.ndarray:
+    """A zeroed float32 matrix for a mirror of ``n`` rows, with room for more, its pages mapped now
+    (``MAP_POPULATE``): on a machine short of free huge pages, numpy's zeros (``MADV_HUGEPAGE``) made the first
+    touch of a 1.5 GB matrix stall in page compaction — 3–7 s against ~1 s populated (R60)."""
+    rows = n + n // 64 + 1024  # room for ~1.5% more before the first _grow (which doubles)
+    flags = getattr(mmap, "MAP_POPULATE", None)
+    if flags is None or n < 65536:  # not Linux, or small: numpy's allocation
+        return np.zeros((rows, dim), dtype=np.float32)
+    buf = mmap.mmap(-1, rows * dim * 4, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | flags)
+    return np.frombuffer(buf, dtype=np.float32).reshape(rows, dim)
+
+
+def _read_vectors(conn, table: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(vids, matrix) of every vector of ``table``, in vec0's full-scan order (the order of
+    :func:`vsql.all_vectors`); the matrix has spare zero rows (the mirror's room to grow). From vec0's chunks when
+    the sqlite-vec version's storage is known (:data:`vsql.VEC0_READ_VERSIONS`), else through the virtual table."""
+    got = _read_vec0_chunks(conn, table)
+    if got is not None:
+        return got
+    dim = int(table["dimension"])
+    vids: list[int] = []
+    blobs: list[bytes] = []
+    for vid, blob in vsql.vector_blobs(conn, table["table_name"]):
+        vids.append(vid)
+        blobs.append(blob)
+    matrix = _matrix(len(vids), dim)
+    for i in range(0, len(blobs), 8192):
+        part = blobs[i:i + 8192]
+        matrix[i:i + len(part)] = np.frombuffer(b"".join(part), dtype="<f4").reshape(len(part), dim)
+    return np.asarray(vids, dtype=np.int64), matrix
+
+
+def _read_vec0_chunks(conn, table: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_read_vectors` from vec0's shadow tables — each chunk's vectors (1024 a chunk) read as one blob,
+    straight into the matrix, instead of a virtual-table step per vector (17 s → ~0.3 s at 1M, R60). None when the
+    storage is not one this code knows or does not add up (the caller then reads through the virtual table)."""
+    name, dim = table["table_name"], int(table["dimension"])
+    loaded, created = vsql.vec0_versions(conn, name)
+    if loaded not in vsql.VEC0_READ_VERSIONS or created not in vsql.VEC0_READ_VERSIONS:
+        return None
+    total = vsql.vec0_row_count(conn, name)
+    matrix = _matrix(total, dim)
+    vids = np.zeros(total, dtype=np.int64)
+    scratch: np.ndarray | None = None
+    reader = vsql.Vec0Vectors(conn, name)
+    n = 0
+    try:
+        for chunk_id, size, validity, rowids in vsql.vec0_chunks(conn, name):
+            size = int(size)
+            if len(validity) != (size + 7) // 8 or len(rowids) != 8 * size:
+                return None
+            ok = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
+            k = int(ok.sum())
+            if n + k > total:
+                return None
+            ids = np.frombuffer(rowids, dtype="<i8")
+            if k == size:  # a full chunk: its vectors go straight into their rows
+                if not reader.read_into(chunk_id, matrix[n:n + k]):
+                    return None
+                vids[n:n + k] = ids
+            elif k:
+                if scratch is None or scratch.shape[0] != size:
+                    scratch = np.empty((size, dim), dtype=np.float32)
+                if not reader.read_into(chunk_id, scratch):
+                    return None
+                vids[n:n + k] = ids[ok]
+                matrix[n:n + k] = scratch[ok]
+            n += k
+    finally:
+        reader.close()
+    if n != total:
+        return None
+    return vids, matrix
+
+
+def _item_columns(conn) -> tuple[np.ndarray, list[str], list[str], list[str | None]]:
+    """(vids, spaces, item ids, kinds) of every item, ascending vid: read as joined text and split (~0.4 s at 1M
+    items against ~1 s for row tuples), or — when a value holds the separator — row by row."""
+    n, vids_s, ids_s, spaces_s, kinds_s = vsql.item_columns_joined(conn)
+    sep = vsql.UNIT_SEP
+    ids, spaces, kinds = ids_s.split(sep), spaces_s.split(sep), kinds_s.split(sep)
+    vids = np.fromstring(vids_s, dtype=np.int64, sep=",") if n else np.zeros(0, dtype=np.int64)
+    if n == 0 or not (len(vids) == len(ids) == len(spaces) == len(kinds) == n):
+        rows = vsql.item_columns(conn)
+        return (np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] for r in rows],
+                [r[2] for r in rows], [r[3] for r in rows])
+    if len(vids) > 1 and not bool(np.all(vids[1:] > vids[:-1])):  # the table's order is its rowid's; if not, sort
+        order = np.argsort(vids, kind="stable").tolist()
+        vids = vids[order]
+        ids, spaces, kinds = ([col[i] for i in order] for col in (ids, spaces, kinds))
+    return vids, spaces, ids, kinds
+
+
+def _rowwise_mirror(conn, table: dict) -> _Mirror:
+    """The mirror as it was loaded before R60: every row of :func:`vsql.all_vectors` through :meth:`_Mirror.upsert`
+    (the reference the bulk load is tested and benchmarked against)."""
+    m = _Mirror(int(table["dimension"]), table["version"])
+    batch: list[tuple[int, str, str, str | None, np.ndarray]] = []
+    for vid, space, item_id, kind, blob in vsql.all_vectors(conn, table["table_name"]):
+        batch.append((int(vid), space, item_id, kind, np.frombuffer(blob, dtype="<f4")))
+        if len(batch) >= 8192:
+            m.upsert(batch)
+            batch = []
+    if batch:
+        m.upsert(batch)
+    return m
+
+
 # -- the index ----------------------------------------------------------------------------------------------
 _BLAS_LIMITED: int | None = None
 
@@ -718,15 +908,8 @@ class VectorIndex:
             m = _MIRRORS.get(key)
             if m is not None and m.version == table["version"] and m.dim == table["dimension"]:
                 return m
-        m = _Mirror(int(table["dimension"]), table["version"])
-        batch: list[tuple[int, str, str, str | None, np.ndarray]] = []
-        for vid, space, item_id, kind, blob in vsql.all_vectors(self.conn, table["table_name"]):
-            batch.append((int(vid), space, item_id, kind, np.frombuffer(blob, dtype="<f4")))
-            if len(batch) >= 8192:
-                m.upsert(batch)
-                batch = []
-        if batch:
-            m.upsert(batch)
+        vids, matrix = _read_vectors(self.conn, table)
+        m = _Mirror.filled(int(table["dimension"]), table["version"], vids, matrix, _item_columns(self.conn))
         with _MIRRORS_LOCK:
             for other in [k for k in _MIRRORS if k[0] == key[0] and k != key]:
                 del _MIRRORS[other]  # a retired table's mirror: never used again
