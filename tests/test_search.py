@@ -506,3 +506,19 @@ def test_answer_type_lane_prefers_turns_holding_the_answer(vault, tmp_path):
     off = Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"lane_weights": {"answer_type": 0.0}}}))
     assert off.search(q, now=NOW, lanes=["fts", "answer_type"]).hits[0]["text"].startswith("The lake, the lake!")
     assert not any(x["lane"] == "answer_type" for x in s.search("lake", now=NOW).lanes)
+
+
+def test_speakers_listed_by_a_loose_index_scan(indexed):
+    """R62: the speakers in the index, one index seek each — the same list grouping every document gives, speakers
+    differing only in case kept apart."""
+    conn = indexed.conn
+    conn.execute("UPDATE search_docs SET speaker='ben' WHERE doc_rowid = (SELECT MIN(doc_rowid) FROM search_docs "
+                 "WHERE speaker='Ben')")
+    grouped = [s for (s,) in conn.execute("SELECT speaker FROM search_docs WHERE speaker IS NOT NULL "
+                                          "GROUP BY speaker ORDER BY speaker")]
+    assert search_sql.speakers(conn) == grouped and {"Ana", "Ben", "ben"} <= set(grouped)
+    plan = " ".join(str(r) for r in conn.execute("EXPLAIN QUERY PLAN SELECT speaker FROM search_docs "
+                                                 "WHERE speaker > 'A' ORDER BY speaker LIMIT 1"))
+    assert "idx_search_docs_speaker_exact" in plan
+    conn.execute("UPDATE search_docs SET speaker=NULL")
+    assert search_sql.speakers(conn) == []

@@ -164,7 +164,7 @@ class Searcher:
         """(stored speaker, names that refer to them) for every speaker in the index."""
         if self._speakers is None:
             names: dict[str, set[str]] = {}
-            for s, _n in search_sql.speakers(self.conn):
+            for s in search_sql.speakers(self.conn):
                 if s and s.lower() not in _ROLES:
                     names.setdefault(s, set()).add(s)
             for name, aliases_json in search_sql.participant_aliases(self.conn):

@@ -598,10 +598,16 @@ def neighbours(conn: apsw.Connection, conversation_id: str, position: int, windo
     return [(int(r), int(p)) for r, p in conn.execute(sql + " ORDER BY position", params)]
 
 
-def speakers(conn: apsw.Connection) -> list[tuple[str, int]]:
-    """Every speaker in the index with how many documents they have."""
-    return [(s, int(n)) for s, n in conn.execute(
-        "SELECT speaker, COUNT(*) FROM search_docs WHERE speaker IS NOT NULL GROUP BY speaker ORDER BY speaker")]
+def speakers(conn: apsw.Connection) -> list[str]:
+    """Every speaker in the index, in order: a loose scan of idx_search_docs_speaker_exact, one seek per speaker
+    (R62: grouping 1M documents took 0.34 s; this ~0.1 ms)."""
+    return [s for (s,) in conn.execute(
+        "WITH RECURSIVE s(v) AS ("
+        " SELECT (SELECT speaker FROM search_docs WHERE speaker IS NOT NULL ORDER BY speaker LIMIT 1)"
+        " UNION ALL"
+        " SELECT (SELECT speaker FROM search_docs WHERE speaker > s.v ORDER BY speaker LIMIT 1) FROM s"
+        " WHERE s.v IS NOT NULL) "
+        "SELECT v FROM s WHERE v IS NOT NULL")]
 
 
 def participant_aliases(conn: apsw.Connection) -> list[tuple[str, str]]:
