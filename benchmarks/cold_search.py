@@ -69,33 +69,7 @@ def ensure_codes_copy(self):
 
 def doc_meta_rowwise(cls, conn, space, key):
     """DocMeta.load before R60: row by row, the rows sorted by vid."""
-    vids, rowids, kinds_l, speakers_l, said_l, es_l, ee_l = [], [], [], [], [], [], []
-    for vid, rowid, kind, speaker, said, es, ee in conn.execute(
-            "SELECT v.vid, d.doc_rowid, d.doc_kind, d.speaker, d.occurred_at_utc, d.event_start, d.event_end "
-            "FROM vector_items v JOIN search_docs d ON d.doc_rowid = v.item_id WHERE v.space = ? ORDER BY v.vid",
-            (space,)):
-        vids.append(vid)
-        rowids.append(rowid)
-        kinds_l.append(kind)
-        speakers_l.append((speaker or "").casefold())
-        said_l.append(said)
-        es_l.append(es)
-        ee_l.append(ee)
-    size = (max(vids) + 1) if vids else 1
-    v = np.asarray(vids, dtype=np.int64)
-    kinds = {k: i for i, k in enumerate(sorted(set(kinds_l)))}
-    speakers = {s: i for i, s in enumerate(sorted(set(speakers_l)))}
-    m = cls(key, np.full(size, -1, np.int64), np.full(size, -1, np.int8), np.full(size, -1, np.int32),
-            np.full(size, rv._NONE_S, np.int64), np.full(size, rv._NONE_D, np.int32),
-            np.full(size, rv._NONE_D, np.int32), kinds, speakers)
-    if vids:
-        m.rowid[v] = rowids
-        m.kind[v] = [kinds[k] for k in kinds_l]
-        m.speaker[v] = [speakers[s] for s in speakers_l]
-        m.said[v] = rv._seconds(said_l)
-        m.ev_start[v] = rv._days(es_l)
-        m.ev_end[v] = rv._days(ee_l)
-    return m
+    return rv._rowwise_doc_meta(conn, space, key)
 
 
 if args.baseline:

@@ -151,37 +151,6 @@ def test_bulk_equals_row_by_row_after_any_writes(tmp_path_factory, ops, seed):
     conn.close()
 
 
-def _rowwise_doc_meta(conn, space: str, key: tuple) -> rv.DocMeta:
-    """DocMeta.load as it was before R60 (row by row, ORDER BY vid): the reference."""
-    vids, rowids, kinds_l, speakers_l, said_l, es_l, ee_l = [], [], [], [], [], [], []
-    for vid, rowid, kind, speaker, said, es, ee in conn.execute(
-            "SELECT v.vid, d.doc_rowid, d.doc_kind, d.speaker, d.occurred_at_utc, d.event_start, d.event_end "
-            "FROM vector_items v JOIN search_docs d ON d.doc_rowid = v.item_id WHERE v.space = ? ORDER BY v.vid",
-            (space,)):
-        vids.append(vid)
-        rowids.append(rowid)
-        kinds_l.append(kind)
-        speakers_l.append((speaker or "").casefold())
-        said_l.append(said)
-        es_l.append(es)
-        ee_l.append(ee)
-    size = (max(vids) + 1) if vids else 1
-    v = np.asarray(vids, dtype=np.int64)
-    kinds = {k: i for i, k in enumerate(sorted(set(kinds_l)))}
-    speakers = {s: i for i, s in enumerate(sorted(set(speakers_l)))}
-    m = rv.DocMeta(key, np.full(size, -1, np.int64), np.full(size, -1, np.int8), np.full(size, -1, np.int32),
-                   np.full(size, rv._NONE_S, np.int64), np.full(size, rv._NONE_D, np.int32),
-                   np.full(size, rv._NONE_D, np.int32), kinds, speakers)
-    if vids:
-        m.rowid[v] = rowids
-        m.kind[v] = [kinds[k] for k in kinds_l]
-        m.speaker[v] = [speakers[s] for s in speakers_l]
-        m.said[v] = rv._seconds(said_l)
-        m.ev_start[v] = rv._days(es_l)
-        m.ev_end[v] = rv._days(ee_l)
-    return m
-
-
 def _search_vault(tmp_path, transcript_file, overrides=None):
     from kenning.api import Vault
 
@@ -195,7 +164,7 @@ def _search_vault(tmp_path, transcript_file, overrides=None):
 def test_doc_meta_column_wise_equals_row_by_row(tmp_path, transcript_file):
     v = _search_vault(tmp_path, transcript_file)
     space = v.config.retrieval.vector.space
-    got, ref = rv.DocMeta.load(v.conn, space, ("k",)), _rowwise_doc_meta(v.conn, space, ("k",))
+    got, ref = rv.DocMeta.load(v.conn, space, ("k",)), rv._rowwise_doc_meta(v.conn, space, ("k",))
     assert len(ref.speakers) >= 2 and int((ref.rowid >= 0).sum()) == search_sql.doc_count(v.conn)
     for name in ("rowid", "kind", "speaker", "said", "ev_start", "ev_end"):
         assert np.array_equal(getattr(got, name), getattr(ref, name)), name
@@ -224,7 +193,7 @@ def test_search_output_identical_with_either_loader(tmp_path, transcript_file, m
     bulk = run()
     monkeypatch.setattr(ix.VectorIndex, "_mirror", lambda self, table: _rowwise_loaded(self.conn, table))
     monkeypatch.setattr(rv.DocMeta, "load",
-                        classmethod(lambda cls, conn, space, key: _rowwise_doc_meta(conn, space, key)))
+                        classmethod(lambda cls, conn, space, key: rv._rowwise_doc_meta(conn, space, key)))
     assert run() == bulk
     assert any('"vector"' in x for x in bulk)
     v.close()
@@ -271,7 +240,7 @@ def test_doc_meta_with_a_separator_in_a_speaker_name(tmp_path, transcript_file):
     v = _search_vault(tmp_path, transcript_file)
     space = v.config.retrieval.vector.space
     v.conn.execute("UPDATE search_docs SET speaker = 'Ben\x1fJr' WHERE speaker = 'Ben'")
-    got, ref = rv.DocMeta.load(v.conn, space, ("k",)), _rowwise_doc_meta(v.conn, space, ("k",))
+    got, ref = rv.DocMeta.load(v.conn, space, ("k",)), rv._rowwise_doc_meta(v.conn, space, ("k",))
     assert "ben\x1fjr" in got.speakers
     for name in ("rowid", "kind", "speaker", "said", "ev_start", "ev_end"):
         assert np.array_equal(getattr(got, name), getattr(ref, name)), name

@@ -255,6 +255,35 @@ def _doc_meta_columns(conn, space: str) -> list:
             *[[r[i] for r in rows] for i in range(2, 7)]]
 
 
+def _rowwise_doc_meta(conn, space: str, key: tuple) -> DocMeta:
+    """DocMeta.load as it was before R60 (row by row; the rows' order does not matter): the reference the column-wise load
+    is tested and benchmarked against (like ``llm.index._rowwise_mirror``)."""
+    vids, rowids, kinds_l, speakers_l, said_l, es_l, ee_l = [], [], [], [], [], [], []
+    for vid, rowid, kind, speaker, said, es, ee in search_sql.vector_doc_meta(conn, space):
+        vids.append(vid)
+        rowids.append(rowid)
+        kinds_l.append(kind)
+        speakers_l.append((speaker or "").casefold())
+        said_l.append(said)
+        es_l.append(es)
+        ee_l.append(ee)
+    size = (max(vids) + 1) if vids else 1
+    v = np.asarray(vids, dtype=np.int64)
+    kinds = {k: i for i, k in enumerate(sorted(set(kinds_l)))}
+    speakers = {s: i for i, s in enumerate(sorted(set(speakers_l)))}
+    m = DocMeta(key, np.full(size, -1, np.int64), np.full(size, -1, np.int8), np.full(size, -1, np.int32),
+                   np.full(size, _NONE_S, np.int64), np.full(size, _NONE_D, np.int32),
+                   np.full(size, _NONE_D, np.int32), kinds, speakers)
+    if vids:
+        m.rowid[v] = rowids
+        m.kind[v] = [kinds[k] for k in kinds_l]
+        m.speaker[v] = [speakers[s] for s in speakers_l]
+        m.said[v] = _seconds(said_l)
+        m.ev_start[v] = _days(es_l)
+        m.ev_end[v] = _days(ee_l)
+    return m
+
+
 TIME_ROWS_MAX_SHARE = 0.25  # a time filter names its rows when they are at most this share of the vids
 _META: dict[tuple, DocMeta] = {}
 _META_LOCK = threading.Lock()
