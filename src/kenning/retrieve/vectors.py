@@ -256,10 +256,10 @@ def _doc_meta_columns(conn, space: str) -> list:
 
 
 def _rowwise_doc_meta(conn, space: str, key: tuple) -> DocMeta:
-    """DocMeta.load as it was before R60 (row by row; the rows' order does not matter): the reference the column-wise load
+    """DocMeta.load as it was before R60 (row by row, the rows sorted by vid): the reference the column-wise load
     is tested and benchmarked against (like ``llm.index._rowwise_mirror``)."""
     vids, rowids, kinds_l, speakers_l, said_l, es_l, ee_l = [], [], [], [], [], [], []
-    for vid, rowid, kind, speaker, said, es, ee in search_sql.vector_doc_meta(conn, space):
+    for vid, rowid, kind, speaker, said, es, ee in search_sql.vector_doc_meta(conn, space, by_vid=True):
         vids.append(vid)
         rowids.append(rowid)
         kinds_l.append(kind)

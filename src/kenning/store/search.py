@@ -422,12 +422,13 @@ def docs_for_embedding(conn: apsw.Connection, doc_rowids: Sequence[int]) -> list
     return out
 
 
-def vector_doc_meta(conn: apsw.Connection, space: str) -> Iterable[tuple]:
+def vector_doc_meta(conn: apsw.Connection, space: str, by_vid: bool = False) -> Iterable[tuple]:
     """(vid, doc_rowid, doc_kind, speaker, occurred_at_utc, event_start, event_end) of every search vector, in no
-    particular order (sorting 1M rows by vid cost ~0.3–0.7 s of a cold search; the caller indexes by vid, R60)."""
+    particular order unless ``by_vid`` (sorting 1M rows by vid cost ~0.3–0.7 s of a cold search; the caller indexes
+    by vid, R60; the pre-R60 reference loader sorted)."""
     return conn.execute("SELECT v.vid, d.doc_rowid, d.doc_kind, d.speaker, d.occurred_at_utc, d.event_start, "
                         "d.event_end FROM vector_items v JOIN search_docs d ON d.doc_rowid = v.item_id "
-                        "WHERE v.space = ?", (space,))
+                        "WHERE v.space = ?" + (" ORDER BY v.vid" if by_vid else ""), (space,))
 
 
 def vector_doc_meta_joined(conn: apsw.Connection, space: str) -> tuple:
