@@ -65,5 +65,6 @@ def test_search_tool_answers_like_the_cli(tmp_path, transcript_file, hash_config
     assert early[0]["text"].startswith("Nice! I adopted a turtle") and all(h["date"] < "2023-06-02" for h in early)
     ents = got["entities"].structured_content["hits"]
     assert ents and {h["kind"] for h in ents} == {"entity"} and ents[0]["evidence"][0]["name"] == "Lisbon"
-    for name, needle in (("k0", "between 1 and 100"), ("kind", "unknown kinds ['photo']"), ("date", "as_of 'someday' is not a date")):
+    errors = (("k0", "between 1 and 100"), ("kind", "unknown kinds ['photo']"), ("date", "as_of 'someday' is not a date"))
+    for name, needle in errors:
         assert got[name].is_error and needle in got[name].content[0].text, name

@@ -128,8 +128,8 @@ def agent_search(db: Path | None, config: Path | None) -> None:
     h = got["hit"]
     if h:
         out.print(f"  {(h['date'] or '')[:10]} {h['speaker'] or h['kind']}: {h['text']}  "
-                  f"(lanes {', '.join(h['lanes'])}; evidence steps {len(h['evidence'])})", highlight=False, markup=False,
-                  soft_wrap=True)
+                  f"(lanes {', '.join(h['lanes'])}; evidence steps {len(h['evidence'])})",
+                  highlight=False, markup=False, soft_wrap=True)
 
 
 def run_demo(db: Path | None, config: Path | None) -> None:
