@@ -246,3 +246,16 @@ def test_doc_meta_with_a_separator_in_a_speaker_name(tmp_path, transcript_file):
         assert np.array_equal(getattr(got, name), getattr(ref, name)), name
     assert (got.kinds, got.speakers) == (ref.kinds, ref.speakers)
     v.close()
+
+
+def test_codes_built_in_blocks_equal_each_row_packed_alone():
+    """ensure_codes packs the rows in blocks through reused buffers: the same bits as packing each row by itself
+    (the path upsert takes once the codes exist), across a block boundary and a partial last block."""
+    rng = np.random.default_rng(11)
+    m = ix._Mirror(DIM, "v")
+    vecs = _vecs(rng, 8192 + 37)
+    m.upsert([(i, "s", f"i{i}", None, vecs[i]) for i in range(len(vecs))])
+    m.ensure_codes()
+    alone = np.concatenate([m._pack(vecs[i]) for i in (0, 8191, 8192, len(vecs) - 1)], axis=1)
+    assert np.array_equal(m.codes[:, [0, 8191, 8192, len(vecs) - 1]], alone)
+    assert np.array_equal(m.codes[:, :m.n], m._pack(m.matrix[:m.n]))

@@ -120,11 +120,11 @@ def agent_search(db: Path | None, config: Path | None) -> None:
         async with Client(build_server(path, config)) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
             res = await client.call_tool("search", {"query": query, "k": 1, "now": now})
-            return {"tools": tools, "hit": (res.structured_content or {}).get("hits", [None])[0]}
+            return {"tools": tools, "hit": next(iter((res.structured_content or {}).get("hits") or []), None)}
 
     got = anyio.run(call)
     out.print(f"agents: `kenning serve mcp` offers {', '.join(got['tools'])}; "
-                  f'search {{"query": "{query}", "k": 1}} →', highlight=False, soft_wrap=True)
+              f'search {{"query": "{query}", "k": 1}} →', highlight=False, soft_wrap=True)
     h = got["hit"]
     if h:
         out.print(f"  {(h['date'] or '')[:10]} {h['speaker'] or h['kind']}: {h['text']}  "

@@ -248,10 +248,18 @@ class _Mirror:
         self.pos_of = {int(v): i for i, v in enumerate(self.vids[:self.n])}
 
     # -- 1-bit codes (decisions R16) ---------------------------------------------------------------------
-    def _pack(self, m: np.ndarray) -> np.ndarray:
-        """Sign bits of centred rows, as (words, rows) uint64 bit planes (column-major: one pass per word)."""
+    def _pack(self, m: np.ndarray, buffers: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Sign bits of centred rows, as (words, rows) uint64 bit planes (column-major: one pass per word).
+        ``buffers`` (float32 and bool, at least as many rows as ``m``) hold the centred rows and their signs, so that
+        a pass over every row makes no new temporaries per block."""
         m = np.atleast_2d(m)
-        bits = np.packbits(m - self.center > 0, axis=1, bitorder="little")
+        if buffers is None:
+            signs = m - self.center > 0
+        else:
+            centred, signs = buffers[0][:len(m)], buffers[1][:len(m)]
+            np.subtract(m, self.center, out=centred)
+            np.greater(centred, 0, out=signs)
+        bits = np.packbits(signs, axis=1, bitorder="little")
         pad = (-bits.shape[1]) % 8
         if pad:
             bits = np.pad(bits, ((0, 0), (0, pad)))
@@ -269,19 +277,11 @@ class _Mirror:
             self.center = live.mean(axis=0).astype(np.float32) if len(live) else np.zeros(self.dim, np.float32)
             words = (self.dim + 63) // 64
             self.codes = np.zeros((words, len(self.vids)), dtype=np.uint64)
-            step = 8192  # what _pack computes, through two reused buffers (no new temporaries per block)
-            diff = np.empty((min(n, step), self.dim), dtype=np.float32)
-            sign = np.empty((min(n, step), self.dim), dtype=bool)
-            pad = (-((self.dim + 7) // 8)) % 8
+            step = 8192  # blocks through two reused buffers (no new temporaries per block)
+            buffers = (np.empty((min(n, step), self.dim), dtype=np.float32),
+                       np.empty((min(n, step), self.dim), dtype=bool))
             for i in range(0, n, step):
-                j = min(n, i + step)
-                d, g = diff[:j - i], sign[:j - i]
-                np.subtract(self.matrix[i:j], self.center, out=d)
-                np.greater(d, 0, out=g)
-                bits = np.packbits(g, axis=1, bitorder="little")
-                if pad:
-                    bits = np.pad(bits, ((0, 0), (0, pad)))
-                self.codes[:, i:j] = bits.view("<u8").T
+                self.codes[:, i:min(n, i + step)] = self._pack(self.matrix[i:min(n, i + step)], buffers)
 
     def _mask(self, n: int, space: str | None, kinds: Sequence[str] | None, vids: Sequence[int] | None,
               allow: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray | None | bool:
