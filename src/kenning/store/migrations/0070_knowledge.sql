@@ -96,7 +96,7 @@ CREATE TABLE provenance_entries (
     char_end INTEGER
 );
 CREATE INDEX idx_provenance_node ON provenance_entries(node_id);
-CREATE INDEX idx_provenance_message ON provenance_entries(message_id);
+CREATE INDEX idx_provenance_entries_message ON provenance_entries(message_id);
 
 -- §3.4 with the modern SQLite apsw brings: contentless_delete lets the seed's DELETE triggers work as written.
 CREATE VIRTUAL TABLE fts_nodes USING fts5(
