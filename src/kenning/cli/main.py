@@ -81,6 +81,15 @@ def _register_self_commands() -> None:
 _register_self_commands()
 
 
+def _register_knowledge_commands() -> None:
+    from kenning.cli.knowledge import register
+
+    register(app)
+
+
+_register_knowledge_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""

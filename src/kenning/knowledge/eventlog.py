@@ -97,12 +97,13 @@ def export_pending(conn: apsw.Connection, config: Config, *, batch: int = 2000) 
     if path is None:
         return 0
     try:
-        return _export(conn, path, batch)
+        return export_to(conn, path, batch)
     except OSError:
         return 0
 
 
-def _export(conn: apsw.Connection, path: Path, batch: int) -> int:
+def export_to(conn: apsw.Connection, path: Path, batch: int = 2000) -> int:
+    """Append the commits after the log's last line; raises OSError when the file cannot be written."""
     if path.exists():
         _truncate_torn_tail(path)
     done = last_exported_seq(path)
