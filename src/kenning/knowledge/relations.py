@@ -32,7 +32,7 @@ SECTION_4_4: frozenset[str] = frozenset({
     "about_case", "addresses_concept", "uses_style", "created_by_procedure", "serves_goal", "reviewed_by",
     "version_of",
 })
-# §42A.2.2 CoreRelationTypeSchema (the legal profile's types are a domain extension, not core: K33).
+# §42A.2.2 CoreRelationTypeSchema (the legal profile's types are a domain extension, not core: K37).
 SECTION_42A_2_CORE: frozenset[str] = frozenset({
     "linked_to_context", "affiliated_with", "produced_by", "referenced_in", "managed_by", "created_by",
     "collaborated_with", "used_in", "depends_on", "part_of", "semantically_related",
@@ -40,7 +40,7 @@ SECTION_42A_2_CORE: frozenset[str] = frozenset({
 
 RELATION_TYPES: frozenset[str] = SECTION_7 | SECTION_7_0A | SECTION_4_4 | SECTION_42A_2_CORE
 
-# Symmetric in meaning (K34): §42A.2.2's UndirectedRelationTypes plus the canonical relations that say the same
+# Symmetric in meaning (K38): §42A.2.2's UndirectedRelationTypes plus the canonical relations that say the same
 # thing read either way. Everything else, and every domain_/learned_ extension, is directed.
 UNDIRECTED: frozenset[str] = frozenset({
     "affiliated_with", "collaborated_with", "semantically_related",
