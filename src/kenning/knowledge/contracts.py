@@ -696,6 +696,19 @@ def _unknown_field_reason(kind: str, model: type[BaseModel], loc: tuple) -> str:
     return f"is not a field of the {kind} contract{hint}"
 
 
+def _first_error(errors: list[dict]) -> dict:
+    """The error to report: the first, unless it is a missing field that a misspelt extra one stands for
+    (``extendible`` for ``extendable``), where naming the misspelling is what helps."""
+    first = errors[0]
+    if first["type"] == "missing":
+        parent, name = first["loc"][:-1], str(first["loc"][-1])
+        for err in errors:
+            if (err["type"] == "extra_forbidden" and err["loc"][:-1] == parent
+                    and closest(str(err["loc"][-1]), [name], cutoff=80)):
+                return err
+    return first
+
+
 class NodePayloadValidatorRegistry:
     """§4A.0.1 SR-32: the payload model per node kind; every write validates through it."""
 
@@ -716,7 +729,7 @@ class NodePayloadValidatorRegistry:
         try:
             obj = model.model_validate(payload, context=ctx)
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
+            err = _first_error(exc.errors(include_url=False))
             field, reason = _plain(err)
             issue = (err.get("ctx") or {}).get("error")
             value = issue.value if isinstance(issue, _FieldIssue) else err.get("input")
