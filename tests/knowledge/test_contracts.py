@@ -346,7 +346,7 @@ _params = st.lists(st.fixed_dictionaries(
                                                           "retain_allowed"]),
               "is_variable": st.booleans(), "context": st.none() | _text}), max_size=4)
 _extras = st.fixed_dictionaries({}, optional={
-    "description": st.none() | _text, "principal_id": st.none() | _text,
+    "description": _text, "principal_id": st.none() | _text,
     "scope_inference_basis": st.sampled_from(["matter_linked", "domain_profile", "personal_surface", "default"]),
     "annotations": st.lists(st.fixed_dictionaries({"annotation_type": st.text(max_size=10), "content": _text},
                                                   optional={"confidence": st.floats(0, 1)}), max_size=2)})
