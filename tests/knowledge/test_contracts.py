@@ -53,8 +53,11 @@ def test_an_unknown_kind_names_the_kinds_and_the_closest(bad, hint):
 def test_the_registry_refuses_an_unknown_kind():
     with pytest.raises(UnknownKind):
         validate_payload("person", {"entity_type": "person"})
+    registry = NodePayloadValidatorRegistry()
     with pytest.raises(UnknownKind):
-        NodePayloadValidatorRegistry().register("people", BaseModel)
+        registry.register("people", BaseModel)
+    with pytest.raises(LookupError, match="no payload model is registered for node kind 'goal'"):
+        registry.validate("goal", {})
 
 
 # ── every kind: a valid minimal example, and a rejected one naming the field ──────────────────────────────────
@@ -110,6 +113,7 @@ REJECTED = [
     ("memory_directive", lambda p: p.update(scope="personal"), "scope", "must be one of"),
     ("memory_directive", lambda p: p.update(capture_scope="session"), "capture_scope", "must be one of"),
     ("memory_directive", lambda p: p.update(inject_count=-1), "inject_count", "must be ≥ 0"),
+    ("memory_directive", lambda p: p.update(taint=5), "taint", "must be true, false or a label"),
     ("memory_directive", lambda p: p.update(annotations=[{"annotation_type": "x", "content": "y",
                                                           "confidence": 2}]),
      "annotations[0].confidence", "must be ≤ 1"),
@@ -154,6 +158,13 @@ def test_open_kinds_keep_extra_attributes_and_closed_ones_refuse_them():
     assert validate_payload("execution_trace", {"outcome": "failure", "error": "timeout"}).payload["error"] \
         == "timeout"
     assert rejected("goal", {"goal_description": "x", "mood": "keen"}).field == "mood"
+
+
+def test_the_input_is_not_changed():
+    payload = _procedure_with([{"name": "client_name", "value": "Henderson"}])
+    before = copy.deepcopy(payload)
+    validate_payload("procedure", payload)
+    assert payload == before
 
 
 def test_values_are_not_coerced():

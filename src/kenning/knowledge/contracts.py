@@ -573,12 +573,20 @@ class MemoryDirectivePayload(_Contract):
     # §3.5 DOC1 memory fields (DOC1 itself is not in the corpus: K32)
     maturity_state: Optional[S(40)] = None
     capture_scope: Optional[Literal["durable", "contextual"]] = None
-    taint: Optional[bool | S(200)] = None
+    taint: Optional[Any] = None
     inject_count: Optional[NonNeg] = None
     inject_correct_count: Optional[NonNeg] = None
     inject_proceed_count: Optional[NonNeg] = None
     recency_type: Optional[S(40)] = None
     verification_ttl_days: Optional[NonNeg] = None
+
+    @field_validator("taint")
+    @classmethod
+    def _taint_is_a_flag_or_a_label(cls, v: Any) -> Any:
+        # A union type would put its member names in the error path ("taint.bool"), so it is checked here.
+        if v is None or isinstance(v, bool) or (isinstance(v, str) and len(v) <= 200):
+            return v
+        raise ValueError(f"must be true, false or a label of at most 200 characters (got {v!r})")
 
 
 # ── tool_capability (§4.6, §4A.1.9) ────────────────────────────────────────────────────────────────────────────
@@ -719,7 +727,10 @@ class NodePayloadValidatorRegistry:
         self._models[check_kind(kind)] = model
 
     def model(self, kind: str) -> type[BaseModel]:
-        return self._models[check_kind(kind)]
+        try:
+            return self._models[check_kind(kind)]
+        except KeyError:
+            raise LookupError(f"no payload model is registered for node kind {kind!r}") from None
 
     def validate(self, kind: str, payload: dict, *, user_confirmed_literals: bool = False) -> ValidatedPayload:
         model = self.model(kind)
