@@ -24,7 +24,6 @@ from kenning.knowledge.confidence import apply_evidence, confidence_breakdown, e
 from kenning.knowledge.contracts import validate_payload
 from kenning.knowledge.errors import (EdgeNotFound, HysteresisBlocked, KnowledgeError, NodeExists, NodeNotFound,
                                       RollbackError, StaleWrite)
-from kenning.knowledge.experience import apply_usage_event, new_record
 from kenning.knowledge.kinds import check_kind
 from kenning.knowledge.lifecycle import demotion_allowed, starting_state
 from kenning.knowledge.ops import (AliasIn, ArchiveNode, CreateEdge, CreateNode, EndEdge, Evidence, Feedback,
@@ -290,6 +289,8 @@ class KnowledgeWriter:
         self._refresh(doc, now)
 
     def _op_record_usage(self, op: RecordUsage, pend: _Pending, now: str) -> None:
+        from kenning.knowledge.experience import apply_usage_event, new_record
+
         doc = self._existing(pend, op.id, "update")
         record = doc.get("experience") or new_record()
         record = {k: v for k, v in record.items() if k != "target_node_id"}
