@@ -986,7 +986,7 @@ class KnowledgeLifecycleConfig(Strict):
 
 
 class KnowledgeProvenanceConfig(Strict):
-    excerpt_max_chars: int = Field(gt=0)
+    excerpt_max_chars: int = Field(gt=0, le=500)  # §33.3 "max 500 chars" (provenance.EXCERPT_MAX)
     compact_depth: int = Field(ge=1)
     tier_depth: dict[Tier, Literal["full", "compact", "minimal"]]
 
