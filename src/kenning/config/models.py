@@ -544,6 +544,7 @@ class Config(Strict):
     retrieval: RetrievalConfig
     beliefs: "BeliefsConfig"
     self_beliefs: "SelfBeliefsConfig"
+    knowledge: "KnowledgeConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -872,6 +873,145 @@ class SelfBeliefsConfig(Strict):
     conflicts: SelfConflictsConfig
     ledger: SelfLedgerConfig
     annotate: AnnotateConfig
+
+
+# ---- seed 003 (DOC72): knowledge store math ----------------------------------------------------------
+
+NodeKind = Literal["world_entity", "application", "procedure", "execution_trace", "standing_procedure", "goal",
+                   "domain_concept", "obligation", "work_product", "memory_directive", "tool_capability"]
+LifecycleStateName = Literal["observed", "suggested", "confirmed", "managed", "archived", "merged", "split",
+                             "retracted"]
+Tier = Literal["A", "B", "C"]
+CandidateClass = Literal["entity", "relationship", "preference", "procedure", "goal", "obligation"]
+
+
+class BetaPrior(Strict):
+    alpha: float = Field(gt=0)
+    beta: float = Field(gt=0)
+
+
+class ConfidenceCaps(Strict):
+    domain_principle_no_authority: float = Field(ge=0, le=1)
+    staleness_expired_factor: float = Field(ge=0, le=1)
+    staleness_invalidated: float = Field(ge=0, le=1)
+    superseded_authority: float = Field(ge=0, le=1)
+
+
+class ConflictConfig(Strict):
+    mass_total: float = Field(gt=0)
+    distinguish_above: float = Field(ge=0, le=1)
+    caution_above: float = Field(ge=0, le=1)
+
+
+class KnowledgeConfidenceConfig(Strict):
+    prior: BetaPrior
+    evidence_cap: float = Field(gt=0)
+    event_weights: dict[str, float]
+    half_life_days: dict[NodeKind, float | None]
+    demonstrated_skill_half_life_days: float = Field(gt=0)
+    caps: ConfidenceCaps
+    conflict: ConflictConfig
+
+    @field_validator("half_life_days")
+    @classmethod
+    def _every_kind(cls, v: dict[str, float | None]) -> dict[str, float | None]:
+        missing = sorted(set(NodeKind.__args__) - set(v))
+        if missing:  # a kind without an entry would fail at read time instead of at load time
+            raise ValueError(f"half_life_days needs every node kind (null = no decay); missing {missing}")
+        bad = [k for k, d in v.items() if d is not None and d <= 0]
+        if bad:
+            raise ValueError(f"half_life_days must be positive or null: {bad}")
+        return v
+
+
+class HysteresisConfig(Strict):
+    cooldown_ms: int = Field(ge=0)
+    confirm_after_consecutive_demotions: int = Field(ge=1)
+
+
+GateAction = Literal["hold_for_review", "demote_confidence", "disable_auto_promotion"]
+
+
+class QualityGatesConfig(Strict):
+    window_days: float = Field(gt=0)
+    floors: dict[CandidateClass, float | None]
+    action_if_below: dict[CandidateClass, GateAction]
+    item_kind_class: dict[str, CandidateClass]
+    correct_outcomes: list[str]
+    incorrect_outcomes: list[str]
+
+
+class SuggestedRoutingConfig(Strict):
+    min_confidence: float = Field(ge=0, le=1)
+    min_distinct_sources: int = Field(ge=0)
+    require_explicit_string_match: bool
+
+
+class ProcedurePromotionConfig(Strict):
+    validate_after_successes: int = Field(ge=1)
+    composite_validate_after_successes: int = Field(ge=1)
+    taught_validate_after_successes: int = Field(ge=1)
+    promote_after_cross_skill_uses: int = Field(ge=1)
+
+
+class LifecycleCleanupConfig(Strict):
+    candidate_decay_days: float = Field(gt=0)
+    suggestion_expiry_days: float = Field(gt=0)
+
+
+class TiersConfig(Strict):
+    kinds: dict[NodeKind, Tier]
+    entity_types: dict[str, Tier]
+    important_world_entity: Tier
+    candidate_kinds: list[NodeKind]
+    candidate_states: list[LifecycleStateName]
+
+    @field_validator("kinds")
+    @classmethod
+    def _every_kind(cls, v: dict[str, str]) -> dict[str, str]:
+        missing = sorted(set(NodeKind.__args__) - set(v))
+        if missing:
+            raise ValueError(f"tiers.kinds needs every node kind; missing {missing}")
+        return v
+
+
+class KnowledgeLifecycleConfig(Strict):
+    hysteresis: HysteresisConfig
+    quality_gates: QualityGatesConfig
+    generic_promotion_min_confidence: float = Field(ge=0, le=1)
+    suggested_routing: SuggestedRoutingConfig
+    procedure: ProcedurePromotionConfig
+    cleanup: LifecycleCleanupConfig
+    tiers: TiersConfig
+
+
+class KnowledgeProvenanceConfig(Strict):
+    excerpt_max_chars: int = Field(gt=0, le=500)  # §33.3 "max 500 chars" (provenance.EXCERPT_MAX)
+    compact_depth: int = Field(ge=1)
+    tier_depth: dict[Tier, Literal["full", "compact", "minimal"]]
+
+
+class KnowledgeExperienceConfig(Strict):
+    recent_window: int = Field(ge=1)
+    alpha_every_successes: int = Field(ge=1)
+    alpha_increment: float = Field(ge=0)
+    beta_after_consecutive_failures: int = Field(ge=1)
+    beta_increment: float = Field(ge=0)
+    negative_outcomes: list[str]
+    success_outcomes: list[str]
+    failure_outcomes: list[str]
+    correction_outcomes: list[str]
+    neutral_outcomes: list[str]
+    trend_min_events: int = Field(ge=1)
+    trend_tolerance: float = Field(ge=0, le=1)
+    full_record_kinds: list[NodeKind]
+
+
+class KnowledgeConfig(Strict):
+    confidence: KnowledgeConfidenceConfig
+    lifecycle: KnowledgeLifecycleConfig
+    provenance: KnowledgeProvenanceConfig
+    experience: KnowledgeExperienceConfig
 
 
 Config.model_rebuild()

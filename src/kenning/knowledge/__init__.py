@@ -1,1 +1,1 @@
-"""DOC72 knowledge store: the 11-kind node graph, its payload contracts and its relation vocabulary."""
+"""DOC72 knowledge store: node kinds and contracts, the single writer, confidence, lifecycle, provenance, experience."""
