@@ -1007,7 +1007,12 @@ class KnowledgeExperienceConfig(Strict):
     full_record_kinds: list[NodeKind]
 
 
+class KnowledgeStoreConfig(Strict):
+    event_log: str = Field(min_length=1)
+
+
 class KnowledgeConfig(Strict):
+    store: KnowledgeStoreConfig
     confidence: KnowledgeConfidenceConfig
     lifecycle: KnowledgeLifecycleConfig
     provenance: KnowledgeProvenanceConfig

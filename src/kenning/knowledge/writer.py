@@ -25,7 +25,7 @@ from kenning.knowledge.contracts import validate_payload
 from kenning.knowledge.errors import (EdgeNotFound, HysteresisBlocked, KnowledgeError, NodeExists, NodeNotFound,
                                       RollbackError, StaleWrite)
 from kenning.knowledge.kinds import check_kind
-from kenning.knowledge.lifecycle import demotion_allowed, starting_state
+from kenning.knowledge.lifecycle import repromotion_allowed, starting_state
 from kenning.knowledge.ops import (AliasIn, ArchiveNode, CreateEdge, CreateNode, EndEdge, Evidence, Feedback,
                                    KnowledgeWrite, ProvenanceIn, RecordUsage, UpdateNode)
 from kenning.knowledge.provenance import clip_excerpt, excerpt_hash
@@ -181,6 +181,7 @@ class KnowledgeWriter:
             doc["lifecycle_substate"] = substate
         events = list(op.evidence) if op.evidence else ([start.event_type] if start.event_type else [])
         for ev in events:
+            self._weight(ev)
             doc["alpha"], doc["beta"] = apply_evidence(doc["alpha"], doc["beta"], ev, cfg=self.kcfg.confidence)
         self._add_alias(doc, AliasIn(alias=op.canonical_name, alias_type="name", confidence=1.0))
         for a in op.aliases:
@@ -276,7 +277,7 @@ class KnowledgeWriter:
             self._add_provenance(doc, op.provenance.model_copy(
                 update={"evidence_event": op.event_type, "contradicts": op.contradicts}), now)
         else:
-            event_weight(op.event_type, self.kcfg.confidence)  # unknown event → clear error
+            self._weight(op.event_type)  # an unknown event is refused before anything changes
             doc["alpha"], doc["beta"] = apply_evidence(doc["alpha"], doc["beta"], op.event_type,
                                                        contradicts=op.contradicts, cfg=self.kcfg.confidence)
         self._refresh(doc, now)
@@ -374,7 +375,7 @@ class KnowledgeWriter:
         excerpt = clip_excerpt(p.verbatim_excerpt) if p.verbatim_excerpt else None
         ehash = excerpt_hash(excerpt) if excerpt else None
         pid = self.ids.make("doc72_provenance", doc["id"], p.entry_type, p.source_ref, p.message_id, p.char_start,
-                            p.char_end, ehash, p.correction_reason, None if p.source_ref else now)
+                            p.char_end, ehash, p.correction_reason)
         prov = doc.setdefault("provenance", {})
         if pid in prov:
             return
@@ -384,7 +385,7 @@ class KnowledgeWriter:
         if excerpt:
             entry.update(verbatim_excerpt=excerpt, excerpt_hash=ehash, capture_timestamp=now)
         if p.evidence_event:
-            w = event_weight(p.evidence_event, self.kcfg.confidence)
+            w = self._weight(p.evidence_event)
             doc["alpha"], doc["beta"] = apply_evidence(doc["alpha"], doc["beta"], p.evidence_event,
                                                        contradicts=p.contradicts, cfg=self.kcfg.confidence)
             entry.setdefault("confidence_contribution", -w if p.contradicts else w)
@@ -397,19 +398,29 @@ class KnowledgeWriter:
                        *, by_user: bool) -> None:
         state = self._enum("lifecycle_state", state, _LIFECYCLE)
         old = doc["lifecycle_state"]
-        if _RANK.get(state, -1) < _RANK.get(old, -1) and state in _RANK and not by_user:
-            history = [e["occurred_at"] for e in ksql.outcome_events(self.conn)
-                       if e["extracted_item_id"] == doc["id"] and e["outcome"] == "demoted"]
-            decision = demotion_allowed(history, now, self.kcfg.lifecycle)
-            if not decision.allowed:
-                raise HysteresisBlocked(f"node {doc['id']}: demotion {old} → {state} refused: {decision.reason}")
-        if _RANK.get(state, -1) < _RANK.get(old, -1) and state in _RANK:
-            self._outcome(pend, doc, "demoted", now, surface="user_feedback" if by_user else "system")
-        elif _RANK.get(state, -1) > _RANK.get(old, -1) and old in _RANK:
-            self._outcome(pend, doc, "promoted", now, surface="user_feedback" if by_user else "system")
+        surface = "user_feedback" if by_user else "system"
+        if state in _RANK and old in _RANK and _RANK[state] > _RANK[old]:
+            if not by_user:  # §6.4: after a demotion, re-promotion waits out the cooldown; 2+ need a person
+                history = [e["occurred_at"] for e in ksql.outcome_events(self.conn, item_id=doc["id"])
+                           if e["outcome"] == "demoted"]
+                confirmed = [e["occurred_at"] for e in ksql.outcome_events(self.conn, item_id=doc["id"])
+                             if e["outcome"] == "confirmed"]
+                decision = repromotion_allowed(history, now, self.kcfg.lifecycle,
+                                               reset_at=max(confirmed) if confirmed else None)
+                if not decision.allowed:
+                    raise HysteresisBlocked(f"node {doc['id']}: promotion {old} → {state} refused: {decision.reason}")
+            self._outcome(pend, doc, "promoted", now, surface=surface)
+        elif state in _RANK and old in _RANK and _RANK[state] < _RANK[old]:
+            self._outcome(pend, doc, "demoted", now, surface=surface)
         doc["lifecycle_state"] = state
         if substate is not None:
             doc["lifecycle_substate"] = substate
+
+    def _weight(self, event_type: str) -> float:
+        try:
+            return event_weight(event_type, self.kcfg.confidence)
+        except ValueError as e:
+            raise KnowledgeError(str(e)) from None
 
     @staticmethod
     def _enum(name: str, value: str, allowed: tuple[str, ...]) -> str:
@@ -471,16 +482,19 @@ class KnowledgeWriter:
     # ---- rollback ------------------------------------------------------------------------------------------
 
     def _rollback(self, commit_id: str, reason: str, idempotency_key: str | None) -> CommitResult:
-        key = idempotency_key or f"rollback:{commit_id}"
-        done = ksql.commit_by_idempotency_key(self.conn, key)
-        if done is not None:
-            return CommitResult(done["commit_id"], created=False, replayed=True)
+        key = idempotency_key
+        if key:
+            done = ksql.commit_by_idempotency_key(self.conn, key)
+            if done is not None:
+                return CommitResult(done["commit_id"], created=False, replayed=True)
         commit = ksql.get_commit(self.conn, commit_id)
         if commit is None:
             raise RollbackError(f"no commit {commit_id!r} (see `kenning commits`)")
         commit_id = commit["commit_id"]
-        if commit_id in ksql.rolled_back_ids(self.conn):
-            raise RollbackError(f"commit {commit_id} was already rolled back")
+        undone_by = self._undone_by(commit_id)
+        if undone_by:
+            raise RollbackError(f"commit {commit_id} was already rolled back by {undone_by} "
+                                f"(roll that one back to redo it)")
         now = self.clock.now()
         pend = _Pending()
         for m in reversed(commit["mutations"]):
@@ -508,6 +522,13 @@ class KnowledgeWriter:
         if not result.created:
             raise RollbackError(f"commit {commit_id} changed nothing that is still there to undo")
         return result
+
+    def _undone_by(self, commit_id: str) -> str | None:
+        """The rollback commit that currently undoes ``commit_id`` (one that was not itself undone), if any."""
+        for rb in ksql.rollbacks_of(self.conn, commit_id):
+            if self._undone_by(rb) is None:
+                return rb
+        return None
 
     def _check_unchanged(self, commit_id: str, mutation: dict[str, Any], current: dict[str, Any]) -> None:
         """Refuse to undo values a later commit changed again (their rollback comes first)."""

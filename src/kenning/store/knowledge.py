@@ -180,9 +180,9 @@ def edges_of(conn: apsw.Connection, node_id: str, *, current_only: bool = False,
              limit: int | None = None) -> list[dict[str, Any]]:
     cur = " AND end_date IS NULL" if current_only else ""
     lim = f" LIMIT {int(limit)}" if limit else ""
-    sql = (f"SELECT {', '.join(EDGE_COLS)} FROM edges WHERE source_id=?{cur} UNION ALL "
-           f"SELECT {', '.join(EDGE_COLS)} FROM edges WHERE target_id=? AND source_id<>?{cur} "
-           f"ORDER BY end_date IS NOT NULL, start_date DESC, relation_type{lim}")
+    sql = (f"SELECT * FROM (SELECT {', '.join(EDGE_COLS)} FROM edges WHERE source_id=?{cur} UNION ALL "
+           f"SELECT {', '.join(EDGE_COLS)} FROM edges WHERE target_id=? AND source_id<>?{cur}) "
+           f"ORDER BY end_date IS NOT NULL, start_date DESC, relation_type, source_id, target_id{lim}")
     return [_decode(r) for r in rows(conn, sql, (node_id, node_id, node_id))]
 
 
@@ -300,6 +300,11 @@ def rolled_back_ids(conn: apsw.Connection) -> set[str]:
         conn, "SELECT rolled_back_commit_id FROM knowledge_commits WHERE rolled_back_commit_id IS NOT NULL")}
 
 
+def rollbacks_of(conn: apsw.Connection, commit_id: str) -> list[str]:
+    return [r["commit_id"] for r in rows(conn, "SELECT commit_id FROM knowledge_commits WHERE rolled_back_commit_id=? "
+                                               "ORDER BY seq", (commit_id,))]
+
+
 def list_commits(conn: apsw.Connection, *, node_id: str | None = None, limit: int = 50,
                  after_seq: int | None = None) -> list[dict[str, Any]]:
     if node_id:
@@ -343,10 +348,10 @@ def insert_outcome_event(conn: apsw.Connection, values: dict[str, Any]) -> None:
 
 
 def outcome_events(conn: apsw.Connection, *, kind: str | None = None, since: str | None = None,
-                   commit_id: str | None = None) -> list[dict[str, Any]]:
+                   commit_id: str | None = None, item_id: str | None = None) -> list[dict[str, Any]]:
     where, params = [], []
     for col, op, val in (("extracted_item_kind", "=", kind), ("occurred_at", ">=", since),
-                         ("commit_id", "=", commit_id)):
+                         ("commit_id", "=", commit_id), ("extracted_item_id", "=", item_id)):
         if val is not None:
             where.append(f"{col}{op}?")
             params.append(val)

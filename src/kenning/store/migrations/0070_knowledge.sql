@@ -221,3 +221,4 @@ CREATE TABLE extraction_outcome_events (
     commit_id TEXT
 );
 CREATE INDEX idx_outcome_kind_time ON extraction_outcome_events(extracted_item_kind, occurred_at);
+CREATE INDEX idx_outcome_item ON extraction_outcome_events(extracted_item_id);
