@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import apsw
+import jsonpatch
 import orjson
 
 from kenning.config import Config
-from kenning.knowledge import docs
+from kenning.knowledge import docs, patch as jpatch
 from kenning.knowledge.errors import EventLogError
-from kenning.sources.jcs import canonicalize
 from kenning.store import knowledge as ksql
 from kenning.store.connection import write_scope
 
@@ -119,11 +119,10 @@ def export_to(conn: apsw.Connection, path: Path, batch: int = 2000) -> int:
             if not commits:
                 break
             for c in commits:
-                f.write(canonicalize(commit_record(conn, c)).encode() + b"\n")
+                f.write(ksql.to_json(commit_record(conn, c)).encode() + b"\n")
                 done = c["seq"]
                 written += 1
-        f.flush()
-        os.fsync(f.fileno())
+        f.flush()  # no fsync: the log is an export; a line lost to a power cut is re-exported from SQLite
     return written
 
 
@@ -171,9 +170,7 @@ def rebuild(conn: apsw.Connection, path: Path) -> dict[str, int]:
 
 
 def _apply_patch(doc: dict[str, Any], patch: list[dict[str, Any]], path: Path, seq: int) -> dict[str, Any]:
-    import jsonpatch
-
     try:
-        return jsonpatch.apply_patch(doc, patch)
+        return jpatch.apply(doc, patch)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
         raise EventLogError(f"{path}: commit seq {seq} does not apply to the state before it ({e})") from e

@@ -9,7 +9,6 @@ Rollback is a compensating commit: history is never rewritten."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import unicodedata
 from dataclasses import dataclass, field
@@ -17,9 +16,10 @@ from typing import Any, Callable
 
 import apsw
 import jsonpatch
+import orjson
 
 from kenning.config import Config
-from kenning.knowledge import docs
+from kenning.knowledge import docs, patch as jpatch
 from kenning.knowledge.confidence import apply_evidence, confidence_breakdown, event_weight
 from kenning.knowledge.contracts import validate_payload
 from kenning.knowledge.errors import (EdgeNotFound, HysteresisBlocked, KnowledgeError, NodeExists, NodeNotFound,
@@ -140,7 +140,7 @@ class KnowledgeWriter:
         if target_id not in pend.after:
             before = docs.load(self.conn, target_id)
             pend.before[target_id] = before
-            pend.after[target_id] = copy.deepcopy(before)
+            pend.after[target_id] = jpatch.copy(before)
             pend.order.append((target_id, mtype))
         return pend.after[target_id]
 
@@ -173,7 +173,8 @@ class KnowledgeWriter:
         pend.warnings.extend(f"{node_id}: {w}" for w in checked.warnings)
         start = starting_state(kind, composite=op.composite)
         doc.update({"id": node_id, "node_kind": kind, "canonical_name": op.canonical_name.strip(),
-                    "alpha": 2.0, "beta": 2.0, "confidence": 0.5, "staleness_state": "fresh",
+                    "alpha": self.kcfg.confidence.prior.alpha, "beta": self.kcfg.confidence.prior.beta,
+                    "confidence": 0.5, "staleness_state": "fresh",
                     "lifecycle_state": op.lifecycle_state or start.lifecycle_state,
                     "created_at": now, "updated_at": now, "payload": checked.payload, "is_active": 1})
         substate = op.lifecycle_substate or start.lifecycle_substate
@@ -454,13 +455,14 @@ class KnowledgeWriter:
             if _same_but_stamp(before, after):
                 continue
             mutations.append({"type": mtype, "target_id": target_id,
-                              "patch": jsonpatch.make_patch(before, after).patch,
-                              "reverse_patch": jsonpatch.make_patch(after, before).patch,
+                              "patch": jpatch.diff(before, after),
+                              "reverse_patch": jpatch.diff(after, before),
                               "_before": before, "_after": after})
         if not mutations:
             return CommitResult(None, created=False, warnings=pend.warnings)
         parent = ksql.head_commit_id(self.conn)
-        digest = hashlib.sha256(canonicalize([[m["target_id"], m["patch"]] for m in mutations]).encode()).hexdigest()
+        digest = hashlib.sha256(orjson.dumps([[m["target_id"], m["patch"]] for m in mutations],
+                                             option=orjson.OPT_SORT_KEYS)).hexdigest()
         commit_id = self.ids.make("knowledge_commit", parent, idempotency_key, source_event, now, digest)
         for m in mutations:
             docs.save(self.conn, m["target_id"], m.pop("_before"), m.pop("_after"))
@@ -510,7 +512,7 @@ class KnowledgeWriter:
             else:
                 self._check_unchanged(commit_id, m, current)
                 try:
-                    new = jsonpatch.apply_patch(current, m["reverse_patch"])
+                    new = jpatch.apply(current, m["reverse_patch"])
                 except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
                     raise RollbackError(f"commit {commit_id} cannot be rolled back: {target} changed since ({e})")
             if not docs.is_edge_key(target) and new:

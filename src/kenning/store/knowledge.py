@@ -1,7 +1,7 @@
 """SQL for the DOC72 knowledge store (migration 0070): nodes, aliases, edges, provenance, experience, commits.
 
 Only ``kenning.knowledge`` writes through these functions (the single writer); readers may call the ``get_*`` /
-``list_*`` / ``find_*`` ones. JSON columns hold JCS text so equal content is equal bytes."""
+``list_*`` / ``find_*`` ones. JSON columns hold sorted-key JSON so equal content is equal bytes."""
 
 from __future__ import annotations
 
@@ -51,7 +51,14 @@ TABLES = ("nodes", "aliases", "edges", "provenance_entries", "experience_records
 
 
 def to_json(value: Any) -> str | None:
-    return None if value is None else canonicalize(value)
+    """Sorted-key JSON (decision K2: deterministic like JCS, which differs only in spelling integral floats; JCS
+    for what orjson cannot encode, such as lone surrogates)."""
+    if value is None:
+        return None
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return canonicalize(value)
 
 
 def from_json(text: str | None) -> Any:
