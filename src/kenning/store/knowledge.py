@@ -394,3 +394,22 @@ def dump(conn: apsw.Connection) -> dict[str, list[dict[str, Any]]]:
 
 def fts_rows(conn: apsw.Connection, node_id: str) -> int:
     return scalar(conn, "SELECT count(*) FROM fts_nodes f JOIN nodes n ON n.rowid=f.rowid WHERE n.id=?", (node_id,))
+
+
+# ---- derived-work marks ------------------------------------------------------------------------------------
+
+def state_get(conn: apsw.Connection, key: str) -> str | None:
+    return scalar(conn, "SELECT value FROM knowledge_state WHERE key=?", (key,))
+
+
+def state_set(conn: apsw.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO knowledge_state(key, value) VALUES (?, ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                 (key, value))
+
+
+def nodes_changed_after(conn: apsw.Connection, updated_at: str, node_id: str, limit: int) -> list[dict[str, Any]]:
+    """Nodes changed after the (updated_at, id) mark, in that order: what the vector index has not seen yet."""
+    return [_decode(r) for r in rows(
+        conn, "SELECT id, node_kind, canonical_name, payload, is_active, lifecycle_state, updated_at FROM nodes "
+              "WHERE (updated_at, id) > (?, ?) ORDER BY updated_at, id LIMIT ?", (updated_at, node_id, limit))]
