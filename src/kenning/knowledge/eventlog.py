@@ -81,13 +81,18 @@ def _truncate_torn_tail(path: Path) -> None:
 
 
 def commit_record(conn: apsw.Connection, commit: dict[str, Any]) -> dict[str, Any]:
-    full = ksql.get_commit(conn, commit["commit_id"])
-    return {"format": FORMAT, "seq": full["seq"],
-            "commit": {k: full[k] for k in ksql.COMMIT_COLS},
+    """One log line: a commit row (as ``list_commits`` returns it), its mutations and its outcome events."""
+    cid = commit["commit_id"]
+    return {"format": FORMAT, "seq": commit["seq"],
+            "commit": {k: commit[k] for k in ksql.COMMIT_COLS},
             "mutations": [{k: m[k] for k in ("ordinal", "type", "target_id", "patch", "reverse_patch")}
-                          for m in full["mutations"]],
+                          for m in ksql.get_mutations(conn, cid)],
             "outcome_events": [{k: e[k] for k in ksql.OUTCOME_COLS if k != "commit_id"}
-                               for e in ksql.outcome_events(conn, commit_id=full["commit_id"])]}
+                               for e in ksql.outcome_events(conn, commit_id=cid)]}
+
+
+# path → (file size, last seq) after this process's last export: a file of that size needs no tail read.
+_KNOWN: dict[str, tuple[int, int]] = {}
 
 
 def export_pending(conn: apsw.Connection, config: Config, *, batch: int = 2000) -> int:
@@ -104,9 +109,14 @@ def export_pending(conn: apsw.Connection, config: Config, *, batch: int = 2000) 
 
 def export_to(conn: apsw.Connection, path: Path, batch: int = 2000) -> int:
     """Append the commits after the log's last line; raises OSError when the file cannot be written."""
-    if path.exists():
-        _truncate_torn_tail(path)
-    done = last_exported_seq(path)
+    size = path.stat().st_size if path.exists() else -1
+    known = _KNOWN.get(str(path))
+    if known is not None and known[0] == size:
+        done = known[1]
+    else:
+        if size > 0:
+            _truncate_torn_tail(path)
+        done = last_exported_seq(path)
     newest = ksql.max_commit_seq(conn)
     if newest <= done:
         return 0
@@ -123,6 +133,7 @@ def export_to(conn: apsw.Connection, path: Path, batch: int = 2000) -> int:
                 done = c["seq"]
                 written += 1
         f.flush()  # no fsync: the log is an export; a line lost to a power cut is re-exported from SQLite
+    _KNOWN[str(path)] = (path.stat().st_size, done)
     return written
 
 

@@ -5,6 +5,7 @@ Only ``kenning.knowledge`` writes through these functions (the single writer); r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -198,13 +199,18 @@ def edge_degree(conn: apsw.Connection, node_id: str) -> int:
                         "(SELECT count(*) FROM edges WHERE target_id=?1 AND end_date IS NULL)", (node_id,))
 
 
+_ID_PREFIX = re.compile(r"[0-9a-f-]{6,36}")
+
+
 # ---- lookups -----------------------------------------------------------------------------------------------
 
 def find_nodes(conn: apsw.Connection, text: str, *, limit: int = 10) -> list[dict[str, Any]]:
     """Nodes a person may mean by ``text``: the id, an id prefix (≥ 6 chars), the exact name (any case), an alias."""
     found = rows(conn, "SELECT id FROM nodes WHERE id=?", (text,))
-    if not found and len(text) >= 6:
-        found = rows(conn, "SELECT id FROM nodes WHERE id LIKE ? || '%' LIMIT ?", (text, limit))
+    if not found and len(text) >= 6 and _ID_PREFIX.fullmatch(text):
+        # a range on the primary key (LIKE would scan every node)
+        found = rows(conn, "SELECT id FROM nodes WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                     (text, text + "\U0010ffff", limit))
     if not found:
         found = rows(conn, "SELECT id FROM nodes WHERE canonical_name=? COLLATE NOCASE "
                            "ORDER BY is_active DESC, confidence DESC, id LIMIT ?", (text, limit))
