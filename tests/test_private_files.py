@@ -42,3 +42,9 @@ def test_exports_and_the_event_log_are_owner_only(tmp_path, cli):
               tmp_path / "b.json"):
         assert mode(p) == 0o600, p
     assert mode(tmp_path / "out") == 0o700
+
+
+def test_version(cli):
+    from kenning import __version__
+
+    assert cli("--version").stdout.strip() == f"kenning {__version__}"
