@@ -591,7 +591,7 @@ def annotate_metrics(
         return
     t = Table(show_edge=False, title=f"{gold.name} ({report['atomizer']})")
     for col in ("set", "statements", "gold", "pred", "atom P", "atom R", "atom F1", "type acc", "polarity acc",
-                "scope acc"):
+                "scope acc", "fully right"):
         t.add_column(col, justify="left" if col == "set" else "right")
     for key, b in report.items():
         if not isinstance(b, dict) or "atoms" not in b:
@@ -599,7 +599,7 @@ def annotate_metrics(
         t.add_row(key, str(b["statements"]), str(b["gold_atoms"]), str(b["predicted_atoms"]),
                   f"{b['atoms']['precision']:.3f}", f"{b['atoms']['recall']:.3f}", f"{b['atoms']['f1']:.3f}",
                   f"{b['belief_type']['accuracy']:.3f}", f"{b['polarity']['accuracy']:.3f}",
-                  f"{b['temporal_scope']['accuracy']:.3f}")
+                  f"{b['temporal_scope']['accuracy']:.3f}", f"{b['fully_right']:.3f}")
     out.print(t)
     for e in report.get("errors", []):
         out.print(f"- {e['id']}: {e['text']}", markup=False, highlight=False, soft_wrap=True)
@@ -608,9 +608,11 @@ def annotate_metrics(
         for p in e["spurious"]:
             out.print(f"    spurious {p['atom_text']} ({p['polarity']}, {p['temporal_scope']})", markup=False)
         for fe in e["field_errors"]:
-            out.print(f"    wrong    {fe['gold']['atom_text']}: gold {fe['gold']['polarity']}/"
-                      f"{fe['gold']['temporal_scope']}/{fe['gold']['belief_type']}, got {fe['pred']['polarity']}/"
-                      f"{fe['pred']['temporal_scope']}/{fe['pred']['belief_type']}", markup=False)
+            g, p = fe["gold"], fe["pred"]
+            out.print(f"    wrong    {g['atom_text']}: gold {g['polarity']}/{g['temporal_scope']}/"
+                      f"{g.get('modality', '-')}/{g.get('holds_now', '-')}/{g['belief_type']}, got {p['atom_text']} "
+                      f"{p['polarity']}/{p['temporal_scope']}/{p['modality']}/{p['holds_now']}/{p['belief_type']}",
+                      markup=False)
 
 
 def register(app: typer.Typer) -> None:
