@@ -658,6 +658,12 @@ class SegmenterConfig(Strict):
 class AtomizerConfig(Strict):
     backend: Literal["auto", "llm", "rules"]
     max_candidates_per_call: int = Field(gt=0)
+    fronting_words: list[str]
+
+
+class ReportedSpeechConfig(Strict):
+    verbs: list[str]
+    openers: list[str]
 
 
 class ValidatorConfig(Strict):
@@ -667,6 +673,8 @@ class ValidatorConfig(Strict):
     other_subjects: list[str]
     imperative_verbs: list[str]
     question_starts: list[str]
+    reported_speech: ReportedSpeechConfig
+    sarcasm_markers: list[str]
 
 
 class ModalityCues(Strict):
@@ -680,8 +688,10 @@ class EpistemicCues(Strict):
     negation: list[str]
     negation_exceptions: list[str]
     aversion: list[str]
+    frequency_negation: list[str]
     modality: ModalityCues
     past: list[str]
+    past_change: list[str]
     transitional: list[str]
     habitual_strong: list[str]
     habitual_soft: list[str]

@@ -41,7 +41,7 @@ class Analyzer:
         self.llm = llm if (llm is not None and getattr(llm, "enabled", False)) else None
         self.classifier = SourceContextClassifier(sb.source_context)
         self.segmenter = BeliefSegmenter.from_config(sb.segmenter)
-        self.rules = RuleAtomizer()
+        self.rules = RuleAtomizer.from_config(sb)
         self.backend = atomizer_backend(config, self.llm is not None)
         self.llm_atomizer = (LLMAtomizer(self.llm, model=sb.models.atomizer_model,
                                          max_per_call=sb.atomizer.max_candidates_per_call, fallback=self.rules)
@@ -51,6 +51,20 @@ class Analyzer:
         self.deduper = BeliefAtomDeduper()
         self.epistemics = EpistemicsRulesEngine(sb.epistemics)
         self.epi_llm = EpistemicsLLMFallback(self.llm, sb.models.epistemics_model) if self.llm is not None else None
+
+    def _mark_trailing_sarcasm(self, text: str, candidates, atoms, offset: int) -> None:
+        """A marker right after a clause ("I'm SO organized. /s") makes that clause sarcastic (S44)."""
+        starts = sorted(c.span[0] - offset for c in candidates)
+        flagged = set()
+        for c in candidates:
+            end = c.span[1] - offset
+            nxt = next((s for s in starts if s >= end), len(text))
+            after = text[end:min(len(text), max(nxt, end) + 12)]
+            if self.validator.sarcastic(after[:after.find("\n")] if "\n" in after else after):
+                flagged.add(c.idx)
+        for a in atoms:
+            if a.source_idx in flagged:
+                a.signals["sarcasm"] = True
 
     def analyze(self, text: str, *, mode: str | None = None, conversation_id: str | None = None,
                 metadata: Mapping[str, Any] | None = None, source: str | None = None, message_id: str | None = None,
@@ -68,6 +82,7 @@ class Analyzer:
             result = self.llm_atomizer.atomize(candidates, message_id=message_id, item_key=item_key)
         else:
             result = self.rules.atomize(candidates)
+        self._mark_trailing_sarcasm(text, candidates, result.atoms, offset)
         checked = self.validator.validate(result.atoms)                                                     # 4
         canon = [self.canonicalizer.canonicalize(a) for a in checked.valid]                                 # 5
         rules_of: dict[int, EpistemicsResult] = {}
@@ -75,7 +90,7 @@ class Analyzer:
         def rules_for(a: CanonicalAtom) -> EpistemicsResult:
             key = id(a)
             if key not in rules_of:
-                rules_of[key] = self.epistemics.analyze(a.evidence, a.canonical_text)
+                rules_of[key] = self.epistemics.analyze(a.evidence, a.canonical_text, a.signals.get("clause"))
             return rules_of[key]
 
         dedup = self.deduper.dedup(canon, polarity_of=lambda a: rules_for(a).detected_polarity)

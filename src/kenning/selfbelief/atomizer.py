@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kenning.selfbelief.clauses import fronted_main_start, fronted_phrase
 from kenning.selfbelief.text import collapse, expand_contractions, lemma_ing, lemma_past, normalize_apostrophes
 from kenning.selfbelief.types import ClaimCandidate, RawAtom
 
@@ -52,6 +53,8 @@ _LEAD_DATE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b[\s.�
 _LEAD_LABEL = re.compile(r"^[^:.!?]{1,48}:\s+(?=\S)")
 _LEAD_SUBORD = re.compile(r"^(when|whenever|if|unless|every time|each time|after|before|because|since|although|"
                           r"though|while|as|once)\b([^,]+),\s*(?=i\b)")
+_LEAD_SUBORD_WORD = re.compile(r"^(when|whenever|if|unless|every time|each time|after|before|because|since|although|"
+                               r"though|while|as soon as|as(?! (?:a|an|the) )|once|until)\b")
 _LEAD_AS_A = re.compile(r"^as (?:a|an|the) [^,]{1,40},\s*(?=i\b)")
 _REPORTED = re.compile(r"^(?!i\b)(?:[a-z]+(?: [a-z]+)?) (?:says|said|say|thinks|think|thought|tells me|told me|"
                        r"tell me|calls me|call me|believe|believes|keep telling me|keeps telling me)(?: that)? (?=i\b)")
@@ -72,8 +75,9 @@ _REMOVE_WORDS = re.compile(
     r"at the moment|right now|these days|most of the time|every time|each time|pretty|so|now|"
     r"a little bit|a little|a bit)\b(?! than)")
 _A_BIT_OF = re.compile(r"\ba bit of (?=an? )")
-_MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!than)")
-_TAIL_TAGS = re.compile(r"(?:,? (?:i admit|i think|i guess|i suppose|i know|i believe|honestly|actually|weirdly|"
+_MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!than)(?!of\b)")
+_COMPARATIVE_AMOUNT = re.compile(r"\b(?:a lot|much|way|far|so much) (?=[a-z]+er\b)")
+_TAIL_TAGS = re.compile(r"(?<!\bwhat)(?<!\bhow)(?<!\bwhere)(?<!\bwho)(?<!\bwhy)(?:,? (?:i admit|i think|i guess|i suppose|i know|i believe|honestly|actually|weirdly|"
                         r"though|too|i swear|for sure|if i am honest|lol|haha|again|either|as well|a lot|"
                         r"i am afraid|now|these days|right now|at the moment|today|lately|recently|anyway))+$")
 _CAUSE_TAIL = re.compile(r"(?: because | since |, which | so that |, so | but not |, but not | though |,? though,? |,? (?:living|based|"
@@ -81,8 +85,11 @@ _CAUSE_TAIL = re.compile(r"(?: because | since |, which | so that |, so | but no
 _ADJ_LIST = re.compile(r"^i (am|feel) ((?:(?:a|an) )?[a-z-]+(?:, (?:(?:a|an) )?[a-z-]+)*,? and (?:(?:a|an) )?[a-z-]+)$")
 
 _ASPECT = [
-    (re.compile(r"^i used to be "), "i am "),
-    (re.compile(r"^i used to (?=\w)"), "i "),
+    # "i never used to enjoy running" → "i never enjoy running" (the frame says past; S47)
+    (re.compile(r"^i (never |not |no longer )?used to be "), lambda m: f"i am {m.group(1) or ''}"),
+    (re.compile(r"^i (never |not )?used to (?=\w)"), lambda m: f"i {m.group(1) or ''}"),
+    (re.compile(r"^i did not use to be "), "i am not "),
+    (re.compile(r"^i did not use to (?=\w)"), "i do not "),
     (re.compile(r"^i (?:have|had) (never |not )?been (\w+ing)\b"), lambda m: f"i {m.group(1) or ''}{lemma_ing(m.group(2))}"),
     (re.compile(r"^i (?:have|had) (never |not )?been "), lambda m: f"i am {m.group(1) or ''}"),
     (re.compile(r"^i was (not |never )?(\w+ing)\b(?! to)"), lambda m: f"i {m.group(1) or ''}{lemma_ing(m.group(2))}"),
@@ -197,53 +204,148 @@ def classify_belief_type(atom: str) -> str:
     return "TRAIT"
 
 
-def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
-    """A candidate's text → the atom texts it states (lowercase, contractions expanded) and what was done."""
-    sig: dict[str, Any] = {}
-    x = collapse(expand_contractions(normalize_apostrophes(text).lower()))
-    x = x.strip(" \"'“”‘’()[]{}*_`~>#-–—")
-    cond = ""
-    for _ in range(8):  # leading material, in any order
-        before = x
-        x = _LEAD_DATE.sub("", x)
-        x = _LEAD_ELLIPSIS.sub("", x)
-        x = _LEAD_DISCOURSE.sub("", x)
-        m = _LEAD_SUBORD.match(x)
-        if m:
-            if m.group(1) in ("when", "whenever", "if", "unless", "every time", "each time"):
-                cond = f"{m.group(1)}{m.group(2)}".strip()
-            sig["leading_clause"] = m.group(0).strip(" ,")
-            x = x[m.end():]
-        x = _LEAD_AS_A.sub("", x)
-        if not x.startswith("i ") and _LEAD_LABEL.match(x) and len(x[:x.find(":")].split()) <= 7:
-            rest = x[x.find(":") + 1:].strip()
-            if rest:
-                x = rest
-        x = x.strip(" \"'“”‘’()[]")
-        if x == before:
-            break
-    m = _REPORTED.match(x)
+@dataclass(frozen=True)
+class RuleLexicon:
+    """The configured word lists the rule atomizer reads (cue lists are config, seed §4.7; issue 22)."""
+
+    fronting_words: frozenset[str]
+    temporal_phrases: frozenset[str]      # cue phrases of the temporal lists ("as a kid", "most mornings")
+    frequency_negation: tuple[str, ...]   # longest first
+    reported: re.Pattern
+    reported_opener: re.Pattern
+    quote_tag: re.Pattern
+
+    @classmethod
+    def from_config(cls, sb) -> "RuleLexicon":
+        c = sb.epistemics.cues
+        temporal = {normalize_apostrophes(w.lower()) for name in ("past", "transitional", "habitual_strong",
+                                                                 "habitual_soft", "ongoing", "state")
+                    for w in getattr(c, name)}
+        temporal = {expand_contractions(w) for w in temporal if " " in w and "*" not in w}
+        freq = tuple(sorted({normalize_apostrophes(w.lower()) for w in c.frequency_negation}, key=len, reverse=True))
+        rs = sb.validator.reported_speech
+        verbs = "|".join(re.escape(expand_contractions(normalize_apostrophes(v.lower())))
+                         for v in sorted(rs.verbs, key=len, reverse=True))
+        openers = "|".join(re.escape(expand_contractions(normalize_apostrophes(o.lower())))
+                           for o in sorted(rs.openers, key=len, reverse=True))
+        return cls(frozenset(w.lower() for w in sb.atomizer.fronting_words), frozenset(temporal), freq,
+                   re.compile(r"^(?!i\b)(?:[a-z'-]+ ){0,2}[a-z'-]+ (?:" + verbs + r")(?: that)?,? (?=i\b)"),
+                   re.compile(r"^(?:" + openers + r")\b(?: [a-z'-]+){0,3}?,?(?: that)? ?(?=i\b)"),
+                   re.compile(r"[\"”’],? (?:[a-z'-]+ ){0,2}(?:" + verbs + r"|asks|asked|replied|yelled|wrote)\b"))
+
+
+_DEFAULT_LEX: list[RuleLexicon] = []
+
+
+def default_lexicon() -> RuleLexicon:
+    if not _DEFAULT_LEX:
+        from kenning.config import load_config
+
+        _DEFAULT_LEX.append(RuleLexicon.from_config(load_config().self_beliefs))
+    return _DEFAULT_LEX[0]
+
+
+_VG_WORDS = (r"(?:am|is|are|was|were|be|been|have|has|had|do|does|did|will|would|can|could|should|must|might|may|"
+             r"not|never|no longer|cannot|really|very|so|just|also|actually|even|still|always|usually|often|"
+             r"sometimes|generally|typically|normally|honestly|truly|pretty|quite)")
+
+
+def _drop_in_verb_group(x: str, phrases: tuple[str, ...]) -> tuple[str, str | None]:
+    """``x`` without a frequency word of ``phrases`` standing in its verb group ("i rarely speak up" → "i speak
+    up"), and the word dropped."""
+    if not phrases:
+        return x, None
+    alt = "|".join(re.escape(p) for p in phrases)
+    m = re.match(r"^(i(?: " + _VG_WORDS + r")*) (" + alt + r") ", x)
+    if not m:
+        return x, None
+    return m.group(1) + " " + x[m.end():], m.group(2)
+
+
+_CONJ = re.compile(r"(?:,? (and not|but not|and never|but never|and|or|nor|but)|, (not|never|just|only|but)) ")
+_COPULA_HEAD = re.compile(r"^(i (?:am|feel|get|was|have been|seem|" + r"(?:do not|did not|never) (?:feel|get|seem)))"
+                          r"((?: (?:not|never|no longer|" + r"really|very|so|just|also|always|usually|often|sometimes|"
+                          r"generally|still|kind of|sort of|pretty|quite|a bit|a little))*) ")
+_NEG_HEAD = re.compile(r"^(i (?:do not|did not|never|cannot|can not|will not|would not)) ")
+_PREP = re.compile(r"^(?:with|at|in|around|about|for|to|on|toward|towards|among|near)\b")
+_DET = re.compile(r"^(?:my|his|her|our|their|the|that|this|these|those|to|of|what|who|which|because|when|if)\b")
+
+
+def split_conjuncts(x: str) -> list[str] | None:
+    """A clause whose predicate is a short coordination → one clause per conjunct, the negation where it belongs
+    (S41): "i am not patient and not kind" → [i am not patient, i am not kind]; "i am not lazy, just tired" →
+    [i am not lazy, i am tired]; "i am not a morning person or a night owl" → both denied; "i am patient with
+    kids but not with adults" → [i am patient with kids, i am not patient with adults]; "i do not smoke or
+    drink" → both denied. None when ``x`` is not such a clause."""
+    m = _COPULA_HEAD.match(x)
+    verb_head = None
     if m:
-        sig["reported"] = m.group(0).strip()
-        x = x[m.end():]
-    for _ in range(2):
-        m = _MODAL_FRAME.match(x)
-        if m:
-            sig.setdefault("frame", []).append(m.group(0).strip())
-            x = x[m.end():]
-    m = _VALUE_FRAME.match(x)
-    if m:
-        obj, extra, rest = m.group(1).strip(), m.group(2).strip(), m.group(3)
-        rest = rest.strip()
-        if extra == "more" and rest.startswith("than"):
-            rest = "more " + rest
-        x = collapse(f"i value {obj} {rest}")
-        sig["value_frame"] = True
-    if not _I_START.match(x):
-        return [x.rstrip(" .!?;:,")], sig
-    # qualifiers out (they are the epistemic frame's), aspect forms to the present
+        head, adv = m.group(1), m.group(2)
+        negated = bool(re.search(r"\b(?:not|never|no longer)\b", head + adv))
+        base = re.sub(r" (?:not|never|no longer)\b", "", head + adv)
+        base = re.sub(r"^i (?:do|did) (feel|get|seem)", r"i \1", base)
+    else:
+        verb_head = _NEG_HEAD.match(x)
+        if not verb_head:
+            return None
+        head, adv, negated = verb_head.group(1), "", True
+        base = "i"
+    pred = x[m.end() if m else verb_head.end():]
+    parts, conj = [], []
+    pos = 0
+    for c in _CONJ.finditer(pred):
+        parts.append(pred[pos:c.start()])
+        conj.append((c.group(1) or c.group(2)).strip())
+        pos = c.end()
+    parts.append(pred[pos:])
+    if len(parts) < 2 or len(parts) > 5 or any(not p.strip() for p in parts):
+        return None
+    if verb_head is not None and any(c not in ("or", "nor") for c in conj):
+        return None   # "i do not like salt and pepper": one object, not two beliefs
+    out = [f"{head}{adv} {parts[0]}"]
+    first_words = parts[0].split()
+    for c, p in zip(conj, parts[1:]):
+        own_neg = re.match(r"^(?:not|never) ", p) is not None or c in ("and not", "but not", "and never", "but never",
+                                                                     "not", "never")
+        body = re.sub(r"^(?:not|never) ", "", p)
+        if len(body.split()) > 4 or (_DET.match(body) and not _PREP.match(body)):
+            return None   # "patient with my kids and my partner": one object
+        if _PREP.match(body):
+            lead = []
+            for w in first_words:
+                if _PREP.match(w):
+                    break
+                lead.append(w)
+            if not lead or len(lead) == len(first_words):
+                return None
+            body = " ".join(lead) + " " + body
+        if verb_head is not None:
+            out.append(f"{head} {body}")
+        elif own_neg:
+            out.append(f"{base} not {body}")
+        elif c in ("just", "only", "but") and negated:
+            out.append(f"{base} {body}")           # "not lazy, just tired": the contrast is affirmed
+        elif c in ("or", "nor") and negated:
+            out.append(f"{head}{adv} {body}")      # "not X or Y": the negation covers both
+        elif c == "and" and negated:
+            out.append(f"{head}{adv} {body}")
+        elif c in ("not", "never"):
+            out.append(f"{base} not {body}")
+        else:
+            out.append(f"{base} {body}")
+    if verb_head is None and not all(len(p.split()) <= 6 for p in parts):
+        return None
+    return out
+
+
+def _clean(x: str, lex: RuleLexicon, sig: dict[str, Any]) -> str:
+    """One clause → its atom text: qualifiers out (they are the frame's), aspect forms to the present."""
+    x, freq = _drop_in_verb_group(x, lex.frequency_negation)
+    if freq:
+        sig["frequency_negation"] = freq
     x = _A_BIT_OF.sub("", x)
     x = _MORE_LESS.sub(lambda m: m.group(1) + " ", x)
+    x = _COMPARATIVE_AMOUNT.sub("", x)
     x = _REMOVE_WORDS.sub(" ", x)
     x = collapse(x).rstrip(" .!?;:,")
     x = _TAIL_TAGS.sub("", x).rstrip(" ,")
@@ -256,17 +358,106 @@ def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
             break
     x = _CAUSE_TAIL.sub("", x)
     x = collapse(x).rstrip(" .!?;:,")
+    for ph in sorted(lex.temporal_phrases, key=len, reverse=True):   # "… in high school": the frame's
+        if x.endswith(" " + ph) and len(x) > len(ph) + 4:
+            x = x[:-len(ph) - 1].rstrip(" ,")
+            break
     x = _A_AN.sub("an ", x)
-    x = _AN_A.sub("a ", x)
-    if cond:
-        x = f"{x} {cond}"
-    m = _ADJ_LIST.match(x)
-    if m and not cond:
-        parts = [p.strip() for p in _LIST_SPLIT.split(m.group(2)) if p.strip()]
-        if 1 < len(parts) <= 5 and all(len(p.split()) <= 2 for p in parts):
-            sig["split_list"] = len(parts)
-            return [f"i {m.group(1)} {p}" for p in parts], sig
-    return [x], sig
+    return _AN_A.sub("a ", x)
+
+
+def normalize_clause(text: str, lex: RuleLexicon | None = None) -> tuple[list[str], dict[str, Any]]:
+    """A candidate's text → the atom texts it states (lowercase, contractions expanded) and what was done.
+    ``sig["clauses"]`` holds each atom's own clause (frame words kept) for the epistemics rules (S41)."""
+    lex = lex or default_lexicon()
+    sig: dict[str, Any] = {}
+    if lex.quote_tag.search(normalize_apostrophes(text).lower()):
+        sig["reported"] = "quote"          # '"I'm never going to be good enough," my dad used to say'
+    x = collapse(expand_contractions(normalize_apostrophes(text).lower()))
+    x = x.strip(" \"'“”‘’()[]{}*_`~>#-–—")
+    cond = ""
+    tail = ""
+    for _ in range(8):  # leading material, in any order
+        before = x
+        x = _LEAD_DATE.sub("", x)
+        x = _LEAD_ELLIPSIS.sub("", x)
+        x = _LEAD_DISCOURSE.sub("", x)
+        m = _LEAD_SUBORD_WORD.match(x)
+        main = fronted_main_start(x) if m else None
+        if m and main is not None:
+            lead = x[:main].strip(" ,")
+            if lead in lex.temporal_phrases:
+                sig["fronted_frame"] = lead        # "when i was a kid i was shy": the frame's
+            elif m.group(1) in ("when", "whenever", "if", "unless", "every time", "each time", "before", "after",
+                                "until", "as soon as"):
+                cond = lead
+            sig["leading_clause"] = lead
+            x = x[main:]
+        x = _LEAD_AS_A.sub("", x)
+        fp = fronted_phrase(x, lex.fronting_words) if not x.startswith("i ") else None
+        if fp is not None and not _LEAD_SUBORD_WORD.match(x):
+            phrase, at = fp
+            if phrase in lex.temporal_phrases or phrase.startswith(("as a ", "as an ", "as the ")):
+                sig["fronted_frame"] = phrase      # "as a kid i was shy": the frame's, read from the evidence
+            else:
+                tail = f"{phrase} {tail}".strip()  # "at work i am confident" → "i am confident at work"
+                sig["fronted"] = phrase
+            x = x[at:]
+        if not x.startswith("i ") and _LEAD_LABEL.match(x) and len(x[:x.find(":")].split()) <= 7:
+            rest = x[x.find(":") + 1:].strip()
+            if rest:
+                x = rest
+        x = x.strip(" \"'“”‘’()[]")
+        if x == before:
+            break
+    m = lex.reported.match(x) or lex.reported_opener.match(x) or _REPORTED.match(x)
+    if m:
+        sig["reported"] = m.group(0).strip()
+        x = x[m.end():]
+    frame = ""
+    for _ in range(2):
+        m = _MODAL_FRAME.match(x)
+        if m:
+            sig.setdefault("frame", []).append(m.group(0).strip())
+            frame += m.group(0)
+            x = x[m.end():]
+    m = _VALUE_FRAME.match(x)
+    if m:
+        obj, extra, rest = m.group(1).strip(), m.group(2).strip(), m.group(3)
+        rest = rest.strip()
+        if extra == "more" and rest.startswith("than"):
+            rest = "more " + rest
+        x = collapse(f"i value {obj} {rest}")
+        sig["value_frame"] = True
+    if not _I_START.match(x):
+        x = x.rstrip(" .!?;:,")
+        sig["clauses"] = [frame + x]
+        return [x], sig
+    body = collapse(_TAIL_TAGS.sub("", collapse(x).rstrip(" .!?;:,")).rstrip(" ,"))
+    clauses = split_conjuncts(body) if not cond and not tail else None
+    if clauses:
+        sig["split_list"] = len(clauses)
+    clauses = clauses or [body]
+    texts, own = [], []
+    for cl in clauses:
+        a = _clean(cl, lex, sig)
+        if tail:
+            a = f"{a} {tail}"
+        if cond:
+            a = f"{a} {cond}"
+            cl = f"{cl} {cond}"
+        texts.append(a)
+        own.append(collapse(frame + cl))
+    if len(texts) == 1 and not cond:
+        m = _ADJ_LIST.match(texts[0])
+        if m:
+            parts = [p.strip() for p in _LIST_SPLIT.split(m.group(2)) if p.strip()]
+            if 1 < len(parts) <= 5 and all(len(p.split()) <= 2 for p in parts):
+                sig["split_list"] = len(parts)
+                texts = [f"i {m.group(1)} {p}" for p in parts]
+                own = [collapse(frame + t) for t in texts]
+    sig["clauses"] = own
+    return texts, sig
 
 
 _OBJ_VERBS = r"(?:love|like|enjoy|hate|dislike|adore|detest|loathe|despise|prefer|cannot stand|value|fear)"
@@ -285,19 +476,27 @@ class RuleAtomizer:
 
     origin = "rules"
 
-    def __init__(self, base_confidence: float = 0.85, reported_confidence: float = 0.6):
+    def __init__(self, base_confidence: float = 0.85, reported_confidence: float = 0.6,
+                 lexicon: RuleLexicon | None = None):
         self.base, self.reported = base_confidence, reported_confidence
+        self.lex = lexicon or default_lexicon()
+
+    @classmethod
+    def from_config(cls, sb) -> "RuleAtomizer":
+        return cls(lexicon=RuleLexicon.from_config(sb))
 
     def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:
         atoms: list[RawAtom] = []
         last_object: tuple[int, str] | None = None   # (candidate end, object) of the last "i <verb> <object>"
         last_group: tuple[int, str] | None = None    # (candidate end, "my kids") of the last plural relation named
         for c in candidates:
-            texts, sig = normalize_clause(c.text)
+            texts, sig = normalize_clause(c.text, self.lex)
             conf = self.reported if "reported" in sig else self.base
-            for t in texts:
+            clauses = sig.pop("clauses", [])
+            for n, t in enumerate(texts):
                 if not t:
                     continue
+                sig = {**sig, "clause": clauses[n]} if n < len(clauses) else sig
                 m = _IT_OBJECT.match(t)
                 if m and last_object is not None and c.span[0] - last_object[0] <= 12:
                     t = f"{m.group(1)} {last_object[1]}"      # "I used to hate running, but now I love it" (S8)

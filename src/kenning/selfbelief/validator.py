@@ -18,6 +18,11 @@ or plan ("I need help…", "I'm going to…"), a fact for seed 001's assertions 
 "I have two kids", "I'm in Paris"), a one-off event ("I signed up…", "I went…") or a report of actions in the
 perfect ("I have kept notes of everything I shipped", S27), an activity in progress
 ("I'm reading…"), or a remark addressed to the other person ("I'm so happy for you").
+
+Two more of Kenning's (issue 22): ``reported`` — someone else's opinion or words about the user ("My boss thinks
+I'm lazy", "People say I'm …", "I've been told I'm …", a quote with its speech tag; the atomizer marks them, S43),
+and ``sarcasm`` — a statement carrying a sarcasm marker ("/s", "yeah right", …; ``validator.sarcasm_markers``,
+S44), checked on the evidence and on what directly follows it in the message.
 """
 
 from __future__ import annotations
@@ -93,6 +98,12 @@ class BeliefAtomValidator:
         self.other = sorted((o.lower() for o in cfg.other_subjects), key=len, reverse=True)
         self.imperative = {v.lower() for v in cfg.imperative_verbs}
         self.question = {q.lower() for q in cfg.question_starts}
+        marks = sorted({m.lower() for m in cfg.sarcasm_markers}, key=len, reverse=True)
+        self.sarcasm = re.compile("|".join((r"(?<![\w/])" + re.escape(m) + r"(?!\w)") if m[:1].isalnum() or m[:1] == "/"
+                                           else re.escape(m) for m in marks)) if marks else None
+
+    def sarcastic(self, text: str) -> bool:
+        return bool(self.sarcasm and self.sarcasm.search(normalize_apostrophes(text).lower()))
 
     def reason(self, atom: RawAtom) -> str | None:
         """Why ``atom`` is rejected, or None."""
@@ -113,6 +124,10 @@ class BeliefAtomValidator:
                              (first in self.imperative and first not in ("love", "trust", "believe") and
                               second not in ("is", "are", "was", "am"))):
             return "imperative"
+        if atom.signals.get("reported"):
+            return "reported"
+        if atom.signals.get("sarcasm") or self.sarcastic(original):
+            return "sarcasm"
         if first != "i":
             for g in self.generic:
                 if text == g or text.startswith(g + " "):
