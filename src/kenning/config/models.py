@@ -664,6 +664,7 @@ class AtomizerConfig(Strict):
 class ReportedSpeechConfig(Strict):
     verbs: list[str]
     openers: list[str]
+    endorsements: list[str]
 
 
 class ValidatorConfig(Strict):

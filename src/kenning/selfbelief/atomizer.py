@@ -214,6 +214,7 @@ class RuleLexicon:
     reported: re.Pattern
     reported_opener: re.Pattern
     quote_tag: re.Pattern
+    endorsement: re.Pattern | None
 
     @classmethod
     def from_config(cls, sb) -> "RuleLexicon":
@@ -231,7 +232,9 @@ class RuleLexicon:
         return cls(frozenset(w.lower() for w in sb.atomizer.fronting_words), frozenset(temporal), freq,
                    re.compile(r"^(?!i\b)(?:[a-z'-]+ ){0,2}[a-z'-]+ (?:" + verbs + r")(?: that)?,? (?=i\b)"),
                    re.compile(r"^(?:" + openers + r")\b(?: [a-z'-]+){0,3}?,?(?: that)? ?(?=i\b)"),
-                   re.compile(r"[\"”’],? (?:[a-z'-]+ ){0,2}(?:" + verbs + r"|asks|asked|replied|yelled|wrote)\b"))
+                   re.compile(r"[\"”’],? (?:[a-z'-]+ ){0,2}(?:" + verbs + r"|asks|asked|replied|yelled|wrote)\b"),
+                   re.compile(r"\b(?:" + "|".join(re.escape(expand_contractions(normalize_apostrophes(e.lower())))
+                                                  for e in rs.endorsements) + r")\b") if rs.endorsements else None)
 
 
 _DEFAULT_LEX: list[RuleLexicon] = []
@@ -268,6 +271,9 @@ _COPULA_HEAD = re.compile(r"^(i (?:am|feel|get|was|have been|seem|" + r"(?:do no
                           r"generally|still|kind of|sort of|pretty|quite|a bit|a little))*) ")
 _NEG_HEAD = re.compile(r"^(i (?:do not|did not|never|cannot|can not|will not|would not)) ")
 _PREP = re.compile(r"^(?:with|at|in|around|about|for|to|on|toward|towards|among|near)\b")
+_NOT_A_CONJUNCT = re.compile(r"\b(?:one|ones|me|him|them|us|it|is|are|was|were|has|have|do|does|did)$|"
+                             r"\b(?:me|him|them|us|it|is|are|was|were|has|have|do|does|did|will|would|can)\b")
+_RELATIVE = re.compile(r"\b(?:who|that|which|whose|where)\b")
 _DET = re.compile(r"^(?:my|his|her|our|their|the|that|this|these|those|to|of|what|who|which|because|when|if)\b")
 
 
@@ -308,8 +314,9 @@ def split_conjuncts(x: str) -> list[str] | None:
         own_neg = re.match(r"^(?:not|never) ", p) is not None or c in ("and not", "but not", "and never", "but never",
                                                                      "not", "never")
         body = re.sub(r"^(?:not|never) ", "", p)
-        if len(body.split()) > 4 or (_DET.match(body) and not _PREP.match(body)):
-            return None   # "patient with my kids and my partner": one object
+        if len(body.split()) > 4 or (_DET.match(body) and not _PREP.match(body)) or _NOT_A_CONJUNCT.search(body) \
+                or _RELATIVE.search(parts[0]):
+            return None   # "patient with my kids and my partner", "a runner, but not a fast one", "…, and crowds drain me"
         if _PREP.match(body):
             lead = []
             for w in first_words:
@@ -485,13 +492,25 @@ class RuleAtomizer:
     def from_config(cls, sb) -> "RuleAtomizer":
         return cls(lexicon=RuleLexicon.from_config(sb))
 
+    def endorsed(self, c: ClaimCandidate, candidates: list[ClaimCandidate]) -> bool:
+        """The user agrees with what was reported, in the next clause: "Sam says I'm stubborn, and he's probably
+        right" (S43)."""
+        nxt = next((d for d in candidates if d.idx == c.idx + 1), None)
+        if nxt is None or nxt.span[0] - c.span[1] > 8 or self.lex.endorsement is None:
+            return False
+        t = collapse(expand_contractions(normalize_apostrophes(nxt.text).lower())).strip(" .!,")
+        return len(t.split()) <= 8 and bool(self.lex.endorsement.search(t))
+
     def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:
         atoms: list[RawAtom] = []
         last_object: tuple[int, str] | None = None   # (candidate end, object) of the last "i <verb> <object>"
         last_group: tuple[int, str] | None = None    # (candidate end, "my kids") of the last plural relation named
         for c in candidates:
             texts, sig = normalize_clause(c.text, self.lex)
-            conf = self.reported if "reported" in sig else self.base
+            if "reported" in sig and self.endorsed(c, candidates):
+                who = sig.pop("reported")
+                sig = {**sig, "endorsed": who}
+            conf = self.reported if "reported" in sig or "endorsed" in sig else self.base
             clauses = sig.pop("clauses", [])
             for n, t in enumerate(texts):
                 if not t:
