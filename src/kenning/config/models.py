@@ -675,6 +675,7 @@ class ValidatorConfig(Strict):
     imperative_verbs: list[str]
     question_starts: list[str]
     reported_speech: ReportedSpeechConfig
+    state_idioms: list[str]
     sarcasm_markers: list[str]
 
 

@@ -66,6 +66,17 @@ class Analyzer:
             if a.source_idx in flagged:
                 a.signals["sarcasm"] = True
 
+    def _mark_code_context(self, text: str, candidates, atoms, offset: int) -> None:
+        """Every clause of a sentence that holds code or an error message is about that code (S44): "I ran
+        `whoami` and it printed root, so I am root"."""
+        coded = [(s, e) for s, e in self.segmenter.sentences(text) if self.validator.has_code(text[s:e])]
+        if not coded:
+            return
+        hit = {c.idx for c in candidates if any(s <= c.span[0] - offset < e for s, e in coded)}
+        for a in atoms:
+            if a.source_idx in hit:
+                a.signals["code_context"] = True
+
     def analyze(self, text: str, *, mode: str | None = None, conversation_id: str | None = None,
                 metadata: Mapping[str, Any] | None = None, source: str | None = None, message_id: str | None = None,
                 item_key: str = "", offset: int = 0) -> Analysis:
@@ -83,6 +94,7 @@ class Analyzer:
         else:
             result = self.rules.atomize(candidates)
         self._mark_trailing_sarcasm(text, candidates, result.atoms, offset)
+        self._mark_code_context(text, candidates, result.atoms, offset)
         checked = self.validator.validate(result.atoms)                                                     # 4
         canon = [self.canonicalizer.canonicalize(a) for a in checked.valid]                                 # 5
         rules_of: dict[int, EpistemicsResult] = {}

@@ -74,8 +74,11 @@ _REMOVE_WORDS = re.compile(
     r"kind of|sort of|by nature|more and more|fairly|rather|somewhat|slightly|"
     r"at the moment|right now|these days|most of the time|every time|each time|pretty|so|now|"
     r"a little bit|a little|a bit)\b(?! than)")
-_A_BIT_OF = re.compile(r"\ba bit of (?=an? )")
-_MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!than)(?!of\b)")
+_A_BIT_OF = re.compile(r"\b(?:a bit of|much of|a total|a complete|an absolute|a real) (?=an? )|"
+                       r"(?<=\ba )(?:total|complete|real|bit of a) |(?<=\ban )(?:absolute|utter) |"
+                       r"\bway (?=too\b|more\b|less\b|[a-z]+er\b)|\ba lot (?=(?:about|for|with|to|when|if)\b)")
+_MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!(?:[a-z-]+ ){0,3}than\b)"
+                        r"(?!of\b)")
 _COMPARATIVE_AMOUNT = re.compile(r"\b(?:a lot|much|way|far|so much) (?=[a-z]+er\b)")
 _TAIL_TAGS = re.compile(r"(?<!\bwhat)(?<!\bhow)(?<!\bwhere)(?<!\bwho)(?<!\bwhy)(?:,? (?:i admit|i think|i guess|i suppose|i know|i believe|honestly|actually|weirdly|"
                         r"though|too|i swear|for sure|if i am honest|lol|haha|again|either|as well|a lot|"
@@ -327,7 +330,10 @@ def split_conjuncts(x: str) -> list[str] | None:
                 return None
             body = " ".join(lead) + " " + body
         if verb_head is not None:
-            out.append(f"{head} {body}")
+            # "i do not like crowds or loud bars": objects share the verb; "i do not smoke or drink": verbs
+            verb = first_words[0] + " " if len(first_words) > 1 and len(body.split()) >= 1 and \
+                not (len(body.split()) == 1 and len(first_words) == 1) else ""
+            out.append(f"{head} {verb}{body}")
         elif own_neg:
             out.append(f"{base} not {body}")
         elif c in ("just", "only", "but") and negated:
@@ -404,7 +410,8 @@ def normalize_clause(text: str, lex: RuleLexicon | None = None) -> tuple[list[st
         fp = fronted_phrase(x, lex.fronting_words) if not x.startswith("i ") else None
         if fp is not None and not _LEAD_SUBORD_WORD.match(x):
             phrase, at = fp
-            if phrase in lex.temporal_phrases or phrase.startswith(("as a ", "as an ", "as the ")):
+            if phrase in lex.temporal_phrases or phrase.removeprefix("back ") in lex.temporal_phrases or \
+                    phrase.startswith(("as a ", "as an ", "as the ")):
                 sig["fronted_frame"] = phrase      # "as a kid i was shy": the frame's, read from the evidence
             else:
                 tail = f"{phrase} {tail}".strip()  # "at work i am confident" → "i am confident at work"

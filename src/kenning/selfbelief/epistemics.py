@@ -46,9 +46,10 @@ _COND = re.compile(r"\b(if|unless|when|whenever|every time|each time)\b")
 _CAUSE = re.compile(r"\b(because|since|so that|as if|as though|which|as|but not)\b")
 _FRAME_VERBS = {"think", "suspect", "guess", "believe", "feel", "know", "suppose", "admit", "say", "bet", "reckon",
                 "realize", "realise", "wonder", "would", "said", "says", "thinks", "tell", "told", "sure"}
-_RECURRING_PP = re.compile(r"\b(?:(?:before|after|during) (?:(?:big|long|busy|most|all|the|my|our|some|important) )*"
-                           r"[a-z-]{4,}s|on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|"
-                           r"weekends|weekdays)|in the (?:mornings|evenings)|at night)\b")
+_RECURRING_PP = re.compile(r"\b(?:(?:before|after|during) (?:(?:big|long|busy|most|all|the|my|our|some|important|a few|"
+                           r"a couple of|several|too many|two|three) )*[a-z-]{4,}s|on (?:mondays|tuesdays|wednesdays|"
+                           r"thursdays|fridays|saturdays|sundays|weekends|weekdays)|in the (?:mornings|evenings)|"
+                           r"at night|on (?:[a-z-]+ ){1,2}(?:days|nights|mornings|evenings|weekends))\b")
 _WH_BEFORE = re.compile(r"\b(?:what|how|where|who|why|whatever|whether|which)\s+$")
 _COPULA = {"am", "is", "are", "'m"}
 _SKIP = {"really", "very", "so", "just", "also", "always", "never", "usually", "often", "generally", "still",

@@ -64,7 +64,7 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
-_CODE = re.compile(r"`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
+_CODE = re.compile(r"(?i:^\s*(?:error|warning|exception|traceback|fatal|panic|stderr|stdout)\s*:)|`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
                    r"\b0x[0-9a-fA-F]+\b|"
                    r"\b(?:syntax|type|value|key|runtime|decode|encode|import) error\b|\bstack ?trace\b|\btraceback\b")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|ya)\b")
@@ -98,9 +98,15 @@ class BeliefAtomValidator:
         self.other = sorted((o.lower() for o in cfg.other_subjects), key=len, reverse=True)
         self.imperative = {v.lower() for v in cfg.imperative_verbs}
         self.question = {q.lower() for q in cfg.question_starts}
+        idioms = sorted({normalize_apostrophes(i.lower()) for i in cfg.state_idioms}, key=len, reverse=True)
+        self.state_idiom = re.compile(r"^i am (?:" + "|".join(re.escape(i) for i in idioms) + r")\b") if idioms else None
         marks = sorted({m.lower() for m in cfg.sarcasm_markers}, key=len, reverse=True)
         self.sarcasm = re.compile("|".join((r"(?<![\w/])" + re.escape(m) + r"(?!\w)") if m[:1].isalnum() or m[:1] == "/"
                                            else re.escape(m) for m in marks)) if marks else None
+
+    @staticmethod
+    def has_code(text: str) -> bool:
+        return bool(_CODE.search(text))
 
     def sarcastic(self, text: str) -> bool:
         return bool(self.sarcasm and self.sarcasm.search(normalize_apostrophes(text).lower()))
@@ -124,6 +130,8 @@ class BeliefAtomValidator:
                              (first in self.imperative and first not in ("love", "trust", "believe") and
                               second not in ("is", "are", "was", "am"))):
             return "imperative"
+        if atom.signals.get("code_context"):
+            return "not_self_definitional"     # a clause of a sentence that holds code or an error (S44)
         if atom.signals.get("reported"):
             return "reported"
         if atom.signals.get("sarcasm") or self.sarcastic(original):
@@ -144,7 +152,8 @@ class BeliefAtomValidator:
         return None
 
     def not_self_definitional(self, text: str, raw: str) -> bool:
-        if _YOU.search(text) or _REQUEST.match(text) or _FACT.match(text) or _OPINION.match(text):
+        fact = _FACT.match(text) and not (self.state_idiom and self.state_idiom.match(text))
+        if _YOU.search(text) or _REQUEST.match(text) or fact or _OPINION.match(text):
             return True
         if _ANAPHORIC.match(text) or _CODE.search(raw):
             return True  # "I always mix that up": about a thing only the conversation names; code and errors
