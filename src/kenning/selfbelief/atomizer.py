@@ -71,12 +71,13 @@ _REMOVE_WORDS = re.compile(
     r"honestly|weirdly|finally|also|even|simply|definitely|certainly|probably|maybe|perhaps|almost|basically|"
     r"usually|generally|often|sometimes|rarely|seldom|typically|normally|constantly|always|lately|recently|"
     r"currently|nowadays|(?<!sit )(?<!stand )(?<!hold )(?<!keep )still|today|tonight|formerly|previously|just|"
-    r"kind of|sort of|by nature|more and more|fairly|rather|somewhat|slightly|"
+    r"kind of|sort of|by nature|more and more|fairly|rather|somewhat|slightly|mostly|"
     r"at the moment|right now|these days|most of the time|every time|each time|pretty|so|now|"
     r"a little bit|a little|a bit)\b(?! than)")
 _A_BIT_OF = re.compile(r"\b(?:a bit of|much of|a total|a complete|an absolute|a real) (?=an? )|"
                        r"(?<=\ba )(?:total|complete|real|bit of a) |(?<=\ban )(?:absolute|utter) |"
-                       r"\bway (?=too\b|more\b|less\b|[a-z]+er\b)|\ba lot (?=(?:about|for|with|to|when|if)\b)")
+                       r"\bway (?=too\b|more\b|less\b|[a-z]+er\b)|\ba lot (?=(?:about|for|with|to|when|if)\b)|"
+                       r"(?<=\ba )(?:huge|big|massive|giant) (?=fan of\b)")
 _MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!(?:[a-z-]+ ){0,3}than\b)"
                         r"(?!of\b)")
 _COMPARATIVE_AMOUNT = re.compile(r"\b(?:a lot|much|way|far|so much) (?=[a-z]+er\b)")
@@ -268,12 +269,15 @@ def _drop_in_verb_group(x: str, phrases: tuple[str, ...]) -> tuple[str, str | No
     return m.group(1) + " " + x[m.end():], m.group(2)
 
 
-_CONJ = re.compile(r"(?:,? (and not|but not|and never|but never|and|or|nor|but)|, (not|never|just|only|but)) ")
+_CONJ = re.compile(r"(?:,? (and not|but not|and never|but never|and|or|nor|but)|, (not|never|just|only|but)|(,)) ")
 _COPULA_HEAD = re.compile(r"^(i (?:am|feel|get|was|have been|seem|" + r"(?:do not|did not|never) (?:feel|get|seem)))"
                           r"((?: (?:not|never|no longer|" + r"really|very|so|just|also|always|usually|often|sometimes|"
                           r"generally|still|kind of|sort of|pretty|quite|a bit|a little))*) ")
 _NEG_HEAD = re.compile(r"^(i (?:do not|did not|never|cannot|can not|will not|would not)) ")
 _PREP = re.compile(r"^(?:with|at|in|around|about|for|to|on|toward|towards|among|near)\b")
+_BUT_NOT = re.compile(r"^i ([a-z]+) ([a-z][a-z ]{1,30}?),? but not ([a-z][a-z ]*)$")
+_NOT_VERBS = {"am", "was", "have", "had", "do", "did", "can", "will", "would", "could", "should", "must", "might",
+              "may", "feel", "get", "seem", "not", "never", "no", "really", "just", "always", "usually", "also"}
 _NOT_A_CONJUNCT = re.compile(r"\b(?:one|ones|me|him|them|us|it|is|are|was|were|has|have|do|does|did)$|"
                              r"\b(?:me|him|them|us|it|is|are|was|were|has|have|do|does|did|will|would|can)\b")
 _RELATIVE = re.compile(r"\b(?:who|that|which|whose|where)\b")
@@ -286,6 +290,10 @@ def split_conjuncts(x: str) -> list[str] | None:
     [i am not lazy, i am tired]; "i am not a morning person or a night owl" → both denied; "i am patient with
     kids but not with adults" → [i am patient with kids, i am not patient with adults]; "i do not smoke or
     drink" → both denied. None when ``x`` is not such a clause."""
+    b = _BUT_NOT.match(x)
+    if b and b.group(1) not in _NOT_VERBS and len(b.group(3).split()) <= 3 and not _NOT_A_CONJUNCT.search(b.group(3)):
+        # "i eat meat but not pork" → [i eat meat, i do not eat pork]
+        return [f"i {b.group(1)} {b.group(2)}", f"i do not {b.group(1)} {b.group(3)}"]
     m = _COPULA_HEAD.match(x)
     verb_head = None
     if m:
@@ -302,11 +310,20 @@ def split_conjuncts(x: str) -> list[str] | None:
     pred = x[m.end() if m else verb_head.end():]
     parts, conj = [], []
     pos = 0
+    neither = pred.startswith("neither ")
+    if neither:                      # "i am neither a morning person nor a night person": both denied
+        pred, negated = pred[len("neither "):], True
+        head = head + " not"
     for c in _CONJ.finditer(pred):
         parts.append(pred[pos:c.start()])
-        conj.append((c.group(1) or c.group(2)).strip())
+        conj.append((c.group(1) or c.group(2) or c.group(3)).strip())
         pos = c.end()
     parts.append(pred[pos:])
+    if "," in conj:                  # "a, b or c": a list takes the conjunction that closes it
+        closing = next((c for c in reversed(conj) if c != ","), None)
+        if closing is None or closing not in ("and", "or", "nor"):
+            return None
+        conj = [closing if c == "," else c for c in conj]
     if len(parts) < 2 or len(parts) > 5 or any(not p.strip() for p in parts):
         return None
     if verb_head is not None and any(c not in ("or", "nor") for c in conj):

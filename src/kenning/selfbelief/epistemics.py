@@ -43,13 +43,14 @@ TEMPORAL_CATEGORIES = {"past": "past", "transitional": "transitional", "habitual
 MODALITY_ORDER = ("unsure", "possible", "likely", "certain")   # least certain first
 _NEG_WORD = re.compile(r"\b(not|never|cannot|no longer|nobody|nothing|neither|nor)\b|n't\b")
 _COND = re.compile(r"\b(if|unless|when|whenever|every time|each time)\b")
-_CAUSE = re.compile(r"\b(because|since|so that|as if|as though|which|as|but not)\b")
+_CAUSE = re.compile(r"\b(because|since|so that|as if|as though|which|as|but not|than)\b")
 _FRAME_VERBS = {"think", "suspect", "guess", "believe", "feel", "know", "suppose", "admit", "say", "bet", "reckon",
                 "realize", "realise", "wonder", "would", "said", "says", "thinks", "tell", "told", "sure"}
 _RECURRING_PP = re.compile(r"\b(?:(?:before|after|during) (?:(?:big|long|busy|most|all|the|my|our|some|important|a few|"
                            r"a couple of|several|too many|two|three) )*[a-z-]{4,}s|on (?:mondays|tuesdays|wednesdays|"
                            r"thursdays|fridays|saturdays|sundays|weekends|weekdays)|in the (?:mornings|evenings)|"
                            r"at night|on (?:[a-z-]+ ){1,2}(?:days|nights|mornings|evenings|weekends))\b")
+_FRONTED_TIME = re.compile(r"\s*(?:before|after|during)\b")   # "Before a big exam I can't eat": a recurring time
 _WH_BEFORE = re.compile(r"\b(?:what|how|where|who|why|whatever|whether|which)\s+$")
 _COPULA = {"am", "is", "are", "'m"}
 _SKIP = {"really", "very", "so", "just", "also", "always", "never", "usually", "often", "generally", "still",
@@ -262,7 +263,7 @@ class EpistemicsRulesEngine:
             scope = best[0]
             rule = "explicit_cue" if len(scopes) == 1 else "specificity_then_rightmost"
             confidence = conf_cfg.explicit_cue if len(scopes) == 1 else conf_cfg.competing_cues
-        elif (cond and scope_of_condition(cond)) or _RECURRING_PP.search(low):
+        elif (cond and scope_of_condition(cond)) or _RECURRING_PP.search(low) or _FRONTED_TIME.match(low):
             scope, rule = "habitual", "recurring_condition"   # "… when I work from home" (S12)
             confidence = conf_cfg.predicate_form
         else:

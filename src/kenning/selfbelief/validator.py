@@ -42,7 +42,7 @@ _REQUEST = re.compile(
     r"^i (?:would like|would love|wish|hope|plan|intend|am planning|am going to|am gonna|will|shall|am about to|"
     r"am off|have to|has to|must|should|ought to|am trying to (?:find|get|figure|decide|work)|am looking (?:for|at|"
     r"into|forward)|was wondering|wonder|am wondering|am thinking (?:about|of)|am considering|would|could|"
-    r"do not mind|mind)\b")
+    r"do not mind(?! (?:being|[a-z]+ing)\b)|mind(?! (?:being|[a-z]+ing)\b))\b")
 _FACT = re.compile(
     r"^i (?:do not |did not |never |no longer )?(?:live|lived|am living|work (?:at|for|as|in|on|with|remotely|from)|worked|am working|was born|grew up|"
     r"moved|am moving|studied|study|graduated|commute|am based|am staying|am visiting|am heading)\b|"
@@ -64,11 +64,13 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
+_ANAPHORIC_PP = re.compile(r"^i (?:am|feel|was)(?: not| never)? [a-z-]+ (?:of|about|with|for|at|on|by|to) "
+                           r"(?:it|that|this|them)$")      # "i am not proud of it": of what the chat says
 _CODE = re.compile(r"(?i:^\s*(?:error|warning|exception|traceback|fatal|panic|stderr|stdout)\s*:)|`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
                    r"\b0x[0-9a-fA-F]+\b|"
                    r"\b(?:syntax|type|value|key|runtime|decode|encode|import) error\b|\bstack ?trace\b|\btraceback\b")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|ya)\b")
-_OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
+_OPINION = re.compile(r"^i (?:agree|disagree|think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
                       r"am sorry|am happy that|am excited to|am excited about)\b(?! i\b)(?! myself\b)")
 
 
@@ -147,21 +149,22 @@ class BeliefAtomValidator:
         content = [t for t in _TOKS.findall(canon) if t not in _FUNCTION]
         if len(canon) < self.cfg.min_chars or len(content) < self.cfg.min_content_tokens:
             return "too_short"
-        if self.not_self_definitional(text, raw) or _CODE.search(original):
+        if self.not_self_definitional(text, raw, bool(atom.signals.get("fronted_frame"))) or _CODE.search(original):
             return "not_self_definitional"
         return None
 
-    def not_self_definitional(self, text: str, raw: str) -> bool:
+    def not_self_definitional(self, text: str, raw: str, framed: bool = False) -> bool:
+        """``framed``: a past frame ("back then", "as a kid") was fronted, so a simple past describes that time."""
         fact = _FACT.match(text) and not (self.state_idiom and self.state_idiom.match(text))
         if _YOU.search(text) or _REQUEST.match(text) or fact or _OPINION.match(text):
             return True
-        if _ANAPHORIC.match(text) or _CODE.search(raw):
+        if _ANAPHORIC.match(text) or _ANAPHORIC_PP.match(text) or _CODE.search(raw):
             return True  # "I always mix that up": about a thing only the conversation names; code and errors
         m = _PROGRESSIVE.match(text)
         if m and m.group(1) not in _PROGRESSIVE_OK:
             return True
         toks = text.split()
-        if len(toks) > 1 and is_past_form(toks[1]) and toks[1] not in ("used", "was", "were"):
+        if len(toks) > 1 and is_past_form(toks[1]) and toks[1] not in ("used", "was", "were") and not framed:
             low = raw.lower()
             if not _HABIT_WORDS.search(low):
                 return True  # a one-off event: "I signed up for …", "I ran my first marathon in 2021"
