@@ -77,7 +77,7 @@ _REMOVE_WORDS = re.compile(
 _A_BIT_OF = re.compile(r"\b(?:a bit of|much of|a total|a complete|an absolute|a real) (?=an? )|"
                        r"(?<=\ba )(?:total|complete|real|bit of a) |(?<=\ban )(?:absolute|utter) |"
                        r"\bway (?=too\b|more\b|less\b|[a-z]+er\b)|\ba lot (?=(?:about|for|with|to|when|if)\b)|"
-                       r"(?<=\ba )(?:huge|big|massive|giant) (?=fan of\b)")
+                       r"(?<=\ba )(?:huge|big|massive|giant) (?=fan of\b|[a-z]{3,}er\b)")
 _MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!(?:[a-z-]+ ){0,3}than\b)"
                         r"(?!of\b)")
 _COMPARATIVE_AMOUNT = re.compile(r"\b(?:a lot|much|way|far|so much) (?=[a-z]+er\b)")
@@ -107,6 +107,7 @@ _ASPECT = [
     (re.compile(r"^i (?:have become|became|have grown|grew) (?:more |less )?"), "i am "),
     (re.compile(r"^i am (?:learning|starting|beginning|trying|continuing) to be "), "i am "),
     (re.compile(r"^i am (?:learning|starting|beginning|continuing) to (?=\w)"), "i "),
+    (re.compile(r"^i (?:started|start|began|begin|continue|continued|tend|tended) to be "), "i am "),
     (re.compile(r"^i (?:started|start|began|begin|continue|continued|tend|tended) to (?=\w)"), "i "),
     (re.compile(r"^i am (?:inclined|prone|apt) to (?=\w)"), "i "),
     (re.compile(r"^i (?:remain|remained|stay|stayed) "), "i am "),
@@ -477,6 +478,7 @@ def normalize_clause(text: str, lex: RuleLexicon | None = None) -> tuple[list[st
         if cond:
             a = f"{a} {cond}"
             cl = f"{cl} {cond}"
+            sig["condition"] = cond
         texts.append(a)
         own.append(collapse(frame + cl))
     if len(texts) == 1 and not cond:

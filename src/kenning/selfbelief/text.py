@@ -115,5 +115,9 @@ def lemma_past(word: str) -> str:
     return word
 
 
+_ED_STEMS = {"need", "needs", "feed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "seed",
+             "shed", "embed", "overfeed", "indeed"}   # "-ed" that is the verb itself: "I need …" is no past
+
+
 def is_past_form(word: str) -> bool:
-    return word in _IRREGULAR_PAST or (word.endswith("ed") and len(word) > 3)
+    return word in _IRREGULAR_PAST or (word.endswith("ed") and len(word) > 3 and word not in _ED_STEMS)

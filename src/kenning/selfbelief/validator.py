@@ -54,7 +54,8 @@ _PROGRESSIVE = re.compile(r"^i am (\w+ing)\b")
 _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "starting", "beginning", "struggling",
                    "loving", "enjoying", "hating", "growing", "changing", "failing", "improving", "healing",
                    "recovering", "drowning", "thriving", "coping", "suffering", "burning", "losing", "trying",
-                   "going through", "freaking", "panicking", "overthinking", "doubting",
+                   "going through", "freaking", "panicking", "overthinking", "doubting", "grieving", "mourning",
+                   "hurting", "spiraling", "spiralling", "processing", "floundering", "flourishing", "blossoming",
                    # adjectives in -ing, not activities
                    "easygoing", "easy-going", "outgoing", "caring", "loving", "boring", "interesting", "amazing",
                    "demanding", "understanding", "forgiving", "unforgiving", "exhausting", "annoying", "charming",
@@ -64,6 +65,7 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
+_NEED = re.compile(r"^i (?:do not )?need\b")
 _ANAPHORIC_PP = re.compile(r"^i (?:am|feel|was)(?: not| never)? [a-z-]+ (?:of|about|with|for|at|on|by|to) "
                            r"(?:it|that|this|them)$")      # "i am not proud of it": of what the chat says
 _CODE = re.compile(r"(?i:^\s*(?:error|warning|exception|traceback|fatal|panic|stderr|stdout)\s*:)|`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
@@ -149,14 +151,18 @@ class BeliefAtomValidator:
         content = [t for t in _TOKS.findall(canon) if t not in _FUNCTION]
         if len(canon) < self.cfg.min_chars or len(content) < self.cfg.min_content_tokens:
             return "too_short"
-        if self.not_self_definitional(text, raw, bool(atom.signals.get("fronted_frame"))) or _CODE.search(original):
+        if self.not_self_definitional(text, raw, bool(atom.signals.get("fronted_frame")),
+                                      bool(atom.signals.get("condition"))) or _CODE.search(original):
             return "not_self_definitional"
         return None
 
-    def not_self_definitional(self, text: str, raw: str, framed: bool = False) -> bool:
-        """``framed``: a past frame ("back then", "as a kid") was fronted, so a simple past describes that time."""
+    def not_self_definitional(self, text: str, raw: str, framed: bool = False, conditioned: bool = False) -> bool:
+        """``framed``: a past frame ("back then", "as a kid") was fronted, so a simple past describes that time;
+        ``conditioned``: a fronted condition makes "I need …" a recurring need ("After long calls I need an hour
+        alone"), not a request."""
         fact = _FACT.match(text) and not (self.state_idiom and self.state_idiom.match(text))
-        if _YOU.search(text) or _REQUEST.match(text) or fact or _OPINION.match(text):
+        request = _REQUEST.match(text) and not (conditioned and _NEED.match(text))
+        if _YOU.search(text) or request or fact or _OPINION.match(text):
             return True
         if _ANAPHORIC.match(text) or _ANAPHORIC_PP.match(text) or _CODE.search(raw):
             return True  # "I always mix that up": about a thing only the conversation names; code and errors
