@@ -658,6 +658,7 @@ class SegmenterConfig(Strict):
 class AtomizerConfig(Strict):
     backend: Literal["auto", "llm", "rules"]
     max_candidates_per_call: int = Field(gt=0)
+    intensifiers: list[str]
     fronting_words: list[str]
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import re
+
 from kenning.config import Config
 from kenning.selfbelief.atomizer import LLMAtomizer, RuleAtomizer
 from kenning.selfbelief.canonicalizer import BeliefCanonicalizer
@@ -23,6 +25,9 @@ from kenning.selfbelief.segmenter import BeliefSegmenter
 from kenning.selfbelief.source_context import SourceContextClassifier
 from kenning.selfbelief.types import Analysis, AnalyzedAtom, CanonicalAtom, EpistemicsResult
 from kenning.selfbelief.validator import BeliefAtomValidator
+
+
+_LETTERS = re.compile(r"[A-Za-z]")
 
 
 def atomizer_backend(config: Config, llm_enabled: bool) -> str:
@@ -53,17 +58,21 @@ class Analyzer:
         self.epi_llm = EpistemicsLLMFallback(self.llm, sb.models.epistemics_model) if self.llm is not None else None
 
     def _mark_trailing_sarcasm(self, text: str, candidates, atoms, offset: int) -> None:
-        """A marker right after a clause ("I'm SO organized. /s") makes that clause sarcastic (S44)."""
-        starts = sorted(c.span[0] - offset for c in candidates)
-        flagged = set()
-        for c in candidates:
-            end = c.span[1] - offset
-            nxt = next((s for s in starts if s >= end), len(text))
-            after = text[end:min(len(text), max(nxt, end) + 12)]
-            if self.validator.sarcastic(after[:after.find("\n")] if "\n" in after else after):
-                flagged.add(c.idx)
+        """A sarcasm marker anywhere in a sentence, or right after it ("I'm SO organized. /s"), makes every clause
+        of that sentence sarcastic (S44)."""
+        sents = self.segmenter.sentences(text)
+        marked = []
+        for n, (s, e) in enumerate(sents):
+            nxt = sents[n + 1][0] if n + 1 < len(sents) else len(text)
+            after = text[e:min(nxt, e + 12)] if n + 1 >= len(sents) or not _LETTERS.search(text, e, nxt) else \
+                text[e:nxt]
+            if self.validator.sarcastic(text[s:e]) or self.validator.sarcastic(after) or (
+                    n + 1 < len(sents) and self.validator.sarcastic(text[sents[n + 1][0]:sents[n + 1][1]])
+                    and len(_LETTERS.findall(text, sents[n + 1][0], sents[n + 1][1])) <= 8):
+                marked.append((s, e))
+        hit = {c.idx for c in candidates if any(s <= c.span[0] - offset < e for s, e in marked)}
         for a in atoms:
-            if a.source_idx in flagged:
+            if a.source_idx in hit:
                 a.signals["sarcasm"] = True
 
     def _mark_code_context(self, text: str, candidates, atoms, offset: int) -> None:

@@ -25,7 +25,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kenning.selfbelief.clauses import fronted_main_start, fronted_phrase
-from kenning.selfbelief.text import collapse, expand_contractions, lemma_ing, lemma_past, normalize_apostrophes
+from kenning.selfbelief.text import (collapse, expand_contractions, is_past_form, lemma_ing, lemma_past,
+                                    normalize_apostrophes)
 from kenning.selfbelief.types import ClaimCandidate, RawAtom
 
 BeliefTypeLit = Literal["TRAIT", "PREFERENCE", "VALUE", "CAPABILITY_LIMIT", "FEELING_STATE", "META_BELIEF",
@@ -59,7 +60,8 @@ _LEAD_AS_A = re.compile(r"^as (?:a|an|the) [^,]{1,40},\s*(?=i\b)")
 _REPORTED = re.compile(r"^(?!i\b)(?:[a-z]+(?: [a-z]+)?) (?:says|said|say|thinks|think|thought|tells me|told me|"
                        r"tell me|calls me|call me|believe|believes|keep telling me|keeps telling me)(?: that)? (?=i\b)")
 _MODAL_FRAME = re.compile(r"^i (?:do not |did not )?(?:think|guess|suspect|believe|feel like|feel that|feel|know|"
-                          r"suppose|admit|would say|reckon|bet|am sure|am pretty sure|am not sure|am convinced|"
+                          r"suppose|admit|would say|reckon|bet|am (?:pretty |fairly |quite |really |very |totally |absolutely |not )?"
+                          r"(?:sure|certain|positive|convinced)|"
                           r"used to think|used to believe|used to feel|always thought|have always thought|"
                           r"have come to realize|have realized|realized|realised|wonder if|am afraid)"
                           r"(?: that| whether| if)? (?=i\b)")
@@ -214,6 +216,7 @@ class RuleLexicon:
     """The configured word lists the rule atomizer reads (cue lists are config, seed §4.7; issue 22)."""
 
     fronting_words: frozenset[str]
+    intensifiers: re.Pattern | None        # degree cues and atomizer.intensifiers: the frame's, not the belief's
     temporal_phrases: frozenset[str]      # cue phrases of the temporal lists ("as a kid", "most mornings")
     frequency_negation: tuple[str, ...]   # longest first
     reported: re.Pattern
@@ -234,7 +237,12 @@ class RuleLexicon:
                          for v in sorted(rs.verbs, key=len, reverse=True))
         openers = "|".join(re.escape(expand_contractions(normalize_apostrophes(o.lower())))
                            for o in sorted(rs.openers, key=len, reverse=True))
-        return cls(frozenset(w.lower() for w in sb.atomizer.fronting_words), frozenset(temporal), freq,
+        words = sorted({normalize_apostrophes(w.lower()) for w in [*sb.atomizer.intensifiers, *c.degree_strong,
+                                                                    *c.degree_weak]}, key=len, reverse=True)
+        words = [w for w in words if w not in ("so", "pretty", "rather", "a lot", "almost", "not very")]
+        inten = re.compile(r"(?<=\s)(?:" + "|".join(re.escape(w) for w in words) + r")(?=\s|$)(?! than\b)") \
+            if words else None
+        return cls(frozenset(w.lower() for w in sb.atomizer.fronting_words), inten, frozenset(temporal), freq,
                    re.compile(r"^(?!i\b)(?:[a-z'-]+ ){0,2}[a-z'-]+ (?:" + verbs + r")(?: that)?,? (?=i\b)"),
                    re.compile(r"^(?:" + openers + r")\b(?: [a-z'-]+){0,3}?,?(?: that)? ?(?=i\b)"),
                    re.compile(r"[\"”’],? (?:[a-z'-]+ ){0,2}(?:" + verbs + r"|asks|asked|replied|yelled|wrote)\b"),
@@ -276,6 +284,7 @@ _COPULA_HEAD = re.compile(r"^(i (?:am|feel|get|was|have been|seem|" + r"(?:do no
                           r"generally|still|kind of|sort of|pretty|quite|a bit|a little))*) ")
 _NEG_HEAD = re.compile(r"^(i (?:do not|did not|never|cannot|can not|will not|would not)) ")
 _PREP = re.compile(r"^(?:with|at|in|around|about|for|to|on|toward|towards|among|near)\b")
+_LAST_PREP = re.compile(r"^(.* (?:of|with|about|at|for|in|on|to)) [a-z-]+(?: [a-z-]+)?$")
 _BUT_NOT = re.compile(r"^i ([a-z]+) ([a-z][a-z ]{1,30}?),? but not ([a-z][a-z ]*)$")
 _NOT_VERBS = {"am", "was", "have", "had", "do", "did", "can", "will", "would", "could", "should", "must", "might",
               "may", "feel", "get", "seem", "not", "never", "no", "really", "just", "always", "usually", "also"}
@@ -338,7 +347,10 @@ def split_conjuncts(x: str) -> list[str] | None:
         if len(body.split()) > 4 or (_DET.match(body) and not _PREP.match(body)) or _NOT_A_CONJUNCT.search(body) \
                 or _RELATIVE.search(parts[0]):
             return None   # "patient with my kids and my partner", "a runner, but not a fast one", "…, and crowds drain me"
-        if _PREP.match(body):
+        shared = _LAST_PREP.match(parts[0])
+        if shared and not _PREP.match(body) and len(body.split()) <= 2 and len(first_words) > 2:
+            body = shared.group(1) + " " + body   # "a fan of surprises or parties" → "a fan of parties"
+        elif _PREP.match(body):
             lead = []
             for w in first_words:
                 if _PREP.match(w):
@@ -378,15 +390,21 @@ def _clean(x: str, lex: RuleLexicon, sig: dict[str, Any]) -> str:
     x = _MORE_LESS.sub(lambda m: m.group(1) + " ", x)
     x = _COMPARATIVE_AMOUNT.sub("", x)
     x = _REMOVE_WORDS.sub(" ", x)
+    if lex.intensifiers is not None:
+        x = lex.intensifiers.sub(" ", x)
     x = collapse(x).rstrip(" .!?;:,")
     x = _TAIL_TAGS.sub("", x).rstrip(" ,")
     for _ in range(3):
         before = x
         for rx, repl in _ASPECT:
             x = rx.sub(repl, x, count=1) if isinstance(repl, str) else rx.sub(repl, x, count=1)
-        x = collapse(x)
+        x = _MORE_LESS.sub(lambda m: m.group(1) + " ", collapse(x))   # "i am becoming more patient"
         if x == before:
             break
+    if "fronted_frame" in sig:       # "growing up i hated vegetables" → "i hate vegetables" (the frame says past)
+        w = x.split()
+        if len(w) > 1 and is_past_form(w[1]) and w[1] not in ("used", "was", "were"):
+            x = " ".join(["i", lemma_past(w[1]), *w[2:]])
     x = _CAUSE_TAIL.sub("", x)
     x = collapse(x).rstrip(" .!?;:,")
     for ph in sorted(lex.temporal_phrases, key=len, reverse=True):   # "… in high school": the frame's
@@ -466,6 +484,8 @@ def normalize_clause(text: str, lex: RuleLexicon | None = None) -> tuple[list[st
         sig["clauses"] = [frame + x]
         return [x], sig
     body = collapse(_TAIL_TAGS.sub("", collapse(x).rstrip(" .!?;:,")).rstrip(" ,"))
+    if lex.intensifiers is not None:   # before the split: "an introvert through and through" is one conjunct
+        body = collapse(lex.intensifiers.sub(" ", body))
     clauses = split_conjuncts(body) if not cond and not tail else None
     if clauses:
         sig["split_list"] = len(clauses)
