@@ -284,6 +284,9 @@ _COPULA_HEAD = re.compile(r"^(i (?:am|feel|get|was|have been|seem|" + r"(?:do no
                           r"generally|still|kind of|sort of|pretty|quite|a bit|a little))*) ")
 _NEG_HEAD = re.compile(r"^(i (?:do not|did not|never|cannot|can not|will not|would not)) ")
 _PREP = re.compile(r"^(?:with|at|in|around|about|for|to|on|toward|towards|among|near)\b")
+_ENDORSE_ADVERBS = re.compile(r"\b(?:totally|absolutely|completely|definitely|probably|so|100%|kind of|honestly|"
+                              r"really|actually|100 percent|dead)\b")
+_HABITUAL_PROGRESSIVE = re.compile(r"^i am ((?:always|constantly|forever|continually|perpetually) )([a-z]+ing)\b")
 _LAST_PREP = re.compile(r"^(.* (?:of|with|about|at|for|in|on|to)) [a-z-]+(?: [a-z-]+)?$")
 _BUT_NOT = re.compile(r"^i ([a-z]+) ([a-z][a-z ]{1,30}?),? but not ([a-z][a-z ]*)$")
 _NOT_VERBS = {"am", "was", "have", "had", "do", "did", "can", "will", "would", "could", "should", "must", "might",
@@ -383,6 +386,7 @@ def split_conjuncts(x: str) -> list[str] | None:
 
 def _clean(x: str, lex: RuleLexicon, sig: dict[str, Any]) -> str:
     """One clause → its atom text: qualifiers out (they are the frame's), aspect forms to the present."""
+    x = _HABITUAL_PROGRESSIVE.sub(lambda m: f"i {m.group(1)}{lemma_ing(m.group(2))}", x)   # "i am always apologizing"
     x, freq = _drop_in_verb_group(x, lex.frequency_negation)
     if freq:
         sig["frequency_negation"] = freq
@@ -544,7 +548,7 @@ class RuleAtomizer:
         nxt = next((d for d in candidates if d.idx == c.idx + 1), None)
         if nxt is None or nxt.span[0] - c.span[1] > 8 or self.lex.endorsement is None:
             return False
-        t = collapse(expand_contractions(normalize_apostrophes(nxt.text).lower())).strip(" .!,")
+        t = collapse(_ENDORSE_ADVERBS.sub(" ", expand_contractions(normalize_apostrophes(nxt.text).lower()))).strip(" .!,")
         return len(t.split()) <= 8 and bool(self.lex.endorsement.search(t))
 
     def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:

@@ -66,6 +66,7 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
 _NEED = re.compile(r"^i (?:do not )?need\b")
+_ANAPHORIC_ING = re.compile(r"^i am [a-z-]+ing (?:it|that|this|those|these)$")   # "i am overthinking this"
 _ANAPHORIC_PP = re.compile(r"^i (?:am|feel|was)(?: not| never)? [a-z-]+ (?:of|about|with|for|at|on|by|to) "
                            r"(?:it|that|this|them)$")      # "i am not proud of it": of what the chat says
 _CODE = re.compile(r"(?i:^\s*(?:error|warning|exception|traceback|fatal|panic|stderr|stdout)\s*:)|`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
@@ -164,7 +165,7 @@ class BeliefAtomValidator:
         request = _REQUEST.match(text) and not (conditioned and _NEED.match(text))
         if _YOU.search(text) or request or fact or _OPINION.match(text):
             return True
-        if _ANAPHORIC.match(text) or _ANAPHORIC_PP.match(text) or _CODE.search(raw):
+        if _ANAPHORIC.match(text) or _ANAPHORIC_PP.match(text) or _ANAPHORIC_ING.match(text) or _CODE.search(raw):
             return True  # "I always mix that up": about a thing only the conversation names; code and errors
         m = _PROGRESSIVE.match(text)
         if m and m.group(1) not in _PROGRESSIVE_OK:
