@@ -43,7 +43,7 @@ TEMPORAL_CATEGORIES = {"past": "past", "transitional": "transitional", "habitual
 MODALITY_ORDER = ("unsure", "possible", "likely", "certain")   # least certain first
 _NEG_WORD = re.compile(r"\b(not|never|cannot|no longer|nobody|nothing|neither|nor)\b|n't\b")
 _COND = re.compile(r"\b(if|unless|when|whenever|every time|each time)\b")
-_CAUSE = re.compile(r"\b(because|since|so that|as if|as though|which|as|but not|than)\b")
+_CAUSE = re.compile(r"\b(because|since|so that|as if|as though|which|as(?! (?:a|an|the)\b)|but not|than)\b")
 _FRAME_VERBS = {"think", "suspect", "guess", "believe", "feel", "know", "suppose", "admit", "say", "bet", "reckon",
                 "realize", "realise", "wonder", "would", "said", "says", "thinks", "tell", "told", "sure"}
 _RECURRING_PP = re.compile(r"\b(?:(?:before|after|during) (?:(?:big|long|busy|most|all|the|my|our|some|important|a few|"
