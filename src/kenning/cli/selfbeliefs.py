@@ -63,6 +63,7 @@ def _analysis_lines(d: dict) -> list[str]:
     for a in d["atoms"]:
         f = a["epistemic_frame"]
         cond = f", if {f['conditional']}" if f["conditional"] else ""
+        cond += ", no longer holds" if f.get("holds_now") is False else ""
         lines.append(f"  {a['polarity']:6} {a['belief_type']:17} {a['canonical_text']}  "
                      f"(scope {f['temporal_scope']}, {f['modality']}, degree {f['degree']}{cond}; "
                      f"confidence {a['confidence']}; hash {a['canonical_hash'][:12]})")
@@ -533,7 +534,9 @@ def annotate_export(n: Annotated[int, typer.Argument(help="How many experiences 
         for eid, rows in sql.experience_atoms(vault.conn, [e["experience_id"] for e in exps]).items():
             atoms[eid] = [{"atom_text": r["canonical_text"] if r["polarity"] == "affirm" else r["raw_text"],
                            "belief_type": r["belief_type"], "polarity": r["polarity"],
-                           "temporal_scope": orjson.loads(r["epistemic_frame"])["temporal_scope"]} for r in rows]
+                           "temporal_scope": orjson.loads(r["epistemic_frame"])["temporal_scope"],
+                           "modality": orjson.loads(r["epistemic_frame"])["modality"],
+                           "holds_now": orjson.loads(r["epistemic_frame"]).get("holds_now", True)} for r in rows]
         sd = seed if seed is not None else vault.config.self_beliefs.annotate.export_seed
     picked = export_rows(exps, atoms, n, sd)
     out_path.parent.mkdir(parents=True, exist_ok=True)

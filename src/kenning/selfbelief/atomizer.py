@@ -223,6 +223,8 @@ class RuleLexicon:
     reported_opener: re.Pattern
     quote_tag: re.Pattern
     endorsement: re.Pattern | None
+    trailing_phrase: re.Pattern | None = None   # a temporal cue phrase at the end of the atom
+    freq_in_group: re.Pattern | None = None     # a frequency word in the verb group
 
     @classmethod
     def from_config(cls, sb) -> "RuleLexicon":
@@ -247,7 +249,11 @@ class RuleLexicon:
                    re.compile(r"^(?:" + openers + r")\b(?: [a-z'-]+){0,3}?,?(?: that)? ?(?=i\b)"),
                    re.compile(r"[\"”’],? (?:[a-z'-]+ ){0,2}(?:" + verbs + r"|asks|asked|replied|yelled|wrote)\b"),
                    re.compile(r"\b(?:" + "|".join(re.escape(expand_contractions(normalize_apostrophes(e.lower())))
-                                                  for e in rs.endorsements) + r")\b") if rs.endorsements else None)
+                                                  for e in rs.endorsements) + r")\b") if rs.endorsements else None,
+                   re.compile(r" (?:" + "|".join(re.escape(p) for p in sorted(temporal, key=len, reverse=True))
+                              + r")$") if temporal else None,
+                   re.compile(r"^(i(?: " + _VG_WORDS + r")*) (" + "|".join(re.escape(p) for p in freq) + r") ")
+                   if freq else None)
 
 
 _DEFAULT_LEX: list[RuleLexicon] = []
@@ -266,13 +272,10 @@ _VG_WORDS = (r"(?:am|is|are|was|were|be|been|have|has|had|do|does|did|will|would
              r"sometimes|generally|typically|normally|honestly|truly|pretty|quite)")
 
 
-def _drop_in_verb_group(x: str, phrases: tuple[str, ...]) -> tuple[str, str | None]:
-    """``x`` without a frequency word of ``phrases`` standing in its verb group ("i rarely speak up" → "i speak
-    up"), and the word dropped."""
-    if not phrases:
-        return x, None
-    alt = "|".join(re.escape(p) for p in phrases)
-    m = re.match(r"^(i(?: " + _VG_WORDS + r")*) (" + alt + r") ", x)
+def _drop_in_verb_group(x: str, rx: re.Pattern | None) -> tuple[str, str | None]:
+    """``x`` without a frequency word standing in its verb group ("i rarely speak up" → "i speak up"), and the
+    word dropped."""
+    m = rx.match(x) if rx is not None else None
     if not m:
         return x, None
     return m.group(1) + " " + x[m.end():], m.group(2)
@@ -387,7 +390,7 @@ def split_conjuncts(x: str) -> list[str] | None:
 def _clean(x: str, lex: RuleLexicon, sig: dict[str, Any]) -> str:
     """One clause → its atom text: qualifiers out (they are the frame's), aspect forms to the present."""
     x = _HABITUAL_PROGRESSIVE.sub(lambda m: f"i {m.group(1)}{lemma_ing(m.group(2))}", x)   # "i am always apologizing"
-    x, freq = _drop_in_verb_group(x, lex.frequency_negation)
+    x, freq = _drop_in_verb_group(x, lex.freq_in_group)
     if freq:
         sig["frequency_negation"] = freq
     x = _A_BIT_OF.sub("", x)
@@ -411,10 +414,9 @@ def _clean(x: str, lex: RuleLexicon, sig: dict[str, Any]) -> str:
             x = " ".join(["i", lemma_past(w[1]), *w[2:]])
     x = _CAUSE_TAIL.sub("", x)
     x = collapse(x).rstrip(" .!?;:,")
-    for ph in sorted(lex.temporal_phrases, key=len, reverse=True):   # "… in high school": the frame's
-        if x.endswith(" " + ph) and len(x) > len(ph) + 4:
-            x = x[:-len(ph) - 1].rstrip(" ,")
-            break
+    m = lex.trailing_phrase.search(x) if lex.trailing_phrase is not None else None   # "… in high school"
+    if m and m.start() > 4:
+        x = x[:m.start()].rstrip(" ,")
     x = _A_AN.sub("an ", x)
     return _AN_A.sub("a ", x)
 

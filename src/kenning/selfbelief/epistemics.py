@@ -90,6 +90,7 @@ class CueMatcher:
                 self._by_first.setdefault(words[0], []).append(entry)
         for lst in self._by_first.values():
             lst.sort(key=lambda e: (-len(e[0]), -len(e[2]), e[2]))
+        self._memo: dict[str, list[tuple[str, set[str], int, int]]] = {}
 
     @staticmethod
     def _match(entry, toks, i: int, text: str) -> bool:
@@ -113,6 +114,15 @@ class CueMatcher:
         return True
 
     def find(self, text: str) -> list[tuple[str, set[str], int, int]]:
+        """The cues of ``text`` (memoized: the phases read the same clause several times; callers don't mutate)."""
+        hit = self._memo.get(text)
+        if hit is None:
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            hit = self._memo[text] = self._find(text)
+        return hit
+
+    def _find(self, text: str) -> list[tuple[str, set[str], int, int]]:
         toks = _tokens(text)
         out = []
         i, n = 0, len(toks)
