@@ -419,7 +419,11 @@ class EpistemicsLLMFallback:
         if not res.ok:
             return rules
         v: EpistemicsAnswer = res.value
-        frame = EpistemicFrame(v.temporal_scope, v.modality, float(v.degree), collapse(v.conditional.lower()))
+        # the model runs only when no cue settled the scope, so a "past" from it has no "no longer" cue either (S46)
+        holds_now = rules.frame.holds_now if v.temporal_scope != "past" or rules.frame.temporal_scope == "past" \
+            else False
+        frame = EpistemicFrame(v.temporal_scope, v.modality, float(v.degree), collapse(v.conditional.lower()),
+                               holds_now)
         signals = {**rules.signals, "llm_fallback": True, "rules_frame": rules.frame.as_dict(),
                    "llm_call_ids": list(res.call_ids)}
         return EpistemicsResult(frame, float(v.confidence), signals, False, rules.detected_polarity, "llm")
