@@ -659,6 +659,14 @@ class SegmenterConfig(Strict):
 class AtomizerConfig(Strict):
     backend: Literal["auto", "llm", "rules"]
     max_candidates_per_call: int = Field(gt=0)
+    intensifiers: list[str]
+    fronting_words: list[str]
+
+
+class ReportedSpeechConfig(Strict):
+    verbs: list[str]
+    openers: list[str]
+    endorsements: list[str]
 
 
 class ValidatorConfig(Strict):
@@ -668,6 +676,9 @@ class ValidatorConfig(Strict):
     other_subjects: list[str]
     imperative_verbs: list[str]
     question_starts: list[str]
+    reported_speech: ReportedSpeechConfig
+    state_idioms: list[str]
+    sarcasm_markers: list[str]
 
 
 class ModalityCues(Strict):
@@ -681,8 +692,10 @@ class EpistemicCues(Strict):
     negation: list[str]
     negation_exceptions: list[str]
     aversion: list[str]
+    frequency_negation: list[str]
     modality: ModalityCues
     past: list[str]
+    past_change: list[str]
     transitional: list[str]
     habitual_strong: list[str]
     habitual_soft: list[str]
