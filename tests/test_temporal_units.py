@@ -46,7 +46,8 @@ def test_proximity_stays_in_the_claims_sentence():
     """T6: "I work at Acme Corp" after "since 2019." is two characters away but in another sentence."""
     text = "I live in Berlin since 2019. I work at Acme Corp."
     cfg = SimpleNamespace(time_link_proximity_chars=200, time_link_min_alignment=0.1, fallback_valid_from_asserted=True,
-                          threshold_close=0.7, proximity_same_sentence=True)
+                          threshold_close=0.7, proximity_same_sentence=True, observed_states_eligible=False,
+                          context_dated_by_conversation=True)
     tm = {"time_mention_id": "t1", "char_start": 23, "char_end": 27, "surface_text": "2019", "resolved_type":
           "interval", "valid_from_utc": "2019-01-01T00:00:00.000Z", "valid_to_utc": "2020-01-01T00:00:00.000Z",
           "confidence": 0.9}

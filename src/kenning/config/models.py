@@ -150,6 +150,8 @@ class TemporalReasoningConfig(Strict):
     temporal_bound_ends_validity: bool
     transition_wins_ties: bool
     publish_beliefs: bool
+    observed_states_eligible: bool
+    context_dated_by_conversation: bool
 
 
 class PipelineConfig(Strict):
