@@ -132,6 +132,13 @@ def insert_history(conn: apsw.Connection, h_rows: list[tuple]) -> None:
 # -- reads for the CLI ------------------------------------------------------------------------------------------
 
 
+def functional_predicate_labels(conn: apsw.Connection) -> set[str]:
+    """Predicate labels some invalidation rule makes functional (one state closes the previous one)."""
+    return {r[0] for r in conn.execute(
+        "SELECT DISTINCT p.canonical_label_norm FROM invalidation_rules r JOIN predicates p ON p.predicate_id = "
+        "r.predicate_id WHERE r.is_functional = 1 AND r.invalidation_policy = 'close_previous_on_newer_state'")}
+
+
 def has_stage5(conn: apsw.Connection) -> bool:
     return bool(scalar(conn, "SELECT EXISTS(SELECT 1 FROM assertion_temporalized)"))
 
