@@ -47,7 +47,7 @@ def test_term_and_entity_keys_fold_case_matching_does_not(tmp_path):
 
 
 def test_sentence_initial_words_are_not_glued_to_a_name(tmp_path):
-    """E40 (issue 22 §5): "Is Marseille worth it?", "Quick Python question" — the capital belongs to the sentence,
+    """T48 (issue 22 §5): "Is Marseille worth it?", "Quick Python question" — the capital belongs to the sentence,
     not to the name, so neither becomes a personal term; a real two-word name at a sentence start stays one (and
     "Project Phoenix" mid-sentence and at a line start is untouched), and "is" inside a sentence is not stripped."""
     lines = [

@@ -19,7 +19,7 @@ from kenning.detect.scan import finditer_at
 from kenning.detect.spans import Exclusions, FENCE, BLOCKQUOTE, CITATION
 
 GENERATOR_ORDER = ("TITLE_CASE", "ALLCAPS", "CAMEL_CASE", "HASHTAG", "HANDLE", "QUOTED", "NOUN_CHUNK")
-GENERATORS_VERSION = "2"   # 2: a sentence-initial verb/adjective leaves a TITLE_CASE run (E40)
+GENERATORS_VERSION = "2"   # 2: a sentence-initial verb/adjective leaves a TITLE_CASE run (T48)
 # §2B.4.1 patterns; TITLE_CASE joins words with spaces/tabs only (a title-case run never spans lines, E19).
 _GEN = (
     ("TITLE_CASE", re.compile(r"\b([A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+)\b"), 1),
@@ -46,7 +46,7 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _TITLE_LEADING = frozenset("The A An My Our Your His Her Their Its This That These Those In On At For And But Or So "
                            "If When While With From To Of Dear Hi Hello Hey Thanks Thank Also Then As By".split())
 _WORD = re.compile(r"\w+")
-# E40: what may stand before a sentence's first word: spaces, list bullets, numbering, quotes, markdown marks
+# T48: what may stand before a sentence's first word: spaces, list bullets, numbering, quotes, markdown marks
 _SENTENCE_LEAD = re.compile(r"(?:^|[.!?:;\n])[ \t>*_#\-\d.)(\"'`“‘]*$")
 _QUOTED_MAX_WORDS = 5
 
@@ -124,7 +124,7 @@ class Inducer:
                         s = e - len(rest)
                         surface = text[s:e]
                     elif self._initial_word(text, s, first):
-                        # E40: "Is Marseille worth it?", "Quick Python question": the capital is the sentence's,
+                        # T48: "Is Marseille worth it?", "Quick Python question": the capital is the sentence's,
                         # not the name's; what is left is a term only if still two words or more
                         rest = rest.lstrip(" \t")
                         if " " not in rest.strip() and "\t" not in rest.strip():
