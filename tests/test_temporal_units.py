@@ -295,3 +295,46 @@ def test_undated_claims_are_eligible_at_their_message_time_and_the_profile_at_it
     assert off.valid_from is None and off.tx_source == "INGEST_TIME" and not off.eligible
     imputed = assign({**a, "timestamp_quality": "imputed_parent"}, [], "I work at Acme Corp.", _cfg(), "x")
     assert imputed.valid_from is None and not imputed.eligible
+
+
+def test_replay_fast_path_gives_the_full_replays_history():
+    """T49: a claim said at τ that only continues the newest state is not recomputed with the whole group; the
+    versions are those of rerunning every pass at every τ, over random groups of dated and undated states,
+    negations, ineligible claims, corrections and retractions."""
+    import random
+
+    from kenning.temporal.history import replay_group
+
+    rng = random.Random(22)
+    for case in range(250):
+        n = rng.randint(1, 14)
+        bases, rets = [], []
+        for i in range(n):
+            day = f"2023-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+            said_day = f"2024-{rng.randint(1, 3):02d}-{rng.randint(1, 9):02d}"
+            sig = rng.choice(("E:x", "E:x", "E:y", "E:z"))
+            pol = "negative" if rng.random() < 0.12 else "positive"
+            if rng.random() < 0.6:
+                b = said(f"a{i:02d}", sig, said_day, rng.choice((0.8, 0.85, 0.9)), order=i, polarity=pol)
+            else:
+                b = dated(f"a{i:02d}", sig, day, said_day, rng.choice((0.8, 0.85, 0.9)), order=i, polarity=pol,
+                          aspect=rng.choice((None, "transition")))
+            b.eligible = pol == "positive" and rng.random() > 0.15
+            bases.append(b)
+        if n > 2 and rng.random() < 0.2:
+            old, new = bases[0], bases[-1]
+            old.superseded_by, old.supersession_type = new.assertion_id, "correction"
+        if rng.random() < 0.2:
+            t = rng.choice(bases)
+            rets.append({"retraction_id": "r1", "retraction_message_id": "m9", "char_start": 0,
+                         "target_assertion_id": t.assertion_id, "target_fact_key": None,
+                         "retraction_type": rng.choice(("full", "temporal_bound")), "confidence": 0.9,
+                         "surface_text": "not true", "user_grounded": True, "tx": "2024-02-15",
+                         "time_ok": True, "message_time": "2024-02-15"})
+        tx_of = {b.assertion_id: b.tx for b in bases}
+        for functional in (True, False):
+            rule = RULE if functional else Rule("r", "p", "*", False, "none")
+            make = lambda tau: pc(observed_states=True, rule_for=lambda p, t: rule)  # noqa: E731
+            fast = replay_group(bases, rets, make, functional, tx_of)
+            full = replay_group(bases, rets, make, functional, tx_of, fast=False)
+            assert fast == full, case
