@@ -4,6 +4,8 @@ employer timeline, and `kenning.bench.timeline_eval` scores stage 5 against it o
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
 import pytest
 
@@ -47,9 +49,7 @@ def small(tmp_path_factory):
     d = tmp_path_factory.mktemp("tleval")
     export = d / "s.json"
     stats = synth.write_export(export, 80, 1)
-    import json
-
-    manifest = json.loads(open(stats["manifest_path"]).read())
+    manifest = json.loads(Path(stats["manifest_path"]).read_text())
     db = d / "k.db"
     ingest(db, export, stages="0,1,2A,2B,3,4,5", as_of="2025-01-01T00:00:00Z", overrides=HASH)
     return db, export, manifest
