@@ -78,3 +78,28 @@ def test_history_shows_the_succession_and_all_shows_every_mention(db):
     jazz = [s for s in me["succession"] if s["predicate"] == "likes"]
     assert [(s["polarity"], s["mentions"], s["status"]) for s in jazz] == [("positive", 2, "negated"),
                                                                            ("negative", 1, "ineligible")]
+
+
+def _item(aid, obj, said, status="active", pred="lives_in", polarity="positive", **kw):
+    return {"assertion_id": aid, "subject": "SELF", "predicate": pred, "object": obj, "polarity": polarity,
+            "statement": f"SELF {pred} {obj}", "status": status, "why": "", "valid_from_utc": said,
+            "valid_to_utc": None, "valid_until_hint_utc": None, "said_at": said, "quote": obj,
+            "superseded_by": kw.get("superseded_by"), "overridden": kw.get("overridden", False)}
+
+
+def test_succession_folds_runs_and_keeps_unreasoned_claims_apart():
+    """T46 on its own: a retracted or ineligible claim between two mentions does not split the state; an
+    out-of-date mention is counted on the state that overrode it; a non-functional predicate folds by object."""
+    from kenning.temporal.succession import succession
+
+    items = [_item("a", "Berlin", "2022-01", "superseded"), _item("b", "Porto", "2022-02", "retracted"),
+             _item("c", "Berlin", "2022-03", "superseded"), _item("d", "Munich", "2022-04", "ineligible"),
+             _item("e", "Paris", "2023-03"), _item("f", "Berlin", "2023-03-22", "superseded", superseded_by="e",
+                                                   overridden=True),
+             _item("g", "Paris", "2023-06"),
+             _item("h", "jazz", "2022-01", pred="likes"), _item("i", "tea", "2022-02", pred="likes"),
+             _item("j", "jazz", "2022-03", pred="likes")]
+    got = [(s["object"], s["mentions"], s["status"], s["overridden_mentions"])
+           for s in succession(items, {"lives_in"})]
+    assert got == [("Berlin", 2, "superseded", 0), ("Paris", 2, "active", 1), ("Porto", 1, "retracted", 0),
+                   ("Munich", 1, "ineligible", 0), ("jazz", 2, "active", 0), ("tea", 1, "active", 0)]

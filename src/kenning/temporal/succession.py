@@ -3,14 +3,16 @@
 
 A state is a run of consecutive mentions of the same object and polarity, in valid-time order, for a functional
 predicate (Acme → Globex; Berlin → Paris), and all mentions of one object for any other predicate (likes hiking,
-said twelve times, is one state). Claims stage 5 does not reason with (`ineligible`) and mentions a later statement
-overrode (T45) never split a run: the first are grouped by object after the succession, the second are counted on
-the state that overrode them.
+said twelve times, is one state). Claims stage 5 does not reason with (`ineligible`), retracted claims (they were
+never true) and mentions a later statement overrode (T45) never split a run: the first two are grouped by object
+after the succession, the last are counted on the state that overrode them.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+APART = ("ineligible", "retracted")   # never a state of the succession: listed after it, by object
 
 
 def _order(i: dict) -> tuple:
@@ -44,7 +46,7 @@ def succession(items: list[dict], functional: set[str]) -> list[dict]:
     out: list[dict] = []
     for (_s, pred), members in groups.items():
         members = sorted(members, key=_order)
-        reasoned = [m for m in members if m["status"] != "ineligible" and not m.get("overridden")]
+        reasoned = [m for m in members if m["status"] not in APART and not m.get("overridden")]
         overridden: dict[str, int] = {}
         for m in members:
             if m.get("overridden") and m["superseded_by"]:
@@ -66,7 +68,7 @@ def succession(items: list[dict], functional: set[str]) -> list[dict]:
             out.append(_state(r, sum(n for by, n in overridden.items() if by in ids)))
         rest: dict[tuple, list[dict]] = {}
         for m in members:
-            if m["status"] == "ineligible" or (m.get("overridden") and not any(
+            if m["status"] in APART or (m.get("overridden") and not any(
                     m["superseded_by"] in s["assertion_ids"] for s in out)):
                 rest.setdefault((str(m["object"]), m["polarity"], m["status"]), []).append(m)
         out.extend(_state(r) for r in sorted(rest.values(), key=lambda r: _order(r[0])))
