@@ -65,6 +65,12 @@ def _overridden(t: dict) -> bool:
     return any(e.get("code") == "OVERRIDDEN_BY_LATER_STATEMENT" for e in raw.get("events") or [])
 
 
+def _said_by_conversation(t: dict) -> str | None:
+    """T41: the custom-instructions profile has no time of its own; it was said when its conversation began."""
+    raw = orjson.loads(t["raw_temporalize_json"] or "{}")
+    return t["asserted_at_utc"] if raw.get("transaction_time_source") == "CONVERSATION_TIME" else None
+
+
 def _span(t: dict) -> str:
     if t["valid_from_utc"]:
         return f"{t['valid_from_utc'][:10]} → {(t['valid_to_utc'] or 'now')[:10]}"
@@ -124,7 +130,8 @@ def history_command(
                 continue
             items.append({"assertion_id": aid, "statement": statement(v), "subject": v["subject"],
                           "predicate": v["predicate"], "object": v["object"], "polarity": v["polarity"],
-                          "quote": v["quote"], "said_at": v["message_date"], "status": t["status"],
+                          "quote": v["quote"], "said_at": v["message_date"] or _said_by_conversation(t),
+                          "status": t["status"],
                           "valid_time_type": t["valid_time_type"], "valid_from_utc": t["valid_from_utc"],
                           "valid_to_utc": t["valid_to_utc"], "valid_until_hint_utc": t["valid_until_hint_utc"],
                           "believed_from_utc": t["asserted_at_utc"], "stopped_believing_utc": t["superseded_at_utc"],
