@@ -80,7 +80,7 @@ class PassContext:
     rule_for: Callable[[str, str], Rule]
     salience: dict[str, float | None]
     known: Callable[[str], bool]   # is this assertion known at this transaction time (corrections need both ends)
-    observed_states: bool = False  # T40–T44: undated claims are observations; repetitions are one state
+    observed_states: bool = False  # T40–T45: undated claims are observations; repetitions are one state
 
 
 def initial_state(b: Base) -> State:
