@@ -103,3 +103,14 @@ def test_succession_folds_runs_and_keeps_unreasoned_claims_apart():
            for s in succession(items, {"lives_in"})]
     assert got == [("Berlin", 2, "superseded", 0), ("Paris", 2, "active", 1), ("Porto", 1, "retracted", 0),
                    ("Munich", 1, "ineligible", 0), ("jazz", 2, "active", 0), ("tea", 1, "active", 0)]
+
+
+def test_a_window_lists_a_change_once(tmp_path):
+    """T50: three mentions of Acme closed by Globex are one change in January's window, not three."""
+    path = tmp_path / "k.db"
+    ingest(path, write_export(tmp_path / "e.json", tc.undated()), as_of="2024-12-31T00:00:00Z", overrides=HASH,
+           stages="0,1,2A,2B,3,4,5,6")
+    tl = json.loads(run_cli("timeline", "--json", db=path).stdout)
+    jan = next(w for w in tl["windows"] if w["label"] == "2024-01")
+    work = [c for c in jan["changes"] if c["predicate"] == "works_at"]
+    assert len(work) == 1 and work[0]["mentions"] == 3 and (work[0]["from"], work[0]["to"]) == ("Acme Corp", "Globex")
