@@ -150,6 +150,8 @@ class TemporalReasoningConfig(Strict):
     temporal_bound_ends_validity: bool
     transition_wins_ties: bool
     publish_beliefs: bool
+    observed_states_eligible: bool
+    context_dated_by_conversation: bool
 
 
 class PipelineConfig(Strict):
@@ -305,6 +307,7 @@ class LexiconConfig(Strict):
     lexicon_penalty_code: float
     role_weights: dict[Literal["user", "assistant", "system", "tool", "unknown"], float]
     allcaps_stoplist: list[str]
+    sentence_initial_words: list[str]
     denylist: list[str]
     org_suffixes: list[str]
     evidence_max_occurrences: int = Field(ge=0)
