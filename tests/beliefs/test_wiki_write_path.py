@@ -283,6 +283,7 @@ def test_replay_with_the_server_stopped_gives_the_same_verdict(ws, db: Path, llm
     assert {k: replay[k] for k in keep} == {k: live[k] for k in keep}
 
 
+@pytest.mark.slow
 def test_cli_stage_verify_commit_and_a_rejected_run(ws, db: Path, llm_server, kenning):
     from .test_beliefs_llm_judge import TEST_KEY
 
@@ -310,3 +311,57 @@ def test_cli_stage_verify_commit_and_a_rejected_run(ws, db: Path, llm_server, ke
     again = kenning("wiki", "commit", str(run), db=db)
     assert "already committed" in again.stderr
     assert "18 minutes" in kenning("why", "failing over", db=db).stdout
+
+
+def test_guardian_plan_is_checked_before_it_is_staged(acme: Path):
+    """Claims whose quote is not verbatim, whose target is unknown, or that would edit a structural page are
+    dropped with the reason; a new page gets its title, section, footnote and sidecar."""
+    from kenning.beliefs.wiki_stage import GuardianPlan, apply_plan, write_drafts
+    from kenning.config import load_config
+
+    claims = [
+        {"page": "wiki/topics/dr.md", "section": "Drills", "relation": "new", "topic": "dr",
+         "statement": "A failover drill took 18 minutes.", "quote": "Failover took 18 minutes."},
+        {"page": "wiki/topics/dr.md", "section": "Drills", "relation": "new", "topic": "dr",
+         "statement": "Failover is instant.", "quote": "Failover is instant."},
+        {"page": "wiki/topics/auth.md", "section": "Token lifetime", "relation": "contradicts", "topic": "auth",
+         "target_belief_id": "b-nope", "statement": "x", "quote": "Failover took 18 minutes."},
+        {"page": "wiki/log.md", "section": "Log", "relation": "new", "topic": "log", "statement": "y",
+         "quote": "Failover took 18 minutes."},
+    ]
+    res = apply_plan(GuardianPlan.model_validate({"claims": claims}), root=acme, config=load_config(),
+                     run_id="run-x", now="2026-06-10T09:00:00.000Z", source_text=DRILL,
+                     source_raw_path="raw/inbox/dr.md", source_title="DR drill")
+    assert [d["claim"] for d in res.dropped] == [2, 3, 4]
+    assert "not a verbatim passage" in res.dropped[0]["reason"] and "b-nope" in res.dropped[1]["reason"]
+    assert "not a content page" in res.dropped[2]["reason"]
+    staged = acme / "runs/run-x/staged"
+    assert write_drafts(res.drafts, staged) == ["wiki/topics/dr.md", "wiki/topics/dr.beliefs.json"]
+    assert (staged / "topics/dr.md").read_text() == (
+        "# Dr\n\n## Drills\n\nA failover drill took 18 minutes.[^1]\n\n"
+        '[^1]: [DR drill](raw/inbox/dr.md): "Failover took 18 minutes." <!-- prov:prov-run-x-1 -->\n')
+    [b] = json.loads((staged / "topics/dr.beliefs.json").read_text())["beliefs"]
+    assert b["footnote_ids"] == ["1"] and b["provenance_ids"] == ["prov-run-x-1"] and b["wiki_section_anchor"] == \
+        "#drills"
+
+
+def test_guardian_schema_file_matches_the_code():
+    from kenning.beliefs.wiki_stage import check_schema_file
+    from kenning.config import load_config
+
+    check_schema_file(load_config())
+
+
+def test_an_unedited_manual_run_is_sent_back_for_revision(ws, db: Path):
+    from kenning.beliefs.wiki_commit import CommitRefused, commit, verify
+
+    root, inbox = ws
+    with open_vault(db) as v:
+        run = stage_run(v, root, inbox / "dr-drill-2026-06.md", mode="none", manual=True,
+                        pages=["topics/deploy.md"])
+        assert sorted(p.name for p in (run / "staged/topics").iterdir()) == ["deploy.beliefs.json", "deploy.md"]
+        verdict = verify(v.conn, v.config, run)
+        assert verdict["verdict"] == "revise" and verdict["reasons"] == ["no_changes"]
+        with pytest.raises(CommitRefused) as e:
+            commit(v.conn, v.config, run)
+        assert e.value.kind == "revise"

@@ -209,7 +209,7 @@ def verify_run(ctx: StageContext, run: RunFolder, workspace: str, judge: Judge) 
                 revise.append({"code": "judge_unavailable", "belief_id": bid,
                                "message": f"{bid}: {check} could not be judged ({j['detail']}); verify again"})
         per_belief.append(entry)
-    if not changed:
+    if not set(changed) & set(run.staged_files()):   # a new source alone is no edit of the wiki
         revise.append({"code": "no_changes", "belief_id": None,
                        "message": "the staged pages are the same as the wiki's; edit them, then verify again"})
     findings = [{"check": f.check, "code": f.code, "message": f.message, "page": f.page, "belief_id": f.belief_id}
