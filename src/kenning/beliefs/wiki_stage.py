@@ -371,7 +371,8 @@ class WikiStage:
         except BaseException:
             shutil.rmtree(run_dir, ignore_errors=True)   # a failed stage leaves no half-made run behind
             raise
-        return {"run_id": run_id, "run_dir": str(run_dir), "mode": manifest["mode"], **counts}
+        return {"run_id": run_id, "run_dir": str(run_dir), "mode": manifest["mode"], "source_raw_path": dest,
+                **counts}
 
     def _fill(self, ctx: StageContext, root: Path, run_dir: Path, manifest: dict, text: str, data: bytes,
               inside: bool, manual: bool) -> dict[str, Any]:

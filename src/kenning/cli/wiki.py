@@ -75,8 +75,8 @@ def wiki_stage(
         _p(f"already staged: {c['run_dir']}")
     elif c["mode"] == "manual":
         _p(f"staged {c['run_id']} for editing by hand: {c['run_dir']}")
-        _p(f"  edit the pages and .beliefs.json sidecars under {c['run_dir']}/staged/ (cite the new source by its "
-           "raw/ path), then:")
+        _p(f"  edit the pages and .beliefs.json sidecars under {c['run_dir']}/staged/, citing the new source as "
+           f"{c['source_raw_path']} (a footnote quoting it verbatim), then:")
     else:
         dropped = f", dropped {c['claims_dropped']}" if c["claims_dropped"] else ""
         _p(f"staged {c['run_id']}: the guardian drafted {c['claims_staged']} claim(s) on {c['staged_files'] // 2} "
