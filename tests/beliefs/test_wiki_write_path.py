@@ -365,3 +365,54 @@ def test_an_unedited_manual_run_is_sent_back_for_revision(ws, db: Path):
         with pytest.raises(CommitRefused) as e:
             commit(v.conn, v.config, run)
         assert e.value.kind == "revise"
+
+
+def test_a_new_claim_on_a_believed_subject_and_predicate_supersedes_or_supports(acme: Path):
+    """Seed 002 "Apply supersession for any existing belief on the same (subject, predicate)" (W74)."""
+    from kenning.beliefs.wiki_stage import GuardianPlan, apply_plan
+    from kenning.config import load_config
+
+    text = "Priya now owns the auth service. Prod is in eu-west-1 with failover. Tokens last 45 minutes."
+    claims = [
+        {"page": "wiki/people/priya.md", "section": "Role", "relation": "new", "topic": "people",
+         "subject": "Acme auth service", "predicate": "is_owned_by", "object": "Priya",
+         "statement": "Priya owns Acme's auth service.", "quote": "Priya now owns the auth service."},
+        {"page": "wiki/topics/deploy.md", "section": "Regions", "relation": "new", "topic": "deploy",
+         "subject": "Acme production API", "predicate": "runs_in", "object": "eu-west-1 (failover eu-central-1)",
+         "statement": "Acme's production API runs in eu-west-1 with failover.",
+         "quote": "Prod is in eu-west-1 with failover."},
+        {"page": "wiki/topics/auth.md", "section": "Token lifetime", "relation": "new", "topic": "auth",
+         "subject": "Acme access token lifetime", "predicate": "has_value", "object": "45 minutes",
+         "statement": "Acme access tokens last 45 minutes.", "quote": "Tokens last 45 minutes."},
+    ]
+    res = apply_plan(GuardianPlan.model_validate({"claims": claims}), root=acme, config=load_config(),
+                     run_id="run-y", now="2026-06-10T09:00:00.000Z", source_text=text,
+                     source_raw_path="raw/inbox/n.md", source_title="Note")
+    assert [(x["relation"], x["page"]) for x in res.staged] == [
+        ("contradicts", "wiki/people/maya.md"), ("supports", "wiki/topics/deploy.md"),
+        ("new", "wiki/topics/auth.md")]
+    assert "b-2026-01-10-acme-auth-002, b-2026-03-20-acme-auth-003" in res.notes[2]["reason"]
+    maya = res.drafts.pages["wiki/people/maya.md"]
+    assert maya.belief("b-2026-03-02-maya-001")["supersession_reason"] == "contradicted_by_new_source"
+    assert "::: disputed\nPriya owns Acme's auth service.[^2] Earlier the wiki said: Maya owns" in maya.text
+
+
+def test_a_disputing_source_keeps_both_beliefs_current_and_hedged(ws, db: Path, llm_server, llm_config):
+    from kenning.beliefs.wiki_commit import commit, verify
+
+    root, inbox = ws
+    claim = {**CONTRADICTING[0], "relation": "disputes"}
+    llm_server.default_chat = model([claim])
+    with open_vault(db, llm_config(llm_server)) as v:
+        run = stage_run(v, root, inbox / "token-policy-2026-06.md")
+        verdict = verify(v.conn, v.config, run, llm_mode="live", as_of=AS_OF)
+        assert verdict["verdict"] == "commit" and verdict["contradictions"] == 1
+        commit(v.conn, v.config, run, as_of=AS_OF)
+        rows = dict(v.conn.execute("SELECT statement, superseded_at IS NULL FROM wiki_beliefs WHERE subject="
+                                   "'Acme access token lifetime'").fetchall())
+        assert rows == {"Acme access tokens expire 15 minutes after issue.": 1,
+                        "In production, Acme access tokens live for 60 minutes.": 1,
+                        "Acme access tokens expire 30 minutes after issue.": 1}
+        hint = v.conn.execute("SELECT confidence_hint, contradicting_belief_ids FROM wiki_beliefs WHERE statement="
+                              "'Acme access tokens expire 30 minutes after issue.'").fetchone()
+        assert hint[0] == "contested" and "b-2026-01-10-acme-auth-002" in hint[1]

@@ -202,6 +202,36 @@ class Applied:
     drafts: Drafts
     staged: list[dict] = field(default_factory=list)     # what each accepted claim did
     dropped: list[dict] = field(default_factory=list)    # claims that could not be staged, and why
+    notes: list[dict] = field(default_factory=list)      # claims staged otherwise than the guardian said
+
+
+def _superseded(b: dict) -> bool:
+    return bool(b.get("superseded_at") or b.get("superseded_by_belief_id"))
+
+
+def same_subject_predicate(c: GuardianClaim, current: dict[str, dict], drafts: Drafts, res: "Applied",
+                           n: int) -> tuple[str, dict | None]:
+    """Seed 002 "Apply supersession for any existing belief on the same (subject, predicate)": a claim the guardian
+    calls new but that shares its subject and predicate with exactly one current belief supports it (same object)
+    or supersedes it as a contradiction; with several such beliefs it stays new, with a warning (W74)."""
+    if not (c.subject and c.predicate):
+        return "new", None
+    key = (c.subject.casefold(), c.predicate.casefold())
+    same = [b for b in current.values()
+            if (str(b.get("subject") or "").casefold(), str(b.get("predicate") or "").casefold()) == key
+            and not _superseded(drafts.get(b["_page"]).belief(b["belief_id"]) or b)]
+    if len(same) > 1:
+        res.notes.append({"claim": n, "statement": c.statement, "reason": "shares subject and predicate with "
+                          f"{', '.join(sorted(b['belief_id'] for b in same))}; staged as new — say which one it "
+                          "replaces, if any"})
+        return "new", None
+    if not same:
+        return "new", None
+    t = same[0]
+    relation = "supports" if (c.object or "").casefold() == str(t.get("object") or "").casefold() else "contradicts"
+    res.notes.append({"claim": n, "statement": c.statement, "reason": f"the guardian said new; it shares subject and "
+                      f"predicate with {t['belief_id']}, so it {relation} it"})
+    return relation, t
 
 
 def apply_plan(plan: GuardianPlan, *, root: Path, config: Any, run_id: str, now: str, source_text: str,
@@ -216,14 +246,17 @@ def apply_plan(plan: GuardianPlan, *, root: Path, config: Any, run_id: str, now:
         def drop(why: str, c=c) -> None:
             res.dropped.append({"claim": n, "statement": c.statement, "reason": why})
 
-        target = current.get(c.target_belief_id or "") if c.relation != "new" else None
-        if c.relation != "new" and target is None:
-            drop(f"{c.relation} names target_belief_id {c.target_belief_id!r}, which is no belief of the wiki")
+        relation = c.relation
+        target = current.get(c.target_belief_id or "") if relation != "new" else None
+        if relation != "new" and target is None:
+            drop(f"{relation} names target_belief_id {c.target_belief_id!r}, which is no belief of the wiki")
             continue
-        if target is not None and (target.get("superseded_at") or target.get("superseded_by_belief_id")):
-            drop(f"target {c.target_belief_id} is already superseded")
+        if relation == "new":
+            relation, target = same_subject_predicate(c, current, drafts, res, n)
+        if target is not None and _superseded(drafts.get(target["_page"]).belief(target["belief_id"]) or target):
+            drop(f"target {target['belief_id']} is already superseded")
             continue
-        page = target["_page"] if c.relation in ("supports", "contradicts", "disputes") else c.page
+        page = target["_page"] if relation in ("supports", "contradicts", "disputes") else c.page
         parts = PurePosixPath(page).parts
         if (not page.endswith(".md") or parts[:1] != (drafts.wiki_dir,) or ".." in parts
                 or PurePosixPath(page).name in structural):
@@ -251,8 +284,8 @@ def apply_plan(plan: GuardianPlan, *, root: Path, config: Any, run_id: str, now:
         key = next_footnote_key(d.text)
         pid = f"prov-{run_id}-{n}"
         d.text = add_footnote(d.text, key, f"[{source_title}]({source_raw_path}): {q} <!-- prov:{pid} -->")
-        done = {"claim": n, "relation": c.relation, "page": page, "footnote": key, "provenance_id": pid}
-        if c.relation == "supports":
+        done = {"claim": n, "relation": relation, "page": page, "footnote": key, "provenance_id": pid}
+        if relation == "supports":
             t = d.belief(target["belief_id"])
             cited = cite_after(d.text, [str(k) for k in t.get("footnote_ids", [])], key)
             if cited is not None:
@@ -263,25 +296,25 @@ def apply_plan(plan: GuardianPlan, *, root: Path, config: Any, run_id: str, now:
                 res.staged.append({**done, "belief_id": t["belief_id"]})
                 continue
         bid = f"b-{now[:10]}-{jcs_hash([run_id, page, c.statement])[:10]}"
-        anchor = target["wiki_section_anchor"] if c.relation in ("contradicts", "disputes") else \
+        anchor = target["wiki_section_anchor"] if relation in ("contradicts", "disputes") else \
             "#" + wikisrc.slugify(c.section)
         belief = {"belief_id": bid, "statement": c.statement, "topic": c.topic, "subject": c.subject,
                   "predicate": c.predicate, "object": c.object, "wiki_section_anchor": anchor,
                   "footnote_ids": [key], "provenance_ids": [pid], "asserted_at": now, **valid}
-        if c.relation in ("contradicts", "disputes"):
+        if relation in ("contradicts", "disputes"):
             old_keys = [str(k) for k in target.get("footnote_ids", [])]
             block = (f"::: disputed\n{with_ref(c.statement, key)} Earlier the wiki said: "
                      f"{with_ref(target['statement'], old_keys[0]) if old_keys else target['statement']}\n:::")
             d.text = insert_in_section(d.text, anchor, c.section, block)
         else:
             d.text = insert_in_section(d.text, anchor, c.section, with_ref(c.statement, key))
-        if c.relation == "disputes":
+        if relation == "disputes":
             belief["contradicting_belief_ids"] = [target["belief_id"]]
-        if c.relation in SUPERSEDES:
+        if relation in SUPERSEDES:
             old_page = drafts.get(target["_page"])
             old = old_page.belief(target["belief_id"])
             old.update({"superseded_at": now, "superseded_by_belief_id": bid,
-                        "supersession_reason": SUPERSEDES[c.relation]})
+                        "supersession_reason": SUPERSEDES[relation]})
             old_page.changed = True
         d.sidecar["beliefs"].append({k: v for k, v in belief.items() if v is not None})
         d.changed = True
@@ -402,9 +435,11 @@ class WikiStage:
                              source_text=text, source_raw_path=dest, source_title=source_title(dest, text))
         for d in applied.dropped:
             ctx.warn("GUARDIAN_CLAIM_DROPPED", f"claim {d['claim']} ({d['statement'][:80]!r}): {d['reason']}", **d)
+        for d in applied.notes:
+            ctx.warn("GUARDIAN_CLAIM_ADJUSTED", f"claim {d['claim']} ({d['statement'][:80]!r}): {d['reason']}", **d)
         written = write_drafts(applied.drafts, staged)
         manifest.update({"staged_files": written, "plan": res.value.model_dump(), "claims": applied.staged,
-                         "dropped_claims": applied.dropped})
+                         "dropped_claims": applied.dropped, "adjusted_claims": applied.notes})
         write_json(run_dir / RUN_FILE, manifest)
         return {"staged_files": len(written), "claims_staged": len(applied.staged),
                 "claims_dropped": len(applied.dropped)}
