@@ -416,3 +416,19 @@ def test_a_disputing_source_keeps_both_beliefs_current_and_hedged(ws, db: Path, 
         hint = v.conn.execute("SELECT confidence_hint, contradicting_belief_ids FROM wiki_beliefs WHERE statement="
                               "'Acme access tokens expire 30 minutes after issue.'").fetchone()
         assert hint[0] == "contested" and "b-2026-01-10-acme-auth-002" in hint[1]
+
+
+def test_a_judge_that_cannot_answer_sends_the_run_back(ws, db: Path, llm_server, llm_config):
+    """With a model configured, a vote that could not be had is no pass and no `not_checked` shrug: revise."""
+    from kenning.beliefs.wiki_commit import verify
+
+    root, inbox = ws
+    plan = model(SUPPORTING)
+    llm_server.default_chat = lambda body: plan(body) if GUARDIAN_MARK in body["messages"][0]["content"] \
+        else "I would rather not answer in JSON."
+    with open_vault(db, llm_config(llm_server)) as v:
+        run = stage_run(v, root, inbox / "dr-drill-2026-06.md")
+        verdict = verify(v.conn, v.config, run, llm_mode="live", as_of=AS_OF)
+    assert verdict["verdict"] == "revise" and verdict["reasons"] == ["judge_unavailable"]
+    assert verdict["checks"]["statement_support"] == "revise"
+    assert all("MALFORMED_OUTPUT" in x["message"] for x in verdict["revise"])
