@@ -124,8 +124,15 @@ def test_supporting_source_is_staged_verified_and_committed(ws, db: Path, llm_se
         row = v.conn.execute("SELECT status, counts_json FROM runs WHERE stage='wiki-verify'").fetchone()
         assert row[0] == "ok" and json.loads(row[1])["verdict"] == "commit"
 
+        others = "SELECT * FROM wiki_verifier_findings WHERE belief_id LIKE '%auth%' OR belief_id LIKE '%maya%'"
+        untouched = sorted(v.conn.execute(others).fetchall())
         done = commit(v.conn, v.config, run, as_of=AS_OF)
         assert done["already_committed"] is False
+        assert sorted(v.conn.execute(others).fetchall()) == untouched and untouched   # other pages keep theirs
+        judged = dict(v.conn.execute("SELECT belief_id, outcome FROM wiki_verifier_findings WHERE "
+                                     "check_name='statement_support' AND (belief_id LIKE '%deploy%' OR "
+                                     "belief_id LIKE 'b-2026-06-10-%')").fetchall())
+        assert set(judged.values()) == {"passed"} and len(judged) == 3
         assert (root / "raw/inbox/dr-drill-2026-06.md").read_text() == DRILL
         assert (root / "wiki/topics/deploy.md").read_bytes() == (run / "staged/topics/deploy.md").read_bytes()
         new = v.conn.execute("SELECT belief_id, superseded_at FROM wiki_beliefs WHERE statement LIKE "

@@ -87,6 +87,15 @@ class OverlayRun(_Run):
     def __init__(self, ctx: StageContext, run: RunFolder, workspace: str, judge: Any):
         super().__init__(ctx, run.root, workspace, judge, False)
         self.runf = run
+        self.run_pages = {p for p in run.staged_files() if p.endswith(".md")}
+
+    def judge_checks(self, beliefs: dict[str, dict], rows: dict[str, dict]) -> list[dict]:
+        """Only the run's pages are judged; the rest of the wiki keeps the findings it was committed with."""
+        mine = {b: r for b, r in rows.items() if beliefs[b]["_page"] in self.run_pages}
+        out = super().judge_checks(beliefs, mine)
+        self.applicable |= {k for k in sql.findings_of(self.ctx.conn, self.workspace) if k[0] in rows
+                            and k[0] not in mine}
+        return out
 
     def scan_tree(self) -> wikisrc.WikiTree:
         return wikisrc.scan_overlay(self.root, self.wcfg.wiki_dir, self.wcfg.raw_dir, self.wcfg.sidecar_suffix,
