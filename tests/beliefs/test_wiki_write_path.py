@@ -95,6 +95,7 @@ def stage_run(v, root: Path, source: Path, mode: str = "live", **kw) -> Path:
 
 def test_supporting_source_is_staged_verified_and_committed(ws, db: Path, llm_server, llm_config):
     from kenning.beliefs.wiki_commit import commit, verify
+    from kenning.beliefs.wiki_run import RunFolderError
 
     root, inbox = ws
     llm_server.default_chat = model(SUPPORTING)
@@ -146,10 +147,12 @@ def test_supporting_source_is_staged_verified_and_committed(ws, db: Path, llm_se
         assert n == 3
         calls = [r[0] for r in v.conn.execute("SELECT prompt_name FROM llm_extraction_calls ORDER BY rowid")]
         assert calls[0] == "wiki_guardian" and "wiki_statement_support" in calls
-    # committing again changes nothing
+    # committing again changes nothing; a committed run is not verified again
     before = snapshot(db.parent, root / "wiki", root / "raw")
     with open_vault(db) as v:
         assert commit(v.conn, v.config, run, as_of=AS_OF)["already_committed"] is True
+        with pytest.raises(RunFolderError, match="already committed"):
+            verify(v.conn, v.config, run)
     assert snapshot(db.parent, root / "wiki", root / "raw") == before
 
 

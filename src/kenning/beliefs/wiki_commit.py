@@ -119,6 +119,8 @@ def verify(conn: apsw.Connection, config: Config, run_path: str | Path, *, llm_m
     from kenning.beliefs.wiki_verify_run import WikiVerify
 
     run = RunFolder.open(run_path, config)
+    if run.committed() is not None:   # refused before a run row is written
+        raise RunFolderError(f"{run.run_id} is already committed; stage a new run for further edits")
     inputs: dict[str, Any] = {"run": run, "workspace": run.manifest.get("workspace") or
                               config.beliefs.default_workspace}
     run_stage(conn, WikiVerify(), config, Clock.from_option(as_of), inputs=inputs,
