@@ -107,8 +107,8 @@ def test_supporting_source_is_staged_verified_and_committed(ws, db: Path, llm_se
         page = (run / "staged/topics/deploy.md").read_text()
         assert ("[^3]: [DR drill, June 2026](raw/inbox/dr-drill-2026-06.md): \"The drill confirmed production runs "
                 "in eu-west-1 with failover to eu-central-1.\"") in page
-        assert "since May 2026.[^2][^3]\n\n## Failover\n\nIn the June 2026 drill, failing over took 18 minutes.[^4]\n\n" \
-            "[^1]:" in page
+        assert ("since May 2026.[^2][^3]\n\n## Failover\n\n"
+                "In the June 2026 drill, failing over took 18 minutes.[^4]\n\n[^1]:") in page
         sidecar = json.loads((run / "staged/topics/deploy.beliefs.json").read_text())
         target = next(b for b in sidecar["beliefs"] if b["belief_id"] == "b-2026-05-02-acme-deploy-002")
         assert target["footnote_ids"] == ["1", "2", "3"]
