@@ -288,6 +288,11 @@ def test_replay_with_the_server_stopped_gives_the_same_verdict(ws, db: Path, llm
         n = len(llm_server.requests)
         llm_server.stop()
         replay = verify(v.conn, v.config, run, llm_mode="replay", as_of=AS_OF)
+        # the guardian replays too: the same run drafted again from the stored answer
+        drafted = snapshot(run / "staged")
+        shutil.rmtree(run)
+        assert stage_run(v, root, inbox / "token-policy-2026-06.md", mode="replay") == run
+        assert snapshot(run / "staged") == drafted
     assert len(llm_server.requests) == n
     keep = ("verdict", "reasons", "checks", "findings", "revise", "beliefs", "votes", "content_hash")
     assert {k: replay[k] for k in keep} == {k: live[k] for k in keep}
