@@ -16,7 +16,7 @@ CFG = load_config().knowledge.confidence
 
 
 def test_seed_procedure_fixture_step_by_step():
-    """§5.5 "Example — procedure node": 2/2 → .50; taught → .60; 2 traces → .69; a day later at 90 days → .685."""
+    """§5.5 "Example — procedure node": 2/2 → .50; taught → .60; 2 traces → .69; a day later (90 d) → .685."""
     a, b = CFG.prior.alpha, CFG.prior.beta
     assert round(compute_confidence(a, b, 0, 90), 2) == 0.50
     a, b = apply_evidence(a, b, "taught_by_user", cfg=CFG)

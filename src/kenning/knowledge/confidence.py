@@ -140,7 +140,7 @@ def apply_evidence(alpha: float, beta: float, event_type: str, *, contradicts: b
 
 
 def conflict_score(alpha: float, beta: float, cfg: KnowledgeConfidenceConfig | None = None) -> float:
-    """§5.6: balance × mass, where balance = 1 − |α−β|/(α+β) and mass = min((α+β)/50, 1); 0 with no evidence."""
+    """§5.6: balance × mass; balance = 1 − |α−β|/(α+β), mass = min((α+β)/50, 1); 0 with no evidence."""
     total = alpha + beta
     if total <= 0:
         return 0.0
