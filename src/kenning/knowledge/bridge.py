@@ -346,7 +346,8 @@ class Bridge:
             node_id=node_id, kind="world_entity", name=name, aliases=aliases, support=spans,
             payload={"entity_type": etype, "description": description, "kenning_entity_id": e["entity_id"],
                      "kenning_entity_type": e["entity_type"]},
-            routing=(kb.entity_conversations(self.conn, e["entity_id"]), True), what=description.split(" from")[0])
+            routing=(len({self.texts[s.message_id]["conversation_id"] for s in spans}), True),
+            what=description.split(" from")[0])
         self._remember(e["entity_id"], published, name)
 
     def _remember(self, entity_id: str, node_id: str | None, name: str) -> None:

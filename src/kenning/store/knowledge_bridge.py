@@ -67,12 +67,6 @@ def entity_mentions(conn: apsw.Connection, entity_ids: Sequence[str]) -> list[di
     return out
 
 
-def entity_conversations(conn: apsw.Connection, entity_id: str) -> int:
-    """Distinct conversations whose messages mention the entity (§6.6 distinct sources)."""
-    return scalar(conn, "SELECT count(DISTINCT m.conversation_id) FROM entity_mentions em "
-                        "JOIN messages m ON m.message_id=em.message_id WHERE em.entity_id=?", (entity_id,))
-
-
 def messages(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """message_id → role, time, text and the conversation's title."""
     out: dict[str, dict[str, Any]] = {}
