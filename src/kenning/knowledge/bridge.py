@@ -147,6 +147,9 @@ class Bridge:
         self._load_messages([m for a in rows for m in (a["message_id"], a["ret_message_id"], a["neg_message_id"],
                                                         a["sup_message_id"]) if m])
         owner = kb.self_entity(self.conn)
+        objects = sorted({a["object_entity_id"] for a in rows if a["object_entity_id"]})
+        self.names = {e["entity_id"]: owner_name(e["canonical_name"]) or e["canonical_name"]
+                      for e in kb.entities(self.conn, entity_ids=objects)}
         relations = self._relation_groups(rows)
         ends = {e for (s, _p, o) in relations for e in (s, o)}
         self.publish_entities(owner, ends, rows)
@@ -351,6 +354,7 @@ class Bridge:
         self._remember(e["entity_id"], published, name)
 
     def _remember(self, entity_id: str, node_id: str | None, name: str) -> None:
+        self.names.setdefault(entity_id, name)
         if node_id is None:
             return
         node = ksql.get_node(self.conn, node_id)
@@ -359,7 +363,6 @@ class Bridge:
             self.names[entity_id] = node["canonical_name"]
         else:
             self.counts["world_entity_rejected_by_user"] += 1
-        self.names.setdefault(entity_id, name)
 
     # ---- relations → edges ---------------------------------------------------------------------------------
 
