@@ -97,9 +97,10 @@ def test_rolling_precision_counts_confirmations_against_corrections():
                                                     _outcome("entity", "corrected"),
                                                     _outcome("entity", "ignored"), _outcome("entity", "promoted"),
                                                     _outcome("entity", "rejected", "2026-04-01T00:00:00.000Z")]
-    assert rolling_precision(outs, NOW) == (0.8, 5)  # the rejection 9 days ago is outside the 7 days
-    assert rolling_precision(outs, NOW, days=10) == (pytest.approx(4 / 6), 6)
-    assert rolling_precision([_outcome("entity", "ignored")], NOW) == (None, 0)
+    assert rolling_precision(outs, NOW) == 0.8  # the rejection 9 days ago is outside the 7 days
+    assert rolling_precision(outs, NOW, days=10) == pytest.approx(4 / 6)
+    assert rolling_precision([_outcome("entity", "ignored")], NOW) is None
+    assert rolling_precision([_outcome("entity", "rejected", "2026-04-10T12:00:00.001Z")], NOW) is None  # future
 
 
 def test_quality_gate_floors_freeze_auto_promotion():

@@ -240,3 +240,39 @@ def test_same_writes_under_a_frozen_clock_give_identical_stores(tmp_path):
         dumps.append(ksql.dump(conn))
         conn.close()
     assert dumps[0] == dumps[1]
+
+
+def test_usage_on_a_light_tier_node_lives_in_the_payload_and_bad_outcomes_need_a_reason(vault):
+    nid = create(vault, "Anna").node_ids[0]  # world_entity at observed: tier C, minimal experience
+    writer(vault, "2026-03-02T00:00:00.000Z").write(KnowledgeWrite(
+        source_event="usage", change_summary="used", ops=[RecordUsage(id=nid, event={"usage_type": "referenced",
+                                                                                      "outcome": "success"})]))
+    node = ksql.get_node(vault, nid)
+    assert node["payload"]["usage_count"] == 1 and ksql.get_experience(vault, nid) is None
+    pid = create(vault, "Weekly review", kind="procedure").node_ids[0]
+    from kenning.knowledge.errors import KnowledgeError
+    with pytest.raises(KnowledgeError, match="outcome_detail"):
+        writer(vault).write(KnowledgeWrite(source_event="usage", change_summary="failed", ops=[
+            RecordUsage(id=pid, event={"usage_type": "executed", "outcome": "failure"})]))
+
+
+def test_automatic_promotion_freezes_below_the_quality_floor_and_after_a_demotion(vault):
+    """§6.5: people rejected most recent entities → the system may not promote entities; §6.4: a demoted node
+    waits out the cooldown before the system promotes it again. A person's own promotion is not held."""
+    def promote(nid, at, by_user=False, state="suggested"):
+        return writer(vault, at).write(KnowledgeWrite(source_event="sys", change_summary="promote", ops=[
+            UpdateNode(id=nid, lifecycle_state=state, by_user=by_user)]))
+    ids = [create(vault, f"P{i}", lifecycle_state="observed").node_ids[0] for i in range(4)]
+    for nid in ids[:3]:
+        writer(vault, "2026-03-01T11:00:00.000Z").write(KnowledgeWrite(
+            source_event="u", change_summary="no", ops=[Feedback(id=nid, action="reject")]))
+    res = promote(ids[3], "2026-03-01T12:00:00.000Z")
+    assert not res.created and any("frozen" in w for w in res.warnings)
+    assert ksql.get_node(vault, ids[3])["lifecycle_state"] == "observed"
+    assert promote(ids[3], "2026-03-01T12:00:00.000Z", by_user=True).created
+    # after the window the gate reopens; a demotion then holds re-promotion for 24 h
+    promote(ids[3], "2026-03-20T00:00:00.000Z", state="observed", by_user=False)
+    from kenning.knowledge.errors import HysteresisBlocked
+    with pytest.raises(HysteresisBlocked, match="cooling down"):
+        promote(ids[3], "2026-03-20T06:00:00.000Z")
+    assert promote(ids[3], "2026-03-21T01:00:00.000Z").created

@@ -105,6 +105,10 @@ class _Payload(_Model):
     scope_inference_basis: Optional[ScopeBasis] = None
     annotations: Optional[list[Annotation]] = None
     schema_version: Literal[1] = 1
+    # §34.2 light / minimal experience (Tier B / C) lives in the payload; the writer keeps it (K15).
+    usage_count: Optional[Annotated[int, Field(ge=0)]] = None
+    last_used_at: Optional[str] = None
+    last_outcome: Optional[S(40)] = None
 
 
 class _Contract(_Payload):

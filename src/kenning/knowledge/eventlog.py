@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import apsw
+import jsonpatch
 import orjson
 
 from kenning.config import Config
-from kenning.knowledge import docs
+from kenning.knowledge import docs, patch as jpatch
 from kenning.knowledge.errors import EventLogError
-from kenning.sources.jcs import canonicalize
+from kenning.privatefs import PRIVATE_FILE, private_dir
 from kenning.store import knowledge as ksql
 from kenning.store.connection import write_scope
 
@@ -81,13 +82,18 @@ def _truncate_torn_tail(path: Path) -> None:
 
 
 def commit_record(conn: apsw.Connection, commit: dict[str, Any]) -> dict[str, Any]:
-    full = ksql.get_commit(conn, commit["commit_id"])
-    return {"format": FORMAT, "seq": full["seq"],
-            "commit": {k: full[k] for k in ksql.COMMIT_COLS},
+    """One log line: a commit row (as ``list_commits`` returns it), its mutations and its outcome events."""
+    cid = commit["commit_id"]
+    return {"format": FORMAT, "seq": commit["seq"],
+            "commit": {k: commit[k] for k in ksql.COMMIT_COLS},
             "mutations": [{k: m[k] for k in ("ordinal", "type", "target_id", "patch", "reverse_patch")}
-                          for m in full["mutations"]],
+                          for m in ksql.get_mutations(conn, cid)],
             "outcome_events": [{k: e[k] for k in ksql.OUTCOME_COLS if k != "commit_id"}
-                               for e in ksql.outcome_events(conn, commit_id=full["commit_id"])]}
+                               for e in ksql.outcome_events(conn, commit_id=cid)]}
+
+
+# path → (file size, last seq) after this process's last export: a file of that size needs no tail read.
+_KNOWN: dict[str, tuple[int, int]] = {}
 
 
 def export_pending(conn: apsw.Connection, config: Config, *, batch: int = 2000) -> int:
@@ -104,14 +110,19 @@ def export_pending(conn: apsw.Connection, config: Config, *, batch: int = 2000) 
 
 def export_to(conn: apsw.Connection, path: Path, batch: int = 2000) -> int:
     """Append the commits after the log's last line; raises OSError when the file cannot be written."""
-    if path.exists():
-        _truncate_torn_tail(path)
-    done = last_exported_seq(path)
+    size = path.stat().st_size if path.exists() else -1
+    known = _KNOWN.get(str(path))
+    if known is not None and known[0] == size:
+        done = known[1]
+    else:
+        if size > 0:
+            _truncate_torn_tail(path)
+        done = last_exported_seq(path)
     newest = ksql.max_commit_seq(conn)
     if newest <= done:
         return 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     written = 0
     with os.fdopen(fd, "ab") as f:
         while True:
@@ -119,11 +130,11 @@ def export_to(conn: apsw.Connection, path: Path, batch: int = 2000) -> int:
             if not commits:
                 break
             for c in commits:
-                f.write(canonicalize(commit_record(conn, c)).encode() + b"\n")
+                f.write(ksql.to_json(commit_record(conn, c)).encode() + b"\n")
                 done = c["seq"]
                 written += 1
-        f.flush()
-        os.fsync(f.fileno())
+        f.flush()  # no fsync: the log is an export; a line lost to a power cut is re-exported from SQLite
+    _KNOWN[str(path)] = (path.stat().st_size, done)
     return written
 
 
@@ -171,9 +182,7 @@ def rebuild(conn: apsw.Connection, path: Path) -> dict[str, int]:
 
 
 def _apply_patch(doc: dict[str, Any], patch: list[dict[str, Any]], path: Path, seq: int) -> dict[str, Any]:
-    import jsonpatch
-
     try:
-        return jsonpatch.apply_patch(doc, patch)
+        return jpatch.apply(doc, patch)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
         raise EventLogError(f"{path}: commit seq {seq} does not apply to the state before it ({e})") from e

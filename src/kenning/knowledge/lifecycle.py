@@ -158,24 +158,26 @@ def _in_window(occurred_at: str, now: str, days: float) -> bool:
     return 0 <= age < days * 86400
 
 
-def rolling_precision(outcomes: Iterable[Mapping[str, Any]], now: str, days: float = 7, *,
-                      cfg: KnowledgeLifecycleConfig | None = None) -> tuple[float | None, int]:
-    """Precision of the ExtractionOutcomeEvent-like dicts that occurred in the ``days`` before ``now``.
-
-    correct / (correct + incorrect) over the outcomes that say whether an extraction was right (K48); returns
-    (None, 0) when none did. Returns (precision, number of outcomes counted).
-    """
-    g = (cfg or packaged_defaults()).quality_gates
+def _judged(outcomes: Iterable[Mapping[str, Any]], now: str, days: float,
+            cfg: KnowledgeLifecycleConfig) -> tuple[int, int]:
+    """(correct, incorrect) among the outcomes in the ``days`` before ``now`` (K48)."""
+    g = cfg.quality_gates
     good = bad = 0
     for o in outcomes:
         if not _in_window(o["occurred_at"], now, days):
             continue
-        if o["outcome"] in g.correct_outcomes:
-            good += 1
-        elif o["outcome"] in g.incorrect_outcomes:
-            bad += 1
-    n = good + bad
-    return (good / n if n else None), n
+        good += o["outcome"] in g.correct_outcomes
+        bad += o["outcome"] in g.incorrect_outcomes
+    return good, bad
+
+
+def rolling_precision(outcomes: Iterable[Mapping[str, Any]], now: str, days: float = 7, *,
+                      cfg: KnowledgeLifecycleConfig | None = None) -> float | None:
+    """Precision of the ExtractionOutcomeEvent-like dicts that occurred in the ``days`` before ``now``:
+    correct / (correct + incorrect) over the outcomes that say whether an extraction was right (K48); None when
+    none did."""
+    good, bad = _judged(outcomes, now, days, cfg or packaged_defaults())
+    return good / (good + bad) if good + bad else None
 
 
 def candidate_class_of(outcome: Mapping[str, Any], cfg: KnowledgeLifecycleConfig) -> str | None:
@@ -193,7 +195,9 @@ def auto_promotion_allowed(candidate_class: str, outcomes: Iterable[Mapping[str,
         raise ValueError(f"unknown candidate class {candidate_class!r}; known: {', '.join(g.floors)}")
     floor = g.floors[candidate_class]
     mine = [o for o in outcomes if candidate_class_of(o, cfg) == candidate_class]
-    precision, n = rolling_precision(mine, now, g.window_days, cfg=cfg)
+    good, bad = _judged(mine, now, g.window_days, cfg)
+    n = good + bad
+    precision = good / n if n else None
     if floor is None or precision is None or precision >= floor:
         return GateResult(True, precision, floor, None, n)
     return GateResult(False, precision, floor, g.action_if_below[candidate_class], n)

@@ -9,7 +9,7 @@ Rollback is a compensating commit: history is never rewritten."""
 
 from __future__ import annotations
 
-import copy
+import datetime as dt
 import hashlib
 import unicodedata
 from dataclasses import dataclass, field
@@ -17,15 +17,16 @@ from typing import Any, Callable
 
 import apsw
 import jsonpatch
+import orjson
 
 from kenning.config import Config
-from kenning.knowledge import docs
+from kenning.knowledge import docs, patch as jpatch
 from kenning.knowledge.confidence import apply_evidence, confidence_breakdown, event_weight
 from kenning.knowledge.contracts import validate_payload
 from kenning.knowledge.errors import (EdgeNotFound, HysteresisBlocked, KnowledgeError, NodeExists, NodeNotFound,
                                       RollbackError, StaleWrite)
 from kenning.knowledge.kinds import check_kind
-from kenning.knowledge.lifecycle import repromotion_allowed, starting_state
+from kenning.knowledge.lifecycle import auto_promotion_allowed, repromotion_allowed, sparsity_tier, starting_state
 from kenning.knowledge.ops import (AliasIn, ArchiveNode, CreateEdge, CreateNode, EndEdge, Evidence, Feedback,
                                    KnowledgeWrite, ProvenanceIn, RecordUsage, UpdateNode)
 from kenning.knowledge.provenance import clip_excerpt, excerpt_hash
@@ -33,6 +34,7 @@ from kenning.knowledge.relations import check_relation, normalize_edge
 from kenning.pipeline.clock import Clock
 from kenning.sources.ids import IdFactory
 from kenning.sources.jcs import canonicalize
+from kenning.sources.timestamps import format_utc, parse_utc
 from kenning.store import knowledge as ksql
 from kenning.store.connection import write_scope
 
@@ -140,7 +142,7 @@ class KnowledgeWriter:
         if target_id not in pend.after:
             before = docs.load(self.conn, target_id)
             pend.before[target_id] = before
-            pend.after[target_id] = copy.deepcopy(before)
+            pend.after[target_id] = jpatch.copy(before)
             pend.order.append((target_id, mtype))
         return pend.after[target_id]
 
@@ -173,7 +175,8 @@ class KnowledgeWriter:
         pend.warnings.extend(f"{node_id}: {w}" for w in checked.warnings)
         start = starting_state(kind, composite=op.composite)
         doc.update({"id": node_id, "node_kind": kind, "canonical_name": op.canonical_name.strip(),
-                    "alpha": 2.0, "beta": 2.0, "confidence": 0.5, "staleness_state": "fresh",
+                    "alpha": self.kcfg.confidence.prior.alpha, "beta": self.kcfg.confidence.prior.beta,
+                    "confidence": 0.5, "staleness_state": "fresh",
                     "lifecycle_state": op.lifecycle_state or start.lifecycle_state,
                     "created_at": now, "updated_at": now, "payload": checked.payload, "is_active": 1})
         substate = op.lifecycle_substate or start.lifecycle_substate
@@ -290,16 +293,27 @@ class KnowledgeWriter:
         self._refresh(doc, now)
 
     def _op_record_usage(self, op: RecordUsage, pend: _Pending, now: str) -> None:
-        from kenning.knowledge.experience import apply_usage_event, new_record
+        """§34: a full ExperienceRecord for the kinds and tiers that keep one (moving α/β by its rules), the light
+        or minimal form in the payload for the others (K15)."""
+        from kenning.knowledge.experience import apply_usage_event, experience_depth, light_experience, new_record
 
         doc = self._existing(pend, op.id, "update")
-        record = doc.get("experience") or new_record()
-        record = {k: v for k, v in record.items() if k != "target_node_id"}
-        upd = apply_usage_event(record, {"occurred_at": now, **op.event}, kind=doc["node_kind"],
-                                cfg=self.kcfg.experience)
-        doc["experience"] = {k: v for k, v in upd.record.items() if v is not None and k != "target_node_id"}
-        doc["alpha"] = round(doc["alpha"] + upd.alpha_delta, 6)
-        doc["beta"] = round(doc["beta"] + upd.beta_delta, 6)
+        tier = sparsity_tier(doc["node_kind"], entity_type=(doc.get("payload") or {}).get("entity_type"),
+                             lifecycle_state=doc["lifecycle_state"], cfg=self.kcfg.lifecycle)
+        depth = experience_depth(tier, doc["node_kind"], self.kcfg.experience)
+        event = {"occurred_at": now, **op.event}
+        try:
+            if depth == "full":
+                record = doc.get("experience") or new_record()
+                record = {k: v for k, v in record.items() if k != "target_node_id"}
+                upd = apply_usage_event(record, event, kind=doc["node_kind"], cfg=self.kcfg.experience)
+                doc["experience"] = {k: v for k, v in upd.record.items() if v is not None and k != "target_node_id"}
+                doc["alpha"] = round(doc["alpha"] + upd.alpha_delta, 6)
+                doc["beta"] = round(doc["beta"] + upd.beta_delta, 6)
+            else:
+                doc["payload"] = light_experience(doc.get("payload") or {}, event, minimal=depth == "minimal")
+        except ValueError as e:
+            raise KnowledgeError(f"usage event for {op.id}: {e}") from None
         self._refresh(doc, now)
 
     def _op_create_edge(self, op: CreateEdge, pend: _Pending, now: str) -> None:
@@ -402,6 +416,8 @@ class KnowledgeWriter:
         old = doc["lifecycle_state"]
         surface = "user_feedback" if by_user else "system"
         if state in _RANK and old in _RANK and _RANK[state] > _RANK[old]:
+            if not by_user and not self._gate_open(doc, now, pend):
+                return  # §6.5: auto-promotion of this class is frozen; the node keeps its state
             if not by_user:  # §6.4: after a demotion, re-promotion waits out the cooldown; 2+ need a person
                 history = [e["occurred_at"] for e in ksql.outcome_events(self.conn, item_id=doc["id"])
                            if e["outcome"] == "demoted"]
@@ -417,6 +433,20 @@ class KnowledgeWriter:
         doc["lifecycle_state"] = state
         if substate is not None:
             doc["lifecycle_substate"] = substate
+
+    def _gate_open(self, doc: dict[str, Any], now: str, pend: _Pending) -> bool:
+        """§6.5 quality gate for an automatic promotion: the class's rolling precision over the window's outcome
+        events (a person's confirmations vs rejections/corrections) must not be below its floor."""
+        g = self.kcfg.lifecycle.quality_gates
+        cls = g.item_kind_class.get(_ITEM_KIND.get(doc["node_kind"], doc["node_kind"]))
+        if cls is None:
+            return True
+        since = format_utc(parse_utc(now) - dt.timedelta(days=g.window_days))
+        gate = auto_promotion_allowed(cls, ksql.outcome_events(self.conn, since=since), now, self.kcfg.lifecycle)
+        if not gate.allowed:
+            pend.warnings.append(f"{doc['id']}: auto-promotion of {cls} frozen: precision {gate.precision:.2f} "
+                                 f"below the floor {gate.floor:.2f} ({gate.action})")
+        return gate.allowed
 
     def _weight(self, event_type: str) -> float:
         try:
@@ -456,13 +486,14 @@ class KnowledgeWriter:
             if _same_but_stamp(before, after):
                 continue
             mutations.append({"type": mtype, "target_id": target_id,
-                              "patch": jsonpatch.make_patch(before, after).patch,
-                              "reverse_patch": jsonpatch.make_patch(after, before).patch,
+                              "patch": jpatch.diff(before, after),
+                              "reverse_patch": jpatch.diff(after, before),
                               "_before": before, "_after": after})
         if not mutations:
             return CommitResult(None, created=False, warnings=pend.warnings)
         parent = ksql.head_commit_id(self.conn)
-        digest = hashlib.sha256(canonicalize([[m["target_id"], m["patch"]] for m in mutations]).encode()).hexdigest()
+        digest = hashlib.sha256(orjson.dumps([[m["target_id"], m["patch"]] for m in mutations],
+                                             option=orjson.OPT_SORT_KEYS)).hexdigest()
         commit_id = self.ids.make("knowledge_commit", parent, idempotency_key, source_event, now, digest)
         for m in mutations:
             docs.save(self.conn, m["target_id"], m.pop("_before"), m.pop("_after"))
@@ -512,7 +543,7 @@ class KnowledgeWriter:
             else:
                 self._check_unchanged(commit_id, m, current)
                 try:
-                    new = jsonpatch.apply_patch(current, m["reverse_patch"])
+                    new = jpatch.apply(current, m["reverse_patch"])
                 except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
                     raise RollbackError(f"commit {commit_id} cannot be rolled back: {target} changed since ({e})")
             if not docs.is_edge_key(target) and new:

@@ -1,10 +1,11 @@
 """SQL for the DOC72 knowledge store (migration 0070): nodes, aliases, edges, provenance, experience, commits.
 
 Only ``kenning.knowledge`` writes through these functions (the single writer); readers may call the ``get_*`` /
-``list_*`` / ``find_*`` ones. JSON columns hold JCS text so equal content is equal bytes."""
+``list_*`` / ``find_*`` ones. JSON columns hold sorted-key JSON so equal content is equal bytes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -51,7 +52,14 @@ TABLES = ("nodes", "aliases", "edges", "provenance_entries", "experience_records
 
 
 def to_json(value: Any) -> str | None:
-    return None if value is None else canonicalize(value)
+    """Sorted-key JSON (decision K2: deterministic like JCS, which differs only in spelling integral floats; JCS
+    for what orjson cannot encode, such as lone surrogates)."""
+    if value is None:
+        return None
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return canonicalize(value)
 
 
 def from_json(text: str | None) -> Any:
@@ -191,13 +199,18 @@ def edge_degree(conn: apsw.Connection, node_id: str) -> int:
                         "(SELECT count(*) FROM edges WHERE target_id=?1 AND end_date IS NULL)", (node_id,))
 
 
+_ID_PREFIX = re.compile(r"[0-9a-f-]{6,36}")
+
+
 # ---- lookups -----------------------------------------------------------------------------------------------
 
 def find_nodes(conn: apsw.Connection, text: str, *, limit: int = 10) -> list[dict[str, Any]]:
     """Nodes a person may mean by ``text``: the id, an id prefix (≥ 6 chars), the exact name (any case), an alias."""
     found = rows(conn, "SELECT id FROM nodes WHERE id=?", (text,))
-    if not found and len(text) >= 6:
-        found = rows(conn, "SELECT id FROM nodes WHERE id LIKE ? || '%' LIMIT ?", (text, limit))
+    if not found and len(text) >= 6 and _ID_PREFIX.fullmatch(text):
+        # a range on the primary key (LIKE would scan every node)
+        found = rows(conn, "SELECT id FROM nodes WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                     (text, text + "\U0010ffff", limit))
     if not found:
         found = rows(conn, "SELECT id FROM nodes WHERE canonical_name=? COLLATE NOCASE "
                            "ORDER BY is_active DESC, confidence DESC, id LIMIT ?", (text, limit))
@@ -387,3 +400,22 @@ def dump(conn: apsw.Connection) -> dict[str, list[dict[str, Any]]]:
 
 def fts_rows(conn: apsw.Connection, node_id: str) -> int:
     return scalar(conn, "SELECT count(*) FROM fts_nodes f JOIN nodes n ON n.rowid=f.rowid WHERE n.id=?", (node_id,))
+
+
+# ---- derived-work marks ------------------------------------------------------------------------------------
+
+def state_get(conn: apsw.Connection, key: str) -> str | None:
+    return scalar(conn, "SELECT value FROM knowledge_state WHERE key=?", (key,))
+
+
+def state_set(conn: apsw.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO knowledge_state(key, value) VALUES (?, ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                 (key, value))
+
+
+def nodes_changed_after(conn: apsw.Connection, updated_at: str, node_id: str, limit: int) -> list[dict[str, Any]]:
+    """Nodes changed after the (updated_at, id) mark, in that order: what the vector index has not seen yet."""
+    return [_decode(r) for r in rows(
+        conn, "SELECT id, node_kind, canonical_name, payload, is_active, lifecycle_state, updated_at FROM nodes "
+              "WHERE (updated_at, id) > (?, ?) ORDER BY updated_at, id LIMIT ?", (updated_at, node_id, limit))]

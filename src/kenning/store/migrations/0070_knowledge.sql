@@ -222,3 +222,10 @@ CREATE TABLE extraction_outcome_events (
 );
 CREATE INDEX idx_outcome_kind_time ON extraction_outcome_events(extracted_item_kind, occurred_at);
 CREATE INDEX idx_outcome_item ON extraction_outcome_events(extracted_item_id);
+CREATE INDEX idx_outcome_commit ON extraction_outcome_events(commit_id);
+
+-- Small key/value marks of the node store's derived work (e.g. how far node vectors are embedded, §3.3).
+CREATE TABLE knowledge_state (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
