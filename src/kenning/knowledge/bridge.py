@@ -244,17 +244,15 @@ class Bridge:
         ops: list[Any] = []
         alias_in = tuple(AliasIn(alias=a[:300], alias_type="name", confidence=0.8)
                          for a in dict.fromkeys([name, *aliases]) if a and a.strip())
-        state = lifecycle
-        if routing is not None and (existing is None or existing["lifecycle_state"] == "observed"):
-            routable = self._routable(existing, start_evidence, prov, *routing)
-            if existing is None:
-                state = "suggested" if routable else (lifecycle or "observed")
-            elif routable and "update" not in kb.rolled_back_mutation_types(self.conn, node_id):
-                ops.append(UpdateNode(id=node_id, lifecycle_state="suggested"))
+        if routing is not None and (existing is None or existing["lifecycle_state"] == "observed") \
+                and self._routable(existing, start_evidence, prov, *routing) \
+                and (existing is None or "update" not in kb.rolled_back_mutation_types(self.conn, node_id)):
+            # a promotion like any other: the writer applies the §6.5 quality gate and §6.4 hysteresis
+            ops.append(UpdateNode(id=node_id, lifecycle_state="suggested"))
         times = [p.created_at for p in prov if p.created_at and not p.contradicts]
         ops.insert(0, CreateNode(
             id=node_id, node_kind=kind, canonical_name=name[:500], payload=payload, aliases=alias_in,
-            provenance=tuple(prov), evidence=start_evidence if existing is None else (), lifecycle_state=state,
+            provenance=tuple(prov), evidence=start_evidence if existing is None else (), lifecycle_state=lifecycle,
             last_verified_at=max(times) if times and existing is None else None, if_exists="merge"))
         summary = (f"ingest: {what} “{name[:80]}”" + (f" — {len(prov)} new source(s)" if existing else ""))
         if self.write(f"ingest:{kind}", summary, ops, kind, existing is None):
