@@ -231,3 +231,34 @@ def test_a_newer_export_ends_the_edge_its_correction_supersedes(tmp_path):
         assert got["Lisbon"]["end_date"] is None
     finally:
         v.close()
+
+
+def _two_conversations(tmp_path: Path) -> tuple[Path, Path]:
+    import json
+
+    first = write_export(tmp_path / "a.json", [("user", "I had lunch with my friend Priya Patel in Porto."),
+                                               ("assistant", "Nice.")])
+    second = json.loads(write_export(tmp_path / "b.json", [("user", "Priya Patel called me from Porto."),
+                                                           ("assistant", "Good.")], conv_id="conv-2").read_text())
+    second[0]["create_time"] += 3 * 86400
+    both = tmp_path / "ab.json"
+    both.write_text(json.dumps(json.loads(first.read_text()) + second), encoding="utf-8")
+    return first, both
+
+
+@pytest.mark.parametrize("reject_first", [False, True])
+def test_observed_to_suggested_after_a_second_conversation_unless_the_quality_gate_is_frozen(tmp_path, reject_first):
+    first, both = _two_conversations(tmp_path)
+    v = build(tmp_path / "v.db", first, as_of="2024-01-01T00:00:00Z")
+    try:
+        assert by_name(v, "Priya Patel")["lifecycle_state"] == "observed"  # one conversation (§6.6 needs 2)
+        if reject_first:  # a person's rejection drops the entity class's 7-day precision below its 0.85 floor
+            KnowledgeWriter(v.conn, v.config, clock=Clock("2024-01-01T00:00:00.000Z")).write(KnowledgeWrite(
+                source_event="user:reject", change_summary="reject Porto",
+                ops=[Feedback(id=by_name(v, "Porto")["id"], action="reject")]))
+        v.ingest([both], as_of="2024-01-01T00:00:00Z", stages=STAGES)
+        priya = by_name(v, "Priya Patel")
+        assert priya["alpha"] == pytest.approx(2 + 2 * 0.55)
+        assert priya["lifecycle_state"] == ("observed" if reject_first else "suggested")
+    finally:
+        v.close()
