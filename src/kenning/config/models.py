@@ -1011,8 +1011,26 @@ class KnowledgeStoreConfig(Strict):
     event_log: str = Field(min_length=1)
 
 
+class KnowledgeBridgeConfig(Strict):
+    entity_types: list[str]
+    min_user_mentions: int = Field(ge=0)
+    max_provenance_per_node: int = Field(ge=1)
+    mention_window_chars: int = Field(ge=0, le=240)
+    lexicon_term_types: list[str]
+    directive_categories: dict[str, Literal["preference", "constraint"]]
+    directive_skip_predicates: list[str]
+    applies_when: dict[str, str]
+    injection_format: dict[str, Literal["imperative", "conditional", "contextual", "cautionary"]]
+    relation_modalities: list[str]
+    relation_prefix: Literal["domain_", "learned_"]
+    obligation_qualifiers: list[Literal["at", "since", "until", "during"]]
+    evidence: dict[Literal["statement", "mention", "other", "assistant", "owner"], str]
+    assistant_edge_confidence_cap: float = Field(ge=0, le=1)
+
+
 class KnowledgeConfig(Strict):
     store: KnowledgeStoreConfig
+    bridge: KnowledgeBridgeConfig
     confidence: KnowledgeConfidenceConfig
     lifecycle: KnowledgeLifecycleConfig
     provenance: KnowledgeProvenanceConfig

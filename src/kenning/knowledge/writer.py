@@ -340,6 +340,8 @@ class KnowledgeWriter:
         key = docs.edge_key(src, rel, tgt, start)
         doc = self._doc(pend, key, "edge_create")
         if doc:  # an ended edge with the same start: the relation holds again from the same moment — reopen it
+            if doc.get("lifecycle_state") == "retracted":
+                return  # …unless a person rolled it back: a re-run of the pipeline must not undo that (§28)
             doc.pop("end_date", None)
             doc["lifecycle_state"] = op.lifecycle_state
             return
