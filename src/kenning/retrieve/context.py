@@ -230,51 +230,16 @@ class _Builder:
         return flagged(text, flag_of(c.node, self.config))
 
     def _fill(self, gate: _Gate) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """§42A.1.4 steps 3–5: reservations (only for a source with candidates), then one priority-ordered pass
-        over everything left with each source capped; what a source does not use goes to the best remaining."""
-        g = self.g
-        caps = {"work_context": g.work_context_cap_tokens, "participants": g.participant_cap_tokens,
-                "recent": g.recent_cap_tokens, "cross_context": g.cross_context_cap_tokens}
-        reserved = {"participants": g.participant_min_reserved_tokens,
-                    "cross_context": g.cross_context_min_reserved_tokens}
-        used = {s: 0 for s in SOURCES}
-        chosen: list[Candidate] = []
-        total = 0
-        released = unused = 0
-        for s, amount in reserved.items():
-            amount = min(amount, caps[s], self.budget)
-            if not gate.kept[s]:
-                released += amount  # no candidates survived the filters: the reservation goes to the pool
-                continue
-            for c in gate.kept[s]:
-                if used[s] + c.tokens <= amount and total + c.tokens <= self.budget:
-                    chosen.append(c)
-                    used[s] += c.tokens
-                    total += c.tokens
-            unused += amount - used[s]  # reserved but not filled: flows back as surplus
-        taken = {c.id for c in chosen}
-        rest = sorted((c for s in SOURCES for c in gate.kept[s] if c.id not in taken),
-                      key=lambda c: (-c.priority, SOURCES.index(c.source), c.node["canonical_name"], c.id))
-        for c in rest:
-            if used[c.source] + c.tokens <= caps[c.source] and total + c.tokens <= self.budget:
-                chosen.append(c)
-                used[c.source] += c.tokens
-                total += c.tokens
-        chosen.sort(key=lambda c: (-c.priority, SOURCES.index(c.source), c.node["canonical_name"], c.id))
-        starvation = []
-        for s in SOURCES:
-            requested = sum(c.tokens for c in gate.kept[s])
-            if requested > used[s]:
-                starvation.append({"source": s, "requested_tokens": requested, "granted_tokens": used[s]})
+        f = fill_gate(gate.kept, self.budget, self.g)
         before = sum(len(v) for v in gate.raw.values())
         after = sum(len(v) for v in gate.kept.values())
         tel = {"total_candidates_before_filter": before, "total_candidates_after_filter": after,
-               "tokens_used": total, "source_token_share": {s: used[s] for s in SOURCES if used[s]},
-               "unused_reserved_tokens": unused, "reservation_released_tokens": released,
-               "starvation_events": starvation, **gate.counts}
+               "tokens_used": f.total, "source_token_share": {s: f.used[s] for s in SOURCES if f.used[s]},
+               "unused_reserved_tokens": f.unused, "reservation_released_tokens": f.released,
+               "starvation_events": f.starvation, **gate.counts}
         items = [{"id": c.id, "name": c.node["canonical_name"], "kind": c.node["node_kind"], "source": c.source,
                   "relation": c.relation, "direction": c.direction, "line": c.line, "tokens": c.tokens,
-                  "priority": round(c.priority, 4), "conflict_flag": flag_of(c.node, self.config)} for c in chosen]
+                  "priority": round(c.priority, 4), "conflict_flag": flag_of(c.node, self.config)} for c in f.chosen]
         return items, tel
 
     # ---- the other sections ------------------------------------------------------------------------------
@@ -414,6 +379,51 @@ class _Builder:
                 "budget": packet.budget, "tokens_used": packet.telemetry["tokens_used"], "lines": packet.lines,
                 "gate_node_ids": gate_ids, "telemetry": packet.telemetry,
                 "gate_hit_rate": 0.0 if gate_ids else None}, given)
+
+
+@dataclass
+class GateFill:
+    chosen: list[Candidate]
+    used: dict[str, int]
+    total: int
+    released: int
+    unused: int
+    starvation: list[dict[str, Any]]
+
+
+def fill_gate(kept: dict[str, list[Candidate]], budget: int, g: Any) -> GateFill:
+    """§42A.1.4 steps 3–5 over filtered candidates (each source best first): a reservation is active only for a
+    source with candidates (else it is released to the pool); reserved sources fill their reservation first; then
+    one priority-ordered pass over everything left, each source within its cap and all within the budget — a source
+    that cannot use its share leaves it to the best remaining candidates of any source."""
+    caps = {"work_context": g.work_context_cap_tokens, "participants": g.participant_cap_tokens,
+            "recent": g.recent_cap_tokens, "cross_context": g.cross_context_cap_tokens}
+    reserved = {"participants": g.participant_min_reserved_tokens,
+                "cross_context": g.cross_context_min_reserved_tokens}
+    used = {s: 0 for s in SOURCES}
+    chosen: list[Candidate] = []
+    total = released = unused = 0
+    for s, amount in reserved.items():
+        amount = min(amount, caps[s], budget)
+        if not kept.get(s):
+            released += amount
+            continue
+        for c in kept[s]:
+            if used[s] + c.tokens <= amount and total + c.tokens <= budget:
+                chosen.append(c)
+                used[s] += c.tokens
+                total += c.tokens
+        unused += amount - used[s]  # reserved but not filled: it flows back as surplus
+    taken = {c.id for c in chosen}
+    order = lambda c: (-c.priority, SOURCES.index(c.source), c.node["canonical_name"], c.id)  # noqa: E731
+    for c in sorted((c for s in SOURCES for c in kept.get(s, []) if c.id not in taken), key=order):
+        if used[c.source] + c.tokens <= caps[c.source] and total + c.tokens <= budget:
+            chosen.append(c)
+            used[c.source] += c.tokens
+            total += c.tokens
+    starvation = [{"source": s, "requested_tokens": sum(c.tokens for c in kept.get(s, [])), "granted_tokens": used[s]}
+                  for s in SOURCES if sum(c.tokens for c in kept.get(s, [])) > used[s]]
+    return GateFill(sorted(chosen, key=order), used, total, released, unused, starvation)
 
 
 def mark_referenced(conn: apsw.Connection, packet_id: str, node_ids: list[str]) -> float | None:
