@@ -72,7 +72,10 @@ class _Ctx:
 
 def ceiling_key(kind: str, args: dict[str, Any]) -> str:
     if kind == "entity_neighbors":
-        return f"entity_neighbors_depth{int(args.get('depth') or 1)}"
+        depth = args.get("depth") or 1
+        if depth not in (1, 2, "1", "2"):
+            raise QueryError(f"depth must be 1 or 2 (got {depth!r})")
+        return f"entity_neighbors_depth{int(depth)}"
     return kind
 
 
@@ -283,6 +286,8 @@ def _procedure_bundle(ctx: _Ctx, app_entity_id: str | None = None, composite_id:
     root = entity(ctx.conn, composite_id or app_entity_id)
     seen = {root["id"]}
     ctx.results.append({**_procedure_item(root, ctx.config), "role": "composite" if composite_id else "application"})
+    if ctx.stop("its procedures were not read"):
+        return
     procs = [n for n in kq.neighbors(ctx.conn, root["id"], limit=limit + 1, scan_limit=scan)
              if n["node_kind"] in _PROCEDURE_KINDS]
     if app_entity_id and not composite_id:
