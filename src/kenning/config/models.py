@@ -1080,6 +1080,9 @@ class DeliveryResolveConfig(Strict):
     max_ngram_words: int = Field(ge=1, le=8)
     alias_limit: int = Field(ge=1)
     fts_limit: int = Field(ge=0)
+    fts_pool: int = Field(ge=0)
+    max_term_doc_share: float = Field(gt=0, le=1)
+    min_common_term_docs: int = Field(ge=0)
     use_vectors: bool
     vector_limit: int = Field(ge=0)
     min_word_chars: int = Field(ge=1)

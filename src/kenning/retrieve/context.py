@@ -111,7 +111,7 @@ class _Builder:
         self.truncated: str | None = None
         self.given: set[str] = kq.session_items(conn, self.session) if self.session else set()
         self.words = words(request, config)
-        self.expr = fts_expression(self.words, config)
+        self.expr = fts_expression(self.words, config, conn)
         self.generic = {normalize_alias(x) for x in self.g.generic_names}
 
     # ---- steps ---------------------------------------------------------------------------------------------
@@ -123,7 +123,10 @@ class _Builder:
         return self.truncated is not None
 
     def build(self, record: bool) -> ContextPacket:
-        res = resolve_request(self.conn, self.config, self.request, deadline=self.deadline)
+        # one FTS5 pass serves resolution, cross-context, directives and goals (D12): BM25 scores every match, so
+        # four filtered passes would cost four times as much
+        self.pool = self._fts_pool()
+        res = resolve_request(self.conn, self.config, self.request, deadline=self.deadline, fts_hits=self.pool)
         primary = self._primary(res)
         gate = _Gate()
         neighbours: list[dict[str, Any]] = []
@@ -143,6 +146,22 @@ class _Builder:
         if not self._stop("obligations left out"):
             sections["obligations"] = self._obligations(anchors)
         return self._finish(res, primary, gate, sections, tel, record)
+
+    def _fts_pool(self) -> list[dict[str, Any]]:
+        """The best FTS hits of each kind a section reads (resolution, cross-context, directives, goals), as full
+        nodes in BM25 order."""
+        if not self.expr:
+            return []
+        hits = kq.fts_kinds(self.conn, self.expr, limit=self.d.resolve.fts_pool)
+        want = {**{k: self.g.cross_context_limit for k in self.g.cross_context_kinds},
+                "memory_directive": self.d.directives.fts_limit, "goal": self.d.goals.max_items}
+        keep, per_kind = [], {}
+        for i, h in enumerate(hits):
+            per_kind[h["node_kind"]] = per_kind.get(h["node_kind"], 0) + 1
+            if i < self.d.resolve.fts_limit or per_kind[h["node_kind"]] <= want.get(h["node_kind"], 0):
+                keep.append(h["id"])
+        nodes = kq.nodes_by_ids(self.conn, keep)
+        return [nodes[i] for i in keep if i in nodes]
 
     def _primary(self, res: Resolution) -> dict[str, Any] | None:
         """The work context (§42A.1.4 source 1's ``?``): the entity given, else the first node the request names
@@ -170,8 +189,7 @@ class _Builder:
         # cross-context reusable kinds the request names or matches (D9)
         cross_kinds = list(self.g.cross_context_kinds)
         cross = [n for n in res.nodes if n["node_kind"] in cross_kinds]
-        if self.expr:
-            cross += kq.fts_match(self.conn, self.expr, limit=self.g.cross_context_limit, kinds=cross_kinds)
+        cross += [n for n in self.pool if n["node_kind"] in cross_kinds]
         for n in cross[:self.g.cross_context_limit]:
             gate.offer(Candidate(n, "cross_context", self._priority(n, named)))
         if self._stop("recent source not read"):
@@ -252,9 +270,8 @@ class _Builder:
         for n in neighbours:
             if n["node_kind"] == "memory_directive":
                 found.setdefault(n["id"], (0, n))
-        if self.expr and cfg.fts_limit:
-            for n in kq.fts_match(self.conn, self.expr, limit=cfg.fts_limit, kinds=["memory_directive"]):
-                found.setdefault(n["id"], (1, n))
+        for n in [n for n in self.pool if n["node_kind"] == "memory_directive"][:cfg.fts_limit]:
+            found.setdefault(n["id"], (1, n))
         for n in kq.directives_with_priority(self.conn, cfg.always_priority_classes, limit=cfg.max_items):
             found.setdefault(n["id"], (2, n))
         ordered = [n for _, n in sorted(found.values(), key=lambda x: (x[0], -x[1]["confidence"], x[1]["id"]))]
@@ -284,9 +301,8 @@ class _Builder:
         for n in res.nodes:
             if n["node_kind"] == "goal":
                 found.setdefault(n["id"], n)
-        if self.expr:
-            for n in kq.fts_match(self.conn, self.expr, limit=cfg.max_items, kinds=["goal"]):
-                found.setdefault(n["id"], n)
+        for n in [n for n in self.pool if n["node_kind"] == "goal"][:cfg.max_items]:
+            found.setdefault(n["id"], n)
         goals = [g for g in found.values() if goal_status(g) == "active" and g["id"] not in self.given]
         ranked = rank_goals(goals, primary["id"] if primary else None)[:cfg.max_items]
         items, _used, _dropped = fill_goals(ranked, cfg.max_tokens, self.g.chars_per_token, self.config)

@@ -91,11 +91,17 @@ def ngrams(ws: list[str], max_words: int) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def fts_expression(ws: list[str], config: Config) -> str | None:
-    """Content words OR-ed as quoted FTS5 terms (``"a" OR "b"``, §42A.2.8); None when nothing is left."""
+def fts_expression(ws: list[str], config: Config, conn: apsw.Connection | None = None) -> str | None:
+    """Content words OR-ed as quoted FTS5 terms (``"a" OR "b"``, §42A.2.8); None when nothing is left. With a
+    connection, a word found in more than max_term_doc_share of the nodes (and more than min_common_term_docs)
+    is dropped: it names nothing in particular, and ranking all its matches costs the query its ceiling (D12)."""
     r = config.knowledge.delivery.resolve
     stop = set(r.stopwords)
     keep = [w for w in dict.fromkeys(ws) if len(w) >= r.min_word_chars and w not in stop]
+    if keep and conn is not None:
+        limit = max(r.min_common_term_docs, r.max_term_doc_share * kq.node_count_estimate(conn))
+        docs = kq.term_docs(conn, keep)
+        keep = [w for w in keep if docs.get(w, 0) <= limit]
     if not keep:
         return None
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in keep)
@@ -118,9 +124,9 @@ class Resolution:
 
 
 def resolve_request(conn: apsw.Connection, config: Config, request: str, *, deadline: Deadline | None = None,
-                    kinds: list[str] | None = None) -> Resolution:
-    """§14.4's cascade without a model: exact alias n-grams (longest first), then FTS5 BM25 over fts_nodes, then
-    node vectors only when configured."""
+                    kinds: list[str] | None = None, fts_hits: list[dict[str, Any]] | None = None) -> Resolution:
+    """§14.4's cascade without a model: exact alias n-grams (longest first), then FTS5 BM25 over fts_nodes (or the
+    caller's already-run FTS hits, best first), then node vectors only when configured."""
     r = config.knowledge.delivery.resolve
     ws = words(request, config)
     res = Resolution()
@@ -134,10 +140,11 @@ def resolve_request(conn: apsw.Connection, config: Config, request: str, *, dead
         res.add(n, "alias_exact", n["matched_alias"])
     if deadline is not None and deadline.expired():
         return res
-    expr = fts_expression(ws, config)
-    if expr and r.fts_limit:
-        for n in kq.fts_match(conn, expr, limit=r.fts_limit, kinds=kinds):
-            res.add(n, "fts5_keyword")
+    if fts_hits is None:
+        expr = fts_expression(ws, config, conn)
+        fts_hits = kq.fts_match(conn, expr, limit=r.fts_limit, kinds=kinds) if expr and r.fts_limit else []
+    for n in [h for h in fts_hits if kinds is None or h["node_kind"] in kinds][:r.fts_limit]:
+        res.add(n, "fts5_keyword")
     if r.use_vectors and r.vector_limit and (deadline is None or not deadline.expired()):
         for n in _vector_nodes(conn, config, request, r.vector_limit):
             if kinds is None or n["node_kind"] in kinds:

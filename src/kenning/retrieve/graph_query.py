@@ -363,9 +363,9 @@ def _related_threads(ctx: _Ctx, entity_id: str, max_results: int | None = None) 
 
 def _entity_scoped_search(ctx: _Ctx, entity_id: str, query: str, max_results: int | None = None) -> None:
     limit = int(max_results or ctx.config.knowledge.delivery.query_defaults.max_results)
-    expr = fts_expression(words(query, ctx.config), ctx.config)
+    expr = fts_expression(words(query, ctx.config), ctx.config, ctx.conn)
     if expr is None:
-        raise QueryError(f"query {query!r} has no searchable words")
+        raise QueryError(f"query {query!r} has no searchable words (stopwords, or words in too many nodes)")
     root = entity(ctx.conn, entity_id)
     scan = ctx.config.knowledge.delivery.neighbor_scan_limit
     around = {n["id"]: n for n in kq.neighbors(ctx.conn, root["id"], limit=scan, scan_limit=scan)}

@@ -151,6 +151,30 @@ def fts_match(conn: apsw.Connection, match: str, *, limit: int, kinds: Sequence[
         return []  # an expression FTS5 cannot parse matches nothing
 
 
+def fts_kinds(conn: apsw.Connection, match: str, *, limit: int) -> list[dict[str, Any]]:
+    """(id, node_kind, rank) of the best ``limit`` live FTS matches — light rows, so one pass can serve several
+    kinds; the caller reads the full nodes it keeps (``nodes_by_ids``)."""
+    sql = (f"SELECT n.id, n.node_kind, bm25(fts_nodes) AS rank FROM fts_nodes f JOIN nodes n ON n.rowid=f.rowid "
+           f"WHERE fts_nodes MATCH ? AND {LIVE} ORDER BY rank, n.id LIMIT ?")
+    try:
+        return rows(conn, sql, (match, limit))
+    except apsw.SQLError:
+        return []
+
+
+def term_docs(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
+    """How many nodes each FTS term occurs in (fts_nodes_vocab, migration 0080); absent terms are left out."""
+    if not terms:
+        return {}
+    return {r["term"]: r["doc"] for r in rows(
+        conn, f"SELECT term, doc FROM fts_nodes_vocab WHERE term IN ({marks(len(terms))})", list(terms))}
+
+
+def node_count_estimate(conn: apsw.Connection) -> int:
+    """The largest node rowid: the node count without counting (rowids only grow; deletes are rare)."""
+    return scalar(conn, "SELECT coalesce(max(rowid), 0) FROM nodes")
+
+
 def linked_by_payload(conn: apsw.Connection, kind: str, node_ids: Sequence[str], *,
                       limit: int) -> list[dict[str, Any]]:
     """Live nodes of ``kind`` whose payload names one of ``node_ids`` (goals' linked_entity_ids /
