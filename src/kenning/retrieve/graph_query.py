@@ -21,7 +21,6 @@ from kenning.knowledge.read import current_breakdown, resolve_node
 from kenning.knowledge.writer import normalize_alias
 from kenning.retrieve.delivery import (Deadline, as_utc, flag_of, flagged, fts_expression, hint, relation_label, tokens,
                                       words)
-from kenning.sources.timestamps import parse_utc
 from kenning.store import knowledge as ksql
 from kenning.store import knowledge_query as kq
 
@@ -413,7 +412,3 @@ _HANDLERS: dict[str, Callable[..., None]] = {
     "procedure_bundle": _procedure_bundle, "goal_context": _goal_context, "knowledge_brief": _knowledge_brief,
     "related_threads": _related_threads, "entity_scoped_search": _entity_scoped_search,
 }
-
-
-def days_between(a: str, b: str) -> float:
-    return (parse_utc(b) - parse_utc(a)).total_seconds() / 86400.0

@@ -84,8 +84,8 @@ def neighbors(conn: apsw.Connection, node_id: str, *, limit: int, scan_limit: in
     rel = f" AND relation_type IN ({marks(len(edge_types))})" if edge_types else ""
     types = tuple(edge_types or ())
     sql = (f"SELECT {NODE_SELECT}, x.relation_type, x.direction, x.edge_confidence, x.start_date FROM ("
-           "SELECT * FROM (SELECT target_id AS other, relation_type, 'out' AS direction, confidence AS edge_confidence, "
-           f"start_date FROM edges WHERE source_id=? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?) "
+           "SELECT * FROM (SELECT target_id AS other, relation_type, 'out' AS direction, "
+           f"confidence AS edge_confidence, start_date FROM edges WHERE source_id=? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?) "
            "UNION ALL SELECT * FROM (SELECT source_id, relation_type, 'in', confidence, start_date FROM edges "
            f"WHERE target_id=? AND source_id<>? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?)) x "
            f"JOIN nodes n ON n.id=x.other WHERE {LIVE} "
