@@ -175,8 +175,11 @@ def term_docs(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
     """How many nodes each FTS term occurs in (fts_nodes_vocab, migration 0080); absent terms are left out."""
     if not terms:
         return {}
-    return {r["term"]: r["doc"] for r in rows(
-        conn, f"SELECT term, doc FROM fts_nodes_vocab WHERE term IN ({marks(len(terms))})", list(terms))}
+    try:
+        found = rows(conn, f"SELECT term, doc FROM fts_nodes_vocab WHERE term IN ({marks(len(terms))})", list(terms))
+    except apsw.SQLError:
+        return {}  # a vault read-only since before migration 0080: every word is searched
+    return {r["term"]: r["doc"] for r in found}
 
 
 def node_count_estimate(conn: apsw.Connection) -> int:
