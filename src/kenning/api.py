@@ -184,6 +184,26 @@ class Vault:
 
         return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes, kinds=kinds)
 
+    def context(self, request: str, *, entity: str | None = None, budget: int | None = None,
+                session: str | None = None, now: str | None = None, record: bool = True) -> Any:
+        """The novelty-gated context packet for ``request`` (see :mod:`kenning.retrieve.context`)."""
+        from kenning.retrieve.context import build_context
+
+        return build_context(self.conn, self.config, request, now=now or Clock(None).now(), entity=entity,
+                             budget=budget, session=session, record=record)
+
+    def brief(self, node: str, *, now: str | None = None) -> Any:
+        """The 200–300 token knowledge brief for an entity (see :mod:`kenning.retrieve.brief`)."""
+        from kenning.retrieve.brief import knowledge_brief
+
+        return knowledge_brief(self.conn, self.config, node, now=now or Clock(None).now())
+
+    def query(self, kind: str, *, now: str | None = None, **args: Any) -> Any:
+        """One §43 graph query (see :mod:`kenning.retrieve.graph_query`)."""
+        from kenning.retrieve.graph_query import run_query
+
+        return run_query(self.conn, self.config, kind, now=now or Clock(None).now(), **args)
+
     def status(self) -> dict[str, Any]:
         return {
             "db": str(self.path),

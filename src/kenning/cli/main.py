@@ -108,6 +108,15 @@ def _register_knowledge_commands() -> None:
 _register_knowledge_commands()
 
 
+def _register_delivery_commands() -> None:
+    from kenning.cli.query import register
+
+    register(app)
+
+
+_register_delivery_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""

@@ -1062,6 +1062,102 @@ class KnowledgeConfig(Strict):
     lifecycle: KnowledgeLifecycleConfig
     provenance: KnowledgeProvenanceConfig
     experience: KnowledgeExperienceConfig
+    delivery: "KnowledgeDeliveryConfig"
+
+
+class DeliveryCeiling(Strict):
+    p50_ms: float = Field(gt=0)
+    p95_ms: float = Field(gt=0)
+    ceiling_ms: float = Field(gt=0)
+
+
+class DeliveryQueryDefaults(Strict):
+    max_results: int = Field(ge=1)
+    max_nodes: int = Field(ge=1)
+    goal_max_tokens: int = Field(ge=1)
+    max_cards: int = Field(ge=1)
+    lookup_limit: int = Field(ge=1)
+
+
+class NoveltyGateConfig(Strict):
+    max_tokens: int = Field(gt=0)
+    work_context_cap_tokens: int = Field(gt=0)
+    participant_cap_tokens: int = Field(gt=0)
+    recent_cap_tokens: int = Field(gt=0)
+    cross_context_cap_tokens: int = Field(gt=0)
+    participant_min_reserved_tokens: int = Field(ge=0)
+    cross_context_min_reserved_tokens: int = Field(ge=0)
+    include_relationship_hints: bool
+    suppress_hub_nodes_above_edge_count: int = Field(gt=0)
+    exclude_generic_document_refs: bool
+    recent_window_days: int = Field(gt=0)
+    max_recent_entities: int = Field(gt=0)
+    work_context_limit: int = Field(gt=0)
+    participant_limit: int = Field(gt=0)
+    cross_context_limit: int = Field(gt=0)
+    cross_context_kinds: list[NodeKind]
+    entity_kinds: list[NodeKind]
+    min_salience: float = Field(ge=0, le=1)
+    generic_names: list[str]
+    min_name_chars: int = Field(ge=0)
+    chars_per_token: float = Field(gt=0)
+
+
+class DeliveryResolveConfig(Strict):
+    max_ngram_words: int = Field(ge=1, le=8)
+    alias_limit: int = Field(ge=1)
+    fts_limit: int = Field(ge=0)
+    fts_pool: int = Field(ge=0)
+    max_term_doc_share: float = Field(gt=0, le=1)
+    min_common_term_docs: int = Field(ge=0)
+    use_vectors: bool
+    vector_limit: int = Field(ge=0)
+    min_word_chars: int = Field(ge=1)
+    stopwords: list[str]
+
+
+class DeliveryDirectivesConfig(Strict):
+    max_tokens: int = Field(ge=0)
+    max_items: int = Field(ge=0)
+    always_priority_classes: list[Literal["absolute", "strong", "default", "suggestion"]]
+    fts_limit: int = Field(ge=0)
+
+
+class DeliveryGoalsConfig(Strict):
+    max_tokens: int = Field(ge=0)
+    max_items: int = Field(ge=0)
+
+
+class DeliveryObligationsConfig(Strict):
+    max_tokens: int = Field(ge=0)
+    max_items: int = Field(ge=0)
+    due_soon_days: int = Field(ge=0)
+    overdue_days: int = Field(ge=0)
+    open_statuses: list[str]
+
+
+class BriefConfig(Strict):
+    min_tokens: int = Field(ge=1)
+    max_tokens: int = Field(ge=1)
+    max_related: int = Field(ge=0)
+    max_history: int = Field(ge=0)
+    max_activity: int = Field(ge=0)
+    stale_after_half_lives: float = Field(gt=0)
+
+
+class KnowledgeDeliveryConfig(Strict):
+    query_ceilings: dict[Literal["entity_lookup", "entity_neighbors_depth1", "entity_neighbors_depth2",
+                                 "entity_cards", "procedure_bundle", "goal_context", "knowledge_brief",
+                                 "related_threads", "entity_scoped_search", "context"], DeliveryCeiling]
+    query_defaults: DeliveryQueryDefaults
+    neighbor_scan_limit: int = Field(ge=1)
+    gate: NoveltyGateConfig
+    resolve: DeliveryResolveConfig
+    directives: DeliveryDirectivesConfig
+    goals: DeliveryGoalsConfig
+    obligations: DeliveryObligationsConfig
+    low_hit_rate: float = Field(ge=0, le=1)
+    brief: BriefConfig
 
 
 Config.model_rebuild()
