@@ -570,6 +570,11 @@ class WhyConfig(Strict):
     include_history: bool
     max_results: int = Field(gt=0)
     fts_any_fallback: bool
+    question_words: list[str]
+    vectors: bool
+    vector_min_score: dict[str, float]
+    fusion_k: int = Field(gt=0)
+    sources_shown: int = Field(ge=0)
 
 
 class M1Config(Strict):
