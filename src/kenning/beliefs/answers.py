@@ -60,6 +60,11 @@ def claim_key(e: dict) -> tuple:
     return ("text", core(e["statement"]), negated(e["statement"]))
 
 
+def group_key(e: dict) -> tuple:
+    """One answer per claim as said: the statement without its time note and punctuation (W37)."""
+    return (core(e["statement"]), negated(e["statement"]))
+
+
 def _base(r: dict, ref: str) -> str:
     if r["superseded_at"] is not None and r["superseded_at"] <= ref:
         return "ended" if not r["supersession_reason"] and not r["superseded_by_belief_id"] else "superseded"
@@ -119,7 +124,7 @@ def group(entries: list[dict], disagreeing: list[dict]) -> list[dict]:
     buckets: dict[tuple, list[dict]] = {}
     for e in entries + disagreeing:
         bucket = "held" if e["status"] in ("current", "contested") else e["status"]
-        buckets.setdefault((bucket, claim_key(e)), []).append(e)
+        buckets.setdefault((bucket, group_key(e)), []).append(e)
     matched = {e["belief_id"] for e in entries}
     answers = []
     owner: dict[str, int] = {}

@@ -94,8 +94,11 @@ def vector_floor(config: Config, model_id: str) -> float:
     return float(thresholds_for(config, model_id).no_match)
 
 
-def vector_lane(conn: apsw.Connection, config: Config, ws: str, query: str, limit: int) -> list[str]:
-    """Belief ids whose statement vector is close enough to the question's (nothing when none are indexed)."""
+def vector_lane(conn: apsw.Connection, config: Config, ws: str, query: str, limit: int,
+                strict: bool = False) -> list[str]:
+    """Belief ids whose statement vector is close enough to the question's (nothing when none are indexed).
+    ``strict`` (the other lanes found something): only what the model calls possibly the same claim (at least
+    its calibrated no_match) joins them, so meaning adds paraphrases without adding neighbours."""
     from kenning.llm.errors import ModelLayerError
     from kenning.llm.index import VectorIndex
 
@@ -107,6 +110,8 @@ def vector_lane(conn: apsw.Connection, config: Config, ws: str, query: str, limi
         if table is None:
             return []
         floor = vector_floor(config, table["model_id"])
+        if strict:
+            floor = max(floor, idx.thresholds().no_match)
         hits = idx.search(query, k=limit, space=SPACE, kinds=[ws], min_score=floor)
     except (ModelLayerError, apsw.Error):
         return []
@@ -129,7 +134,7 @@ def search(conn: apsw.Connection, config: Config, ws: str, query: str, limit: in
             if ids:
                 lanes.found["fts"] = ids
                 break
-    vec = vector_lane(conn, config, ws, query, limit)
+    vec = vector_lane(conn, config, ws, query, limit, strict=bool(lanes.found))
     if vec:
         lanes.found["vector"] = vec
     return lanes

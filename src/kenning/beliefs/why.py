@@ -235,7 +235,7 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
     shown = [r["belief_id"] for r in current + past + contra]
     sources = supporting_sources(conn, shown, verified_at=verified_at)
     ref = format_utc(parse_utc(hi) - dt.timedelta(milliseconds=1)) if hi else (verified_at or now_utc())
-    statuses = ans_mod.statuses(current + past + contra, ref, sql.functional_predicates(conn),
+    statuses = ans_mod.statuses(current + past + contra, ref, functional_predicates(conn, config),
                                 sql.undisputed_pairs(conn, ws))
 
     def entry(r: dict, with_match: bool = True) -> dict:
@@ -276,6 +276,24 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
             r["belief_id"] for r in everything.values()
             if r["asserted_at"] <= at and (r["superseded_at"] is None or r["superseded_at"] > at))}
     return answer
+
+
+def functional_predicates(conn: apsw.Connection, config: Config) -> set[str]:
+    """One object at a time (one home, one employer): stage 5's rules as seeded in the vault, and the rules file
+    itself for a vault whose stage 5 has not run (a ledger fed by hand)."""
+    from kenning.config.loader import load_yaml
+    from kenning.temporal.rules import RulesError, read_rules_file
+
+    found = set(sql.functional_predicates(conn))
+    try:
+        text, _ = read_rules_file(config.pipeline.temporal_reasoning.invalidation_rules)
+        data = load_yaml(text) or {}
+    except (RulesError, ValueError):
+        return found
+    for spec in data.get("rules") or []:
+        if isinstance(spec, dict) and spec.get("is_functional") and spec.get("predicate_label"):
+            found.add(str(spec["predicate_label"]))
+    return found
 
 
 def _neg(ts: str) -> str:
