@@ -39,6 +39,18 @@ def stem(word: str) -> str:
     return w
 
 
+_ME = {"i", "me", "myself", "i'm", "im"}
+
+
+def about_me(query: str) -> bool:
+    """"where do I live?" asks about you, not about everyone who lives somewhere ("my sister" is someone else)."""
+    return any(w.casefold() in _ME for w in re.findall(r"[\w']+", query))
+
+
+def self_subjects(config: Config) -> set[str]:
+    return {"SELF", config.self_beliefs.ledger.subject}
+
+
 def content_words(query: str, config: Config) -> list[str]:
     stop = set(config.retrieval.fts.stopwords) | set(config.beliefs.why.question_words)
     return list(dict.fromkeys(w for w in (m.casefold() for m in _WORD.findall(query)) if w not in stop))
@@ -50,15 +62,21 @@ class Lanes:
 
     found: dict[str, list[str]] = field(default_factory=dict)      # lane -> ranked belief ids
     predicates: list[str] = field(default_factory=list)
+    all_words: bool = False          # the words lane matched every content word
 
     def fused(self, k: int) -> list[tuple[str, float, str]]:
-        """(belief_id, score, first lane that found it), best first; ties by id."""
+        """(belief_id, score, first lane that found it), best first; ties by id. When every content word
+        matched somewhere, the predicate lane only ranks ("where does my sister live" is about the sister, not
+        about everyone's home)."""
         score: dict[str, float] = {}
         first: dict[str, str] = {}
         for lane, ids in self.found.items():
             for rank, bid in enumerate(ids, 1):
                 score[bid] = score.get(bid, 0.0) + 1.0 / (k + rank)
                 first.setdefault(bid, lane)
+        if self.all_words:
+            keep = set(self.found.get("fts", [])) | set(self.found.get("vector", []))
+            score = {b: s for b, s in score.items() if b in keep}
         return sorted(((b, s, first[b]) for b, s in score.items()), key=lambda t: (-t[1], t[0]))
 
 
@@ -133,6 +151,7 @@ def search(conn: apsw.Connection, config: Config, ws: str, query: str, limit: in
             ids = sql.belief_ids_by_fts(conn, ws, match, limit) if match else []
             if ids:
                 lanes.found["fts"] = ids
+                lanes.all_words = not any_word and len(words) > 1
                 break
     vec = vector_lane(conn, config, ws, query, limit, strict=bool(lanes.found))
     if vec:

@@ -192,6 +192,9 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
         predicates = lanes.predicates
         fused = lanes.fused(cfg.why.fusion_k)
         rows = sql.get_beliefs(conn, [b for b, _, _ in fused])
+        me = question.self_subjects(config)
+        if question.about_me(q) and any(r["subject"] in me for r in rows.values()):
+            fused = [f for f in fused if rows[f[0]]["subject"] in me]     # "where do I live": yours, not Tom's
         for bid, score, lane in fused:
             r = rows.get(bid)
             r = _as_told(r, told_hi) if r is not None else None
