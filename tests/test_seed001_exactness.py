@@ -9,7 +9,7 @@ from kenning.config.loader import ConfigError, load_config
 
 
 def test_noun_chunk_induction_is_refused_with_a_clear_error(tmp_path):
-    """§2B.4.1 #7 needs spaCy with a pinned model, which Kenning does not ship (decisions W45)."""
+    """§2B.4.1 #7 needs spaCy with a pinned model, which Kenning does not ship (decisions W40)."""
     with pytest.raises(ConfigError, match="NOUN_CHUNK generator needs spaCy"):
         load_config(overrides={"entities": {"lexicon": {"enable_noun_chunk_induction": True}}})
     cfg = tmp_path / "nc.yaml"
@@ -20,5 +20,5 @@ def test_noun_chunk_induction_is_refused_with_a_clear_error(tmp_path):
 
 
 def test_member_evidence_edges_default_as_the_seed():
-    """§6.7 "include_member_evidence_edges (bool, default false)" (decisions W46)."""
+    """§6.7 "include_member_evidence_edges (bool, default false)" (decisions W41)."""
     assert load_config().graph.profile.include_member_evidence_edges is False

@@ -1,4 +1,4 @@
-"""What `why` says about each belief it found: a status (W36–W38) and one answer per statement (W37).
+"""What `why` says about each belief it found: a status (W36, W38) and one answer per statement (W37).
 
 Status, at the reference time (the window's end with ``--until``, else now):
 * ``superseded`` — replaced or corrected (it has a reason or a successor) by then;
@@ -53,7 +53,7 @@ def core(text: str | None) -> str:
 
 
 def claim_key(e: dict) -> tuple:
-    """Two rows with the same key say the same thing (W37)."""
+    """Two rows with the same key are the same claim, for contradictions (W36)."""
     if e.get("subject") and e.get("predicate") and e.get("object"):
         neg = negated(e["statement"]) or negated(e["object"])
         return ("spo", e["subject"].casefold(), e["predicate"].casefold(), core(e["object"]), neg)

@@ -214,7 +214,7 @@ def apply_overrides(rows: dict[str, dict], overrides: list[dict], run: RunLike |
 
 def effective_overrides(overrides: list[dict]) -> list[dict]:
     """The supersede / mark_drifted decisions still in force (in order): a later `restore` of a belief cancels
-    the ones before it (W36). `undispute` does not change a row's supersession; `why` reads it."""
+    the ones before it (W39). `undispute` does not change a row's supersession; `why` reads it."""
     out: list[dict] = []
     for o in overrides:
         if o["action"] == "restore":
@@ -643,7 +643,7 @@ def restore(conn: apsw.Connection, belief_id: str, reason: str, run: RunLike) ->
     """`kenning beliefs restore ID --reason …`: undo your `supersede` / a drift mark — the belief is held again.
 
     Only a supersession that came from your decisions can be undone; one the source itself records (a sidecar's
-    `superseded_at`, a later message) is the source's to change (W36)."""
+    `superseded_at`, a later message) is the source's to change (W39)."""
     b = sql.get_beliefs(conn, [belief_id]).get(belief_id)
     if b is None:
         raise BeliefNotFound(f"no belief {belief_id}")
@@ -665,7 +665,7 @@ def restore(conn: apsw.Connection, belief_id: str, reason: str, run: RunLike) ->
 
 def undispute(conn: apsw.Connection, belief_id: str, other_id: str | None, reason: str, run: RunLike) -> dict:
     """`kenning beliefs undispute ID [--with OTHER] --reason …`: you say these beliefs do not conflict, so `why`
-    shows them as held rather than contested (W37). Recorded; the ledger's rows are not rewritten."""
+    shows them as held rather than contested (W39). Recorded; the ledger's rows are not rewritten."""
     found = sql.get_beliefs(conn, [b for b in (belief_id, other_id) if b])
     for b in (belief_id, other_id):
         if b and b not in found:

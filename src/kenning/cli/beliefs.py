@@ -125,14 +125,6 @@ def render_why(ans: dict, shown: int = 3) -> list[str]:
         window = f" between {ans.get('since') or 'the beginning'} and {ans.get('until') or 'now'}"
     lines.append(f'Why you believe what you believe about "{q}"{window}{told} (matched by {how}; workspace '
                  f'{ans["workspace"]})')
-    entries = {e["belief_id"]: e for e in ans["current_beliefs"] + ans["history"]}
-    if ans.get("as_of"):
-        then = [entries[i] for i in ans["as_of"]["belief_ids"] if i in entries]
-        lines.append("")
-        lines.append(f"On {_at(ans['as_of']['at'])} you believed:" if then else
-                     f"On {_at(ans['as_of']['at'])} you held no belief about this.")
-        for e in then:
-            lines.append(f"  {e['statement']}  [{e['belief_id']}]")
     answers = ans.get("answers", [])
     contested = [a for a in answers if a["status"] == "contested"]
     held = [a for a in answers if a["status"] == "current" and a["matched"]]
@@ -140,6 +132,10 @@ def render_why(ans: dict, shown: int = 3) -> list[str]:
     replaced = [a for a in answers if a["status"] == "superseded" and a["matched"]]
     others = [a for a in answers if not a["matched"] and a["status"] != "contested"]
     at = ans.get("status_at")
+    if at:   # statuses are taken at the window's end: what you believed then
+        lines.append("")
+        lines.append(f"On {_at(at)} you believed:" if held or contested else
+                     f"On {_at(at)} you held no belief about this.")
     if contested:
         lines += ["", ("Contested then" if at else "Contested") + " — you have said both, and they cannot both hold:"]
         for n, cluster in enumerate(_clusters(contested)):
@@ -151,7 +147,7 @@ def render_why(ans: dict, shown: int = 3) -> list[str]:
                 lines.append(f"  • {a['statement']}{_said(a)}  [{_ids(a)}]")
                 lines += _answer_sources(a, "      ", min(shown, 2))
         lines.append("  (if they do not conflict: kenning beliefs undispute ID --with OTHER --reason \"…\")")
-    label = f"As of {_at(at)}" if at else ("Still believed now" if window else "Now")
+    label = "Held then" if at else ("Still believed now" if window else "Now")
     for a in held:
         lines.append("")
         lines.append(f"{label}: {a['statement']}")

@@ -298,7 +298,7 @@ class LexiconConfig(Strict):
     @classmethod
     def _no_noun_chunks(cls, v: bool) -> bool:
         # seed 001 §2B.4.1 #7 asks for "spaCy noun chunker with pinned model version"; Kenning ships neither, so
-        # the flag is refused rather than silently ignored (docs/decisions.md W45).
+        # the flag is refused rather than silently ignored (docs/decisions.md W40).
         if v:
             raise ValueError("enable_noun_chunk_induction: the NOUN_CHUNK generator needs spaCy and a pinned "
                              "model, which Kenning does not ship; set it to false (the other six generators run)")
