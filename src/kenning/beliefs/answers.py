@@ -78,19 +78,15 @@ def _base(r: dict, ref: str) -> str:
     return "current"
 
 
-def _conflict(a: dict, b: dict, functional: set[str]) -> bool:
-    if b["belief_id"] in _ids(a["contradicting_belief_ids"]) or a["belief_id"] in _ids(b["contradicting_belief_ids"]):
-        return True
-    ka, kb = claim_key(a), claim_key(b)
+def _conflict(ka: tuple, kb: tuple, predicate: str | None, functional: set[str]) -> bool:
+    """Two claims of one subject and predicate (or one text core) that cannot both hold."""
     if ka == kb:
         return False
-    if ka[0] == kb[0] == "spo" and ka[1:3] == kb[1:3]:
+    if ka[0] == kb[0] == "spo":
         if ka[3] == kb[3]:
             return ka[4] != kb[4]                       # the same claim, affirmed and denied
-        return a["predicate"] in functional and not ka[4] and not kb[4]   # two objects where one can hold
-    if ka[0] == kb[0] == "text":
-        return ka[1] == kb[1] and ka[2] != kb[2]
-    return False
+        return predicate in functional and not ka[4] and not kb[4]   # two objects where one can hold
+    return ka[0] == kb[0] == "text" and ka[2] != kb[2]
 
 
 def _ids(text: Any) -> list[str]:
@@ -104,14 +100,29 @@ def statuses(rows: Iterable[dict], ref: str, functional: set[str],
     rows = {r["belief_id"]: r for r in rows}
     out = {bid: Status(_base(r, ref)) for bid, r in rows.items()}
     quiet = {a for a, b in undisputed if b is None}
-    pairs = {frozenset((a, b)) for a, b in undisputed if b is not None}
+    allowed = {frozenset((a, b)) for a, b in undisputed if b is not None}
     held = sorted(b for b, s in out.items() if s.status == "current" and b not in quiet)
-    for i, a in enumerate(held):
-        for b in held[i + 1:]:
-            if frozenset((a, b)) in pairs or not _conflict(rows[a], rows[b], functional):
-                continue
-            out[a].contested_with.append(b)
-            out[b].contested_with.append(a)
+    held_set = set(held)
+    pairs: set[tuple[str, str]] = set()
+    for a in held:                                     # declared contradictions
+        for b in _ids(rows[a]["contradicting_belief_ids"]):
+            if b in held_set and b != a:
+                pairs.add((min(a, b), max(a, b)))
+    keys = {b: claim_key(rows[b]) for b in held}
+    buckets: dict[tuple, list[str]] = {}               # only claims about one thing can conflict
+    for b in held:
+        k = keys[b]
+        buckets.setdefault(k[:3] if k[0] == "spo" else k[:2], []).append(b)
+    for ids in buckets.values():
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                if _conflict(keys[a], keys[b], rows[a]["predicate"], functional):
+                    pairs.add((min(a, b), max(a, b)))
+    for a, b in sorted(pairs):
+        if frozenset((a, b)) in allowed:
+            continue
+        out[a].contested_with.append(b)
+        out[b].contested_with.append(a)
     for s in out.values():
         if s.contested_with:
             s.status = "contested"
