@@ -574,7 +574,7 @@ def publish_beliefs(conn: apsw.Connection, workspace: str, items: Sequence[Belie
     from kenning.beliefs.question import index_statements
 
     index_statements(conn, run.config, workspace, [(bid, staged[bid]["statement"]) for bid in sorted(staged)],
-                     run.warn)
+                     run.warn, run.clock)
     result = PublishResult(inserted=inserted, updated=updated,
                            unchanged=sorted(set(final) - set(inserted) - set(updated)))
     return result

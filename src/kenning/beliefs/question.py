@@ -160,7 +160,7 @@ def search(conn: apsw.Connection, config: Config, ws: str, query: str, limit: in
 
 
 def index_statements(conn: apsw.Connection, config: Config, ws: str, items: list[tuple[str, str]],
-                     warn: Any = None) -> int:
+                     warn: Any = None, clock: Any = None) -> int:
     """Keep the ``beliefs`` vector space in step with published statements (item id = belief id, kind =
     workspace). A model that cannot load leaves the lane empty with a warning; publishing never fails on it."""
     from kenning.llm.errors import ModelLayerError
@@ -169,20 +169,21 @@ def index_statements(conn: apsw.Connection, config: Config, ws: str, items: list
     if not config.beliefs.why.vectors or not items:
         return 0
     try:
-        return VectorIndex(conn, config).upsert(SPACE, [(bid, text, ws) for bid, text in items])
+        # the run's clock: same input + frozen clock ⇒ identical vector rows
+        return VectorIndex(conn, config, clock=clock).upsert(SPACE, [(bid, text, ws) for bid, text in items])
     except ModelLayerError as e:
         if warn is not None:
             warn("BELIEF_VECTORS_SKIPPED", f"belief statements were not embedded ({e}); `why` finds them by words only")
         return 0
 
 
-def drop_statements(conn: apsw.Connection, config: Config, ids: list[str]) -> None:
+def drop_statements(conn: apsw.Connection, config: Config, ids: list[str], clock: Any = None) -> None:
     from kenning.llm.errors import ModelLayerError
     from kenning.llm.index import VectorIndex
 
     if not config.beliefs.why.vectors or not ids:
         return
     try:
-        VectorIndex(conn, config).delete(SPACE, ids)
+        VectorIndex(conn, config, clock=clock).delete(SPACE, ids)
     except ModelLayerError:
         pass

@@ -64,7 +64,7 @@ class FeedRebuild:
             counts["self_beliefs"] = out.get("ledger_beliefs_inserted", 0)
         counts["provenance_removed"] = sum(sql.delete_uncited_conversation_provenance(ctx.conn, ws) for ws in wanted)
         left = set(sql.existing_belief_ids(ctx.conn, removed))
-        drop_statements(ctx.conn, cfg, sorted(set(removed) - left))
+        drop_statements(ctx.conn, cfg, sorted(set(removed) - left), ctx.clock)
         return counts
 
 
