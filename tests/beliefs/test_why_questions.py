@@ -179,3 +179,21 @@ def test_vegetarian_finds_i_do_not_eat_meat_with_minilm(db, minilm_embedder):
         assert ans["match_type"] == "vector"
         assert [a["statement"] for a in ans["answers"]] == ["I do not eat meat"]
         assert v.why("what is the capital of Peru?")["match_type"] == "none"
+
+
+def _row(bid, statement, asserted, superseded=None, reason=None, **kw):
+    return {"belief_id": bid, "statement": statement, "subject": kw.get("subject"), "predicate": kw.get("predicate"),
+            "object": kw.get("object"), "asserted_at": asserted, "superseded_at": superseded,
+            "supersession_reason": reason, "superseded_by_belief_id": None, "source_valid_to": kw.get("valid_to"),
+            "contradicting_belief_ids": None}
+
+
+def test_a_claim_said_in_the_past_tense_ends_its_present_tense_twin():
+    from kenning.beliefs.answers import statuses
+
+    t = "2023-03-22T18:12:38.999Z"
+    rows = [_row("conv", "I am a night owl", t), _row("self", "I am a night owl.", t, superseded=t),
+            _row("later", "I am a morning person", "2024-01-01T00:00:00.000Z"),
+            _row("old-valid", "I live in Munich (from 2018-06-01 to 2018-06-02)", t, valid_to="2018-06-02")]
+    st = {b: s.status for b, s in statuses(rows, "2025-01-01T00:00:00.000Z", set(), []).items()}
+    assert st == {"conv": "ended", "self": "ended", "later": "current", "old-valid": "ended"}

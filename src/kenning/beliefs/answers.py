@@ -99,6 +99,16 @@ def statuses(rows: Iterable[dict], ref: str, functional: set[str],
              undisputed: Sequence[tuple[str, str | None]]) -> dict[str, Status]:
     rows = {r["belief_id"]: r for r in rows}
     out = {bid: Status(_base(r, ref)) for bid, r in rows.items()}
+    # the same claim said later (or in the same breath) in the past tense has ended, whichever source kept the
+    # present-tense reading ("I used to be a night owl": a self-belief ended, a conversation claim "I am …")
+    ended_at: dict[tuple, str] = {}
+    for bid, r in rows.items():
+        if out[bid].status == "ended" and r["superseded_at"] and not r["supersession_reason"]:
+            k = group_key(r)
+            ended_at[k] = max(ended_at.get(k, ""), r["superseded_at"])
+    for bid, r in rows.items():
+        if out[bid].status == "current" and r["asserted_at"] <= ended_at.get(group_key(r), ""):
+            out[bid].status = "ended"
     quiet = {a for a, b in undisputed if b is None}
     allowed = {frozenset((a, b)) for a, b in undisputed if b is not None}
     held = sorted(b for b, s in out.items() if s.status == "current" and b not in quiet)

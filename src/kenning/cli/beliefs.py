@@ -454,8 +454,9 @@ def beliefs_m1(
 
 
 def reindex_command(
-    rebuild_beliefs: Annotated[bool, typer.Option("--rebuild-beliefs", help="Rebuild wiki_beliefs from every "
-                                                  "workspace's *.beliefs.json sidecars.")] = False,
+    rebuild_beliefs: Annotated[bool, typer.Option("--rebuild-beliefs", help="Rebuild the belief ledger: every "
+                                                  "workspace's *.beliefs.json sidecars, then the beliefs from your "
+                                                  "chats and self-beliefs.")] = False,
     full: Annotated[bool, typer.Option("--full/--update", help="Rebuild the search index from scratch (default) or "
                                        "only bring it up to date.")] = True,
     workspace: WorkspaceOpt = None,
@@ -463,7 +464,8 @@ def reindex_command(
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Rebuild derived indexes: the search index (FTS5 + vectors), the belief FTS index, and with
-    --rebuild-beliefs the ledger from the sidecars. Everything rebuilt comes from the raw layer and sidecars."""
+    --rebuild-beliefs the ledger from the sidecars, stage 5's claims and the self-belief nodes (the same rows
+    every time). Everything rebuilt comes from the raw layer and sidecars."""
     from kenning.store import beliefs as beliefs_sql
     from kenning.store.connection import transaction
 
