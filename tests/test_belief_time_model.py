@@ -27,7 +27,8 @@ def rebuild(db: Path, as_of: str) -> None:
     from kenning.api import Vault
 
     with Vault.open(db, overrides=HASH) as v:
-        v.rebuild_beliefs(as_of=as_of)
+        feeds = v.rebuild_beliefs(as_of=as_of)[-1]
+    assert feeds.stage == "beliefs-rebuild-feeds" and feeds.counts["beliefs_deleted"] > 0   # really rebuilt
 
 
 @pytest.fixture(scope="module")

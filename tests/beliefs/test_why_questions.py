@@ -197,3 +197,10 @@ def test_a_claim_said_in_the_past_tense_ends_its_present_tense_twin():
             _row("old-valid", "I live in Munich (from 2018-06-01 to 2018-06-02)", t, valid_to="2018-06-02")]
     st = {b: s.status for b, s in statuses(rows, "2025-01-01T00:00:00.000Z", set(), []).items()}
     assert st == {"conv": "ended", "self": "ended", "later": "current", "old-valid": "ended"}
+
+
+def test_a_rebuild_keeps_beliefs_a_caller_published(life):
+    before = list(life.conn.execute("SELECT * FROM wiki_beliefs ORDER BY belief_id"))
+    [feeds] = life.rebuild_beliefs(as_of="2024-09-01T00:00:00Z")      # no wiki workspace: the feeds' run only
+    assert feeds.counts["beliefs_deleted"] == 0
+    assert list(life.conn.execute("SELECT * FROM wiki_beliefs ORDER BY belief_id")) == before

@@ -26,7 +26,8 @@ class FeedRebuild:
     """`kenning reindex --rebuild-beliefs`, the feeds' half (W33): every belief living on a conversation is
     deleted and published again from what the feeds read — stage 5's claims and the self-belief nodes. Kenning's
     own times come from `belief_sightings` and your decisions from `belief_overrides`, neither of which a rebuild
-    touches, so the rows come back identical to what ingest wrote."""
+    touches, so the rows come back identical to what ingest wrote. Beliefs a caller published itself
+    (`beliefs-publish` runs) have no feed to come back from and are kept."""
 
     name = "beliefs-rebuild-feeds"
     title = "rebuild conversation and self beliefs"
@@ -48,7 +49,7 @@ class FeedRebuild:
         sql.defer_foreign_keys(ctx.conn)
         removed: list[str] = []
         for ws in wanted:
-            gone = sql.conversation_belief_ids(ctx.conn, ws)
+            gone = sql.conversation_belief_ids(ctx.conn, ws, [PublishBeliefs.name])
             sql.detach_supersession_refs(ctx.conn, gone)
             sql.delete_beliefs(ctx.conn, gone)
             removed += gone

@@ -573,11 +573,13 @@ def finding_counts(conn: apsw.Connection, workspace: str | None = None) -> list[
 # ---- feed rebuild (`kenning reindex --rebuild-beliefs`, W33) -------------------------------------------------
 
 
-def conversation_belief_ids(conn: apsw.Connection, workspace: str) -> list[str]:
-    """Beliefs living on a conversation: what the conversation and self-belief feeds published."""
+def conversation_belief_ids(conn: apsw.Connection, workspace: str, except_stages: Sequence[str]) -> list[str]:
+    """Beliefs living on a conversation that the feeds published: first recorded by a run of any stage but
+    ``except_stages`` (a caller's own `publish_beliefs` runs)."""
     return [r[0] for r in conn.execute(
         "SELECT b.belief_id FROM wiki_beliefs b JOIN documents d ON d.id = b.wiki_document_id "
-        "WHERE b.workspace=? AND d.kind = 'conversation' ORDER BY b.belief_id", (workspace,))]
+        "JOIN runs r ON r.run_id = b.asserted_in_run WHERE b.workspace=? AND d.kind = 'conversation' "
+        f"AND r.stage NOT IN ({marks(len(except_stages))}) ORDER BY b.belief_id", (workspace, *except_stages))]
 
 
 def self_node_ids(conn: apsw.Connection) -> list[str]:
