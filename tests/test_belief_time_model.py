@@ -130,3 +130,10 @@ def test_wiki_beliefs_keep_the_pages_dates_and_record_the_import(tmp_path):
         assert then["as_of"]["belief_ids"] == ["b-lyon"]
         assert {a["statement"]: a["status"] for a in then["answers"]}["Anna lives in Lyon."] == "current"
         assert v.why("Anna", told_by="2026-05-31")["match_type"] == "none"
+
+
+def test_a_question_naming_someone_finds_their_beliefs_through_the_entity_index(convvault):
+    ans = why(convvault, "what about Anna?")
+    assert ans["matched_entities"] == ["Anna"] and "entity" in ans["match_types"]
+    assert ans["answers"] and all("Anna" in a["statement"] or a["subject"] == "Anna" or a["object"] == "Anna"
+                                  for a in ans["answers"] if a["matched"])

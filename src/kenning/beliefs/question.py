@@ -3,6 +3,8 @@ exact resolvers found nothing (W34): three lanes over the ledger, fused by recip
 
 * **predicate** — the predicate index: a content word that is a predicate's word ("live" ~ lives_in) brings every
   belief with that predicate;
+* **entity** — the entity index: a name, alias or lexicon term in the question ("my partner", "Sam") brings the
+  beliefs whose subject or object is that entity (and, when the question also names a predicate, that predicate);
 * **fts** — the ledger's FTS over statement/subject/predicate/object with the stopwords out and each word as a
   prefix of its stem ("working" finds "work"), all words first, then any;
 * **vector** — the belief statements' vectors (space ``beliefs``, the one embedder) above the model's floor
@@ -62,6 +64,7 @@ class Lanes:
 
     found: dict[str, list[str]] = field(default_factory=dict)      # lane -> ranked belief ids
     predicates: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
     all_words: bool = False          # the words lane matched every content word
 
     def fused(self, k: int) -> list[tuple[str, float, str]]:
@@ -75,7 +78,7 @@ class Lanes:
                 score[bid] = score.get(bid, 0.0) + 1.0 / (k + rank)
                 first.setdefault(bid, lane)
         if self.all_words:
-            keep = set(self.found.get("fts", [])) | set(self.found.get("vector", []))
+            keep = set(self.found.get("fts", [])) | set(self.found.get("vector", [])) | set(self.found.get("entity", []))
             score = {b: s for b, s in score.items() if b in keep}
         return sorted(((b, s, first[b]) for b, s in score.items()), key=lambda t: (-t[1], t[0]))
 
@@ -89,6 +92,29 @@ def predicate_lane(conn: apsw.Connection, ws: str, words: list[str]) -> list[str
         if any(stem(t) in stems for t in parts):
             out.append(p)
     return out
+
+
+def entity_names(conn: apsw.Connection, query: str, config: Config) -> list[str]:
+    """Canonical names of the entities the question names, through the search index's name table (canonical
+    names, aliases, lexicon terms; `kenning.retrieve`'s entity lane reads the same): "my partner" → "Sam"."""
+    from kenning.pipeline.stage_index import norm_name
+    from kenning.store import search as search_sql
+
+    stop = set(config.retrieval.fts.stopwords) | set(config.beliefs.why.question_words)
+    words = _WORD.findall(query)
+    grams = set()
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            g = norm_name(" ".join(words[i:i + n]))
+            if len(g) >= 2 and not (n == 1 and g in stop):
+                grams.add(g)
+    if not grams:
+        return []
+    try:
+        found = search_sql.entities_named(conn, sorted(grams))
+    except apsw.SQLError:
+        return []
+    return sorted({r["canonical_name"] for r in found if r["canonical_name"]} - {"SELF"})
 
 
 def fts_match(words: list[str], any_word: bool) -> str | None:
@@ -144,6 +170,12 @@ def search(conn: apsw.Connection, config: Config, ws: str, query: str, limit: in
         if preds:
             lanes.predicates = preds
             lanes.found["predicate"] = sql.belief_ids_with_predicates(conn, ws, preds, limit)
+        names = entity_names(conn, query, config)
+        if names:
+            lanes.entities = names
+            about = sql.belief_ids_about(conn, ws, names, preds, limit)
+            if about:
+                lanes.found["entity"] = about
         for any_word in (False, True):
             if any_word and (len(words) < 2 or not config.beliefs.why.fts_any_fallback):
                 break

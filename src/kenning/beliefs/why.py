@@ -187,9 +187,10 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
             for b in found:
                 matched.setdefault(b["belief_id"], {**b, "_match": kind})
     predicates: list[str] = []
+    entities: list[str] = []
     if not matched:
         lanes = question.search(conn, config, ws, q, limit)
-        predicates = lanes.predicates
+        predicates, entities = lanes.predicates, lanes.entities
         fused = lanes.fused(cfg.why.fusion_k)
         rows = sql.get_beliefs(conn, [b for b, _, _ in fused])
         me = question.self_subjects(config)
@@ -206,7 +207,7 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
             if len(matched) >= limit:
                 break
         total = len(matched)
-        match_types = [m for m in ("predicate", "fts", "vector") if m in lanes.found and any(
+        match_types = [m for m in ("predicate", "entity", "fts", "vector") if m in lanes.found and any(
             r["_match"] == m or r["belief_id"] in lanes.found[m] for r in matched.values())]
     truncated = total > len(matched)
 
@@ -261,9 +262,10 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
     answer: dict[str, Any] = {
         "query": query, "workspace": ws, "predicate": predicate,
         "match_type": (match_types[0] if len(match_types) == 1 else
-                       ("hybrid" if set(match_types) <= {"predicate", "fts", "vector"} else "tie"))
+                       ("hybrid" if set(match_types) <= {"predicate", "entity", "fts", "vector"} else "tie"))
         if match_types else "none",
-        "match_types": match_types, "matched_predicates": predicates, "since": since, "until": until,
+        "match_types": match_types, "matched_predicates": predicates, "matched_entities": entities,
+        "since": since, "until": until,
         "told_by": told_by, "status_at": ref if hi else None, "include_history": history_on,
         "answers": ans_mod.group(cur_e + past_e, contra_e),
         "current_beliefs": cur_e,

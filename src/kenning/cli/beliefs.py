@@ -59,7 +59,8 @@ def _at(ts: str) -> str:
 
 
 HOW = {"belief_id": "belief id", "subject": "subject", "topic": "topic", "fts": "words in statements",
-       "predicate": "what the question asks about", "vector": "statements that say the same in other words",
+       "predicate": "what the question asks about", "entity": "who or what the question names",
+       "vector": "statements that say the same in other words",
        "hybrid": "what the question asks about, its words and their meaning"}
 
 

@@ -613,6 +613,21 @@ def belief_ids_with_predicates(conn: apsw.Connection, workspace: str, predicates
         "ORDER BY superseded_at IS NOT NULL, asserted_at DESC, belief_id LIMIT ?", (workspace, *predicates, limit))]
 
 
+def belief_ids_about(conn: apsw.Connection, workspace: str, names: Sequence[str], predicates: Sequence[str],
+                     limit: int) -> list[str]:
+    """Beliefs whose subject or object is one of ``names`` (case-insensitive), with one of ``predicates`` when
+    given; current first, then newest."""
+    low = [n.casefold() for n in names]
+    cond = f"(lower(subject) IN ({marks(len(low))}) OR lower(object) IN ({marks(len(low))}))"
+    params: list = [workspace, *low, *low]
+    if predicates:
+        cond += f" AND predicate IN ({marks(len(predicates))})"
+        params += list(predicates)
+    return [r[0] for r in conn.execute(
+        f"SELECT belief_id FROM wiki_beliefs WHERE workspace=? AND {cond} "
+        "ORDER BY superseded_at IS NOT NULL, asserted_at DESC, belief_id LIMIT ?", (*params, limit))]
+
+
 def belief_ids_by_fts(conn: apsw.Connection, workspace: str, match: str, limit: int) -> list[str]:
     try:
         return [r[0] for r in conn.execute(
