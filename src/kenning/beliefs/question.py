@@ -1,5 +1,5 @@
 """`why` for a question in plain words ("where do I live?", "what do I think about remote work?"), after the seed's
-exact resolvers found nothing (W34): three lanes over the ledger, fused by reciprocal rank.
+exact resolvers found nothing (W34): four lanes over the ledger, fused by reciprocal rank.
 
 * **predicate** — the predicate index: a content word that is a predicate's word ("live" ~ lives_in) brings every
   belief with that predicate;
