@@ -200,7 +200,7 @@ def render_why(ans: dict, shown: int = 3) -> list[str]:
 
 
 def why_command(
-    query: Annotated[str, typer.Argument(help="A belief id, a subject, a topic, or words from a statement.")],
+    query: Annotated[str, typer.Argument(help="A belief id, a subject, a topic, or a question in plain words.")],
     workspace: WorkspaceOpt = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Only beliefs current at or after this date.")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Only beliefs current at or before this date.")] = None,
