@@ -155,7 +155,7 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
         until: str | None = None, include_history: bool | None = None, predicate: str | None = None,
         verified_at: str | None = None, told_by: str | None = None) -> dict[str, Any]:
     """Seed 002's `why`: resolve ``query`` (belief_id → subject [+ predicate] → topic → the question's lanes:
-    predicate index, words, vectors) and trace it; answers grouped and given a status (W34–W38)."""
+    predicate and entity index, words, vectors) and trace it; answers grouped and given a status (W34–W38)."""
     from kenning.beliefs import answers as ans_mod
     from kenning.beliefs import question
 
@@ -195,15 +195,13 @@ def why(conn: apsw.Connection, config: Config, query: str, *, workspace: str | N
         rows = sql.get_beliefs(conn, [b for b, _, _ in fused])
         me = question.self_subjects(config)
         if question.about_me(q) and any(r["subject"] in me for r in rows.values()):
-            fused = [f for f in fused if rows[f[0]]["subject"] in me]     # "where do I live": yours, not Tom's
+            fused = [f for f in fused if f[0] in rows and rows[f[0]]["subject"] in me]   # yours, not Tom's
         for bid, score, lane in fused:
             r = rows.get(bid)
             r = _as_told(r, told_hi) if r is not None else None
             if r is None or not _in_window(r, lo, hi) or (predicate and r["predicate"] != predicate):
                 continue
             matched[bid] = {**r, "_match": lane, "_score": round(score, 6)}
-            if lane not in match_types:
-                match_types.append(lane)
             if len(matched) >= limit:
                 break
         total = len(matched)
