@@ -4,6 +4,7 @@
     python benchmarks/run.py cold --vault V --vectors hash --vocab locomo [--queries 3]
     python benchmarks/run.py facts [--facts-conversations 2000]
     python benchmarks/run.py queries --sizes 100000,1000000 [--queries 40] [--tmp DIR]
+    python benchmarks/run.py temporal [--temporal-conversations 2000] [--temporal-seeds 1,2]
 
 Sections (each a function registered in SECTIONS; other issues add theirs — ingest throughput, `why`,
 `facts` — as one more entry):
@@ -541,6 +542,15 @@ def bench_cold(args) -> dict[str, Any]:
     return entry
 
 
+def bench_temporal(args) -> dict[str, Any]:
+    """Issue 22 §5: stage 5 against the synthetic persona's true home and employer — state changes closed
+    correctly and states left wrongly current, next to the seed's eligibility rule (baseline, same vault, same
+    run; details: benchmarks/temporal.py)."""
+    import temporal
+
+    return temporal.run_all(args.temporal_conversations, [int(s) for s in args.temporal_seeds.split(",")], args.tmp)
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
     "cold": bench_cold,
@@ -549,6 +559,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "facts": bench_facts,
     "self": bench_self,
     "queries": bench_queries,
+    "temporal": bench_temporal,
 }
 
 
@@ -575,6 +586,8 @@ def main() -> None:
     ap.add_argument("--base-conversations", type=int, default=500,
                     help="queries: conversations of the synthetic export ingested as the base vault")
     ap.add_argument("--self-nodes", type=int, default=50000, help="belief nodes in the vault for `self`")
+    ap.add_argument("--temporal-conversations", type=int, default=2000, help="temporal: synthetic conversations")
+    ap.add_argument("--temporal-seeds", default="1,2", help="temporal: synthetic export seeds, comma-separated")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:

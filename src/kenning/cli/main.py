@@ -19,6 +19,22 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="rich",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kenning import __version__
+
+        out.print(f"kenning {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print Kenning's version and exit.")] = False) -> None:
+    """Kenning turns your chats, notes and documents into a personal, bitemporal knowledge and belief graph."""
+
+
 config_app = typer.Typer(help="Show the effective configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 bench_app = typer.Typer(help="Synthetic data and benchmarks.", no_args_is_help=True)
@@ -26,9 +42,11 @@ app.add_typer(bench_app, name="bench")
 
 from kenning.cli.beliefs import beliefs_app, reindex_command, why_command  # noqa: E402
 from kenning.cli.serve import serve_app  # noqa: E402
+from kenning.cli.wiki import wiki_app  # noqa: E402
 
 app.add_typer(beliefs_app, name="beliefs")
 app.add_typer(serve_app, name="serve")
+app.add_typer(wiki_app, name="wiki")
 app.command("why")(why_command)
 app.command("reindex")(reindex_command)
 
@@ -79,6 +97,15 @@ def _register_self_commands() -> None:
 
 
 _register_self_commands()
+
+
+def _register_knowledge_commands() -> None:
+    from kenning.cli.knowledge import register
+
+    register(app)
+
+
+_register_knowledge_commands()
 
 
 @app.command()

@@ -150,6 +150,8 @@ class TemporalReasoningConfig(Strict):
     temporal_bound_ends_validity: bool
     transition_wins_ties: bool
     publish_beliefs: bool
+    observed_states_eligible: bool
+    context_dated_by_conversation: bool
 
 
 class PipelineConfig(Strict):
@@ -315,6 +317,7 @@ class LexiconConfig(Strict):
     lexicon_penalty_code: float
     role_weights: dict[Literal["user", "assistant", "system", "tool", "unknown"], float]
     allcaps_stoplist: list[str]
+    sentence_initial_words: list[str]
     denylist: list[str]
     org_suffixes: list[str]
     evidence_max_occurrences: int = Field(ge=0)
@@ -554,6 +557,7 @@ class Config(Strict):
     retrieval: RetrievalConfig
     beliefs: "BeliefsConfig"
     self_beliefs: "SelfBeliefsConfig"
+    knowledge: "KnowledgeConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -592,6 +596,16 @@ class M1Config(Strict):
     sample_seed: int
 
 
+class WikiWritePathConfig(Strict):
+    runs_dir: str
+    staged_dir: str
+    inbox_dir: str
+    guardian_prompt: str
+    max_source_chars: int = Field(gt=0)
+    max_beliefs_in_prompt: int = Field(gt=0)
+    revise_statement_votes: list[StatementVote]
+
+
 class BeliefsConfig(Strict):
     default_workspace: str
     statement_max_chars: int = Field(gt=0, le=280)  # the SQL CHECK caps statements at 280 (seed 002)
@@ -601,6 +615,7 @@ class BeliefsConfig(Strict):
     verifier: BeliefVerifierConfig
     why: WhyConfig
     m1: M1Config
+    write_path: WikiWritePathConfig
 
     @field_validator("supersession_reasons")
     @classmethod
@@ -673,6 +688,14 @@ class SegmenterConfig(Strict):
 class AtomizerConfig(Strict):
     backend: Literal["auto", "llm", "rules"]
     max_candidates_per_call: int = Field(gt=0)
+    intensifiers: list[str]
+    fronting_words: list[str]
+
+
+class ReportedSpeechConfig(Strict):
+    verbs: list[str]
+    openers: list[str]
+    endorsements: list[str]
 
 
 class ValidatorConfig(Strict):
@@ -682,6 +705,9 @@ class ValidatorConfig(Strict):
     other_subjects: list[str]
     imperative_verbs: list[str]
     question_starts: list[str]
+    reported_speech: ReportedSpeechConfig
+    state_idioms: list[str]
+    sarcasm_markers: list[str]
 
 
 class ModalityCues(Strict):
@@ -695,8 +721,10 @@ class EpistemicCues(Strict):
     negation: list[str]
     negation_exceptions: list[str]
     aversion: list[str]
+    frequency_negation: list[str]
     modality: ModalityCues
     past: list[str]
+    past_change: list[str]
     transitional: list[str]
     habitual_strong: list[str]
     habitual_soft: list[str]
@@ -887,6 +915,150 @@ class SelfBeliefsConfig(Strict):
     conflicts: SelfConflictsConfig
     ledger: SelfLedgerConfig
     annotate: AnnotateConfig
+
+
+# ---- seed 003 (DOC72): knowledge store math ----------------------------------------------------------
+
+NodeKind = Literal["world_entity", "application", "procedure", "execution_trace", "standing_procedure", "goal",
+                   "domain_concept", "obligation", "work_product", "memory_directive", "tool_capability"]
+LifecycleStateName = Literal["observed", "suggested", "confirmed", "managed", "archived", "merged", "split",
+                             "retracted"]
+Tier = Literal["A", "B", "C"]
+CandidateClass = Literal["entity", "relationship", "preference", "procedure", "goal", "obligation"]
+
+
+class BetaPrior(Strict):
+    alpha: float = Field(gt=0)
+    beta: float = Field(gt=0)
+
+
+class ConfidenceCaps(Strict):
+    domain_principle_no_authority: float = Field(ge=0, le=1)
+    staleness_expired_factor: float = Field(ge=0, le=1)
+    staleness_invalidated: float = Field(ge=0, le=1)
+    superseded_authority: float = Field(ge=0, le=1)
+
+
+class ConflictConfig(Strict):
+    mass_total: float = Field(gt=0)
+    distinguish_above: float = Field(ge=0, le=1)
+    caution_above: float = Field(ge=0, le=1)
+
+
+class KnowledgeConfidenceConfig(Strict):
+    prior: BetaPrior
+    evidence_cap: float = Field(gt=0)
+    event_weights: dict[str, float]
+    half_life_days: dict[NodeKind, float | None]
+    demonstrated_skill_half_life_days: float = Field(gt=0)
+    caps: ConfidenceCaps
+    conflict: ConflictConfig
+
+    @field_validator("half_life_days")
+    @classmethod
+    def _every_kind(cls, v: dict[str, float | None]) -> dict[str, float | None]:
+        missing = sorted(set(NodeKind.__args__) - set(v))
+        if missing:  # a kind without an entry would fail at read time instead of at load time
+            raise ValueError(f"half_life_days needs every node kind (null = no decay); missing {missing}")
+        bad = [k for k, d in v.items() if d is not None and d <= 0]
+        if bad:
+            raise ValueError(f"half_life_days must be positive or null: {bad}")
+        return v
+
+
+class HysteresisConfig(Strict):
+    cooldown_ms: int = Field(ge=0)
+    confirm_after_consecutive_demotions: int = Field(ge=1)
+
+
+GateAction = Literal["hold_for_review", "demote_confidence", "disable_auto_promotion"]
+
+
+class QualityGatesConfig(Strict):
+    window_days: float = Field(gt=0)
+    floors: dict[CandidateClass, float | None]
+    action_if_below: dict[CandidateClass, GateAction]
+    item_kind_class: dict[str, CandidateClass]
+    correct_outcomes: list[str]
+    incorrect_outcomes: list[str]
+
+
+class SuggestedRoutingConfig(Strict):
+    min_confidence: float = Field(ge=0, le=1)
+    min_distinct_sources: int = Field(ge=0)
+    require_explicit_string_match: bool
+
+
+class ProcedurePromotionConfig(Strict):
+    validate_after_successes: int = Field(ge=1)
+    composite_validate_after_successes: int = Field(ge=1)
+    taught_validate_after_successes: int = Field(ge=1)
+    promote_after_cross_skill_uses: int = Field(ge=1)
+
+
+class LifecycleCleanupConfig(Strict):
+    candidate_decay_days: float = Field(gt=0)
+    suggestion_expiry_days: float = Field(gt=0)
+
+
+class TiersConfig(Strict):
+    kinds: dict[NodeKind, Tier]
+    entity_types: dict[str, Tier]
+    important_world_entity: Tier
+    candidate_kinds: list[NodeKind]
+    candidate_states: list[LifecycleStateName]
+
+    @field_validator("kinds")
+    @classmethod
+    def _every_kind(cls, v: dict[str, str]) -> dict[str, str]:
+        missing = sorted(set(NodeKind.__args__) - set(v))
+        if missing:
+            raise ValueError(f"tiers.kinds needs every node kind; missing {missing}")
+        return v
+
+
+class KnowledgeLifecycleConfig(Strict):
+    hysteresis: HysteresisConfig
+    quality_gates: QualityGatesConfig
+    generic_promotion_min_confidence: float = Field(ge=0, le=1)
+    suggested_routing: SuggestedRoutingConfig
+    procedure: ProcedurePromotionConfig
+    cleanup: LifecycleCleanupConfig
+    tiers: TiersConfig
+
+
+class KnowledgeProvenanceConfig(Strict):
+    excerpt_max_chars: int = Field(gt=0, le=500)  # §33.3 "max 500 chars" (provenance.EXCERPT_MAX)
+    compact_depth: int = Field(ge=1)
+    tier_depth: dict[Tier, Literal["full", "compact", "minimal"]]
+
+
+class KnowledgeExperienceConfig(Strict):
+    recent_window: int = Field(ge=1)
+    alpha_every_successes: int = Field(ge=1)
+    alpha_increment: float = Field(ge=0)
+    beta_after_consecutive_failures: int = Field(ge=1)
+    beta_increment: float = Field(ge=0)
+    negative_outcomes: list[str]
+    success_outcomes: list[str]
+    failure_outcomes: list[str]
+    correction_outcomes: list[str]
+    neutral_outcomes: list[str]
+    trend_min_events: int = Field(ge=1)
+    trend_tolerance: float = Field(ge=0, le=1)
+    full_record_kinds: list[NodeKind]
+
+
+class KnowledgeStoreConfig(Strict):
+    event_log: str = Field(min_length=1)
+
+
+class KnowledgeConfig(Strict):
+    store: KnowledgeStoreConfig
+    confidence: KnowledgeConfidenceConfig
+    lifecycle: KnowledgeLifecycleConfig
+    provenance: KnowledgeProvenanceConfig
+    experience: KnowledgeExperienceConfig
 
 
 Config.model_rebuild()

@@ -137,4 +137,16 @@ def run_stage(
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         raise StageFailed(stage.name, run_id, e) from e
+    _export_knowledge_log(conn, config)
     return RunResult(stage.name, run_id, counts, ctx.events)
+
+
+def _export_knowledge_log(conn: apsw.Connection, config: Config) -> None:
+    """After a stage commits, append its knowledge commits to graph_events.jsonl (DOC72 §3.1: exported after the
+    commit; a failure leaves them for the next export and never fails the stage)."""
+    from kenning.knowledge.eventlog import export_pending
+
+    try:
+        export_pending(conn, config)
+    except Exception:  # pragma: no cover - the log is an export; SQLite stays authoritative
+        pass

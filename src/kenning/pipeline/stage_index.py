@@ -68,6 +68,7 @@ class SearchIndex:
         if search_sql.term_docs_state(ctx.conn) == 0:  # documents indexed before migration 0064 (R54)
             counts["term_docs_counted"] = search_sql.term_docs_rebuild(ctx.conn)
         self.embed(ctx, counts, changed, removed)
+        self.embed_nodes(ctx, counts)
         if changed or removed or counts.get("cleared") or counts.get("doc_terms_filled"):
             search_sql.bump_version(ctx.conn)
         counts["docs_total"] = search_sql.doc_count(ctx.conn)
@@ -244,6 +245,17 @@ class SearchIndex:
                 return
             done += len(docs)
             ctx.progress(records=done, file="embeddings")
+
+    @staticmethod
+    def embed_nodes(ctx: StageContext, counts: Counter) -> None:
+        """DOC72 node vectors (§3.3), after the node store changed: the same model, space ``nodes``."""
+        from kenning.knowledge.vectors import embed_nodes
+
+        try:
+            counts.update({k: v for k, v in embed_nodes(ctx.conn, ctx.config, ctx.clock,
+                                                         progress=ctx.progress).items() if v})
+        except (EmbeddingError, LLMEndpointError) as e:
+            ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; knowledge nodes have no vectors until `kenning reindex`")
 
     @staticmethod
     def _texts(ctx: StageContext, docs: list[dict]) -> list[str]:

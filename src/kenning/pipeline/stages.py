@@ -33,7 +33,10 @@ STAGES: dict[str, Stage] = {
 # by what a path is (sources/inputs.py); the belief commands run the others. Not part of --stages ranges.
 from kenning.beliefs.stages import (FeedRebuild, JudgedM1, ManualSupersede, MarkDrifted, PublishBeliefs,  # noqa: E402
                                     RestoreBelief, UndisputeBelief, WikiRebuild)
+from kenning.beliefs.wiki_commit import WikiCommit  # noqa: E402
 from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
+from kenning.beliefs.wiki_stage import WikiStage  # noqa: E402
+from kenning.beliefs.wiki_verify_run import WikiVerify  # noqa: E402
 
 SIDE_STAGES: dict[str, Stage] = {
     "wiki": WikiImport(),
@@ -45,6 +48,9 @@ SIDE_STAGES: dict[str, Stage] = {
     "beliefs-restore": RestoreBelief(),
     "beliefs-undispute": UndisputeBelief(),
     "beliefs-m1": JudgedM1(),
+    "wiki-stage": WikiStage(),      # seed 002 write path (W60–W79)
+    "wiki-verify": WikiVerify(),
+    "wiki-commit": WikiCommit(),
     "self-rollback": SelfRollback(),
     "self-merge": SelfMerge(),
     "self-links": SelfLinkReview(),

@@ -93,6 +93,8 @@ def normalize_to_utc(ts: Any, source_tz: str | None = None) -> str | None:
 
 def parse_utc(s: str) -> dt.datetime:
     """Inverse of format_utc for stored values."""
+    if len(s) == 24 and s[-1] == "Z" and s[10] == "T" and s[19] == ".":
+        return dt.datetime.fromisoformat(s[:-1]).replace(tzinfo=UTC)  # ~10× strptime, the same value
     return dt.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 

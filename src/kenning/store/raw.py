@@ -7,7 +7,7 @@ from typing import Any
 import apsw
 import orjson
 
-from kenning.store.connection import rows
+from kenning.store.connection import rows, scalar
 from kenning.store.sqltext import insert_sql, update_sql
 
 CONVERSATION_COLUMNS = (
@@ -171,3 +171,8 @@ def message_texts(conn: apsw.Connection, message_ids: list[str]) -> list[dict]:
         out += rows(conn, f"SELECT message_id, text_raw FROM messages WHERE message_id IN ({','.join('?' * len(chunk))})",
                     chunk)
     return out
+
+
+def message_text(conn: apsw.Connection, message_id: str) -> str | None:
+    """One message's ``text_raw`` (what every offset points into), or None when the message is gone."""
+    return scalar(conn, "SELECT text_raw FROM messages WHERE message_id=?", (message_id,))
