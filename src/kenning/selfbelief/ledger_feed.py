@@ -7,10 +7,9 @@ Each node with evidence is one ledger belief (same id):
 * ``sources``: one verbatim quote per evidence span (``messages.text_raw[start:end]``, hash-checked by the ledger);
 * ``asserted_at``: when it was first said (the earliest occurrence's message time; the node's ``created_at``
   only when no occurrence is dated) — a person's belief starts when they said it (issue 22 §1, W30);
-* affirmed in the past tense the last time it was said ("I used to be a night owl": the occurrence's epistemic
-  frame has ``temporal_scope`` past), it is no longer held: ``superseded_at`` = ``source_valid_to`` = when that
-  was said, with no successor and no reason (W32). A denial in the past tense ("I no longer eat meat") is a
-  denial that holds now, so it stays current;
+* said the last time as no longer holding ("I used to be a night owl": the occurrence's epistemic frame has
+  ``holds_now`` false, S46), it is no longer held: ``superseded_at`` = ``source_valid_to`` = when that was said,
+  with no successor and no reason (W32). "I no longer eat meat" is a denial that holds now, so it stays current;
 * ``contradicting_belief_ids``: the other ends of its active conflict edges;
 * superseded when a merge folds it into another node (``manual_correction``), when a conflict resolution decides
   against it (``contradicted_by_new_source``, or ``manual_correction`` for a user override), or when a rollback
@@ -56,13 +55,19 @@ def said_at(occurrences: list[dict], fallback: str) -> str:
     return min((_said(o) for o in occurrences), default=fallback)
 
 
-def _past(o: dict) -> bool:
-    """The atomizer read this occurrence as about the past ("I used to …": temporal_scope past)."""
+def _no_longer_held(o: dict, polarity: str) -> bool:
+    """This occurrence says the belief held before and not now: the frame's ``holds_now`` false (decisions S46);
+    for occurrences read before that field existed, a past scope on an affirmation ("I used to be …"; a denial in
+    the past scope — "I no longer eat meat" — holds now)."""
     try:
         frame = orjson.loads(o["epistemic_frame"] or "{}")
     except orjson.JSONDecodeError:
         return False
-    return isinstance(frame, dict) and frame.get("temporal_scope") == "past"
+    if not isinstance(frame, dict):
+        return False
+    if "holds_now" in frame:
+        return frame["holds_now"] is False
+    return frame.get("temporal_scope") == "past" and polarity != "deny"
 
 
 def publish_nodes(conn, config, run, belief_ids: Sequence[str]) -> dict[str, Any]:
@@ -108,7 +113,7 @@ def publish_nodes(conn, config, run, belief_ids: Sequence[str]) -> dict[str, Any
         elif n["superseded_by_belief_id"]:
             by, reason = n["superseded_by_belief_id"], n["supersession_reason"]
             superseded_at = first_said.get(by, n["superseded_at"])
-        elif occ and _past(occ[-1]) and n["polarity"] != "deny":   # "no longer eat meat": the denial holds now
+        elif occ and _no_longer_held(occ[-1], n["polarity"]):
             superseded_at = valid_to = _said(occ[-1])
         elif not sources:   # evidence rolled back: no longer held since the rollback (its data, not the clock)
             gone = [o["deleted_at"] for o in every.get(bid) or [] if o["deleted_at"]]
