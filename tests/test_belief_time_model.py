@@ -36,7 +36,8 @@ def selfvault(tmp_path_factory):
     d = tmp_path_factory.mktemp("selftime")
     export = multi_export(d / "e.json", [("c-july", JULY_2023, [
         ("user", "I am patient with people."), ("assistant", "Good to hear."),
-        ("user", "I used to be a night owl."), ("assistant", "Noted.")])])
+        ("user", "I used to be a night owl."), ("assistant", "Noted."),
+        ("user", "I no longer eat meat."), ("assistant", "Noted.")])])
     db = d / "k.db"
     ingest(db, export, stages="0,1,self", as_of="2024-03-01T00:00:00Z", overrides=HASH)
     return db
@@ -61,6 +62,8 @@ def test_a_past_tense_self_statement_is_not_current(selfvault):
     ans = why(selfvault, "night owl")
     assert [(a["statement"], a["status"]) for a in ans["answers"]] == [("I am a night owl.", "ended")]
     assert ans["answers"][0]["source_valid_to"] == "2023-07-15T09:02:00.000Z"
+    meat = why(selfvault, "eat meat")["answers"]
+    assert [a["status"] for a in meat] == ["current"] and "not" in meat[0]["statement"]   # the denial holds now
     text = run_cli("why", "night owl", "--config", str(_hash_cfg(selfvault)), db=selfvault).stdout
     assert "Now: I am a night owl" not in text and "you said it in the past tense on 2023-07-15" in text
 
