@@ -1,5 +1,7 @@
 """The README's first command runs the main job on the bundled sample."""
 
+import re
+
 import apsw
 
 
@@ -39,3 +41,7 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning context "What should I keep in mind before I talk to Sam?"' in text
     assert "  Sam (person)\n" in proc.stdout and "gate tokens" in proc.stdout and "no model" in proc.stdout
     assert "$ kenning brief 'Sam'" in text and "Sam — person" in proc.stdout
+    # seed 002 on the chats: a question in plain words, a contested answer, the same question in a time window
+    assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
+    assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
+    assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once

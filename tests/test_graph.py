@@ -14,7 +14,7 @@ from kenning.sources.jcs import canonicalize
 from kenning.sources.timestamps import parse_utc
 
 IDS = IdFactory()
-HASH = {"embeddings": {"backend": "hash"}}
+HASH = {"embeddings": {"backend": "hash"}, "graph": {"profile": {"include_member_evidence_edges": True}}}
 
 
 @pytest.fixture(scope="module")

@@ -103,11 +103,23 @@ class Vault:
 
     # ---- the belief ledger (seed 002) ----------------------------------------------------------------
     def why(self, query: str, *, workspace: str | None = None, since: str | None = None, until: str | None = None,
-            include_history: bool | None = None, predicate: str | None = None) -> dict[str, Any]:
+            include_history: bool | None = None, predicate: str | None = None,
+            told_by: str | None = None) -> dict[str, Any]:
         from kenning.beliefs.why import why
 
         return why(self.conn, self.config, query, workspace=workspace, since=since, until=until,
-                   include_history=include_history, predicate=predicate)
+                   include_history=include_history, predicate=predicate, told_by=told_by)
+
+    def restore_belief(self, belief_id: str, reason: str, *, as_of: str | None = None) -> RunResult:
+        return run_stage(self.conn, SIDE_STAGES["beliefs-restore"], self.config, Clock.from_option(as_of),
+                         inputs={"belief_id": belief_id, "reason": reason},
+                         args={"belief_id": belief_id, "reason": reason, "as_of": as_of})
+
+    def undispute_belief(self, belief_id: str, reason: str, *, other: str | None = None,
+                         as_of: str | None = None) -> RunResult:
+        return run_stage(self.conn, SIDE_STAGES["beliefs-undispute"], self.config, Clock.from_option(as_of),
+                         inputs={"belief_id": belief_id, "other": other, "reason": reason},
+                         args={"belief_id": belief_id, "other": other, "reason": reason, "as_of": as_of})
 
     def belief_history(self, belief_id: str) -> dict[str, Any] | None:
         from kenning.beliefs.why import belief_history
@@ -139,7 +151,8 @@ class Vault:
                 "beliefs_marked_drifted": result.counts["beliefs_marked_drifted"]}
 
     def rebuild_beliefs(self, *, workspace: str | None = None, as_of: str | None = None) -> list[RunResult]:
-        """`kenning reindex --rebuild-beliefs`: every wiki workspace's beliefs again from its sidecars."""
+        """`kenning reindex --rebuild-beliefs`: every wiki workspace's beliefs again from its sidecars, then the
+        conversation and self beliefs again from stage 5's claims and the self-belief nodes (W33)."""
         from kenning.store import beliefs as beliefs_sql
 
         roots = beliefs_sql.workspace_roots(self.conn)
@@ -149,6 +162,8 @@ class Vault:
             if root is None or (workspace and slug != workspace):
                 continue
             results.append(self.ingest_wiki(root, workspace=slug, clock=clock, rebuild=True, as_of=as_of))
+        results.append(run_stage(self.conn, SIDE_STAGES["beliefs-rebuild-feeds"], self.config, clock,
+                                 inputs={"workspace": workspace}, args={"workspace": workspace, "as_of": as_of}))
         with transaction(self.conn):
             beliefs_sql.fts_rebuild(self.conn)
         return results

@@ -121,7 +121,8 @@ def test_reindex_skips_missing_or_unparseable_sidecars_with_a_warning(kenning, d
     (acme / "wiki/topics/deploy.beliefs.json").write_text('{"page": "wiki/topics/deploy.md", "beliefs": [')
     res = json.loads(kenning("reindex", "--rebuild-beliefs", "--as-of", "2026-06-01T00:00:00Z", "--json",
                              db=db).stdout)
-    [run] = res["runs"]
+    run, feeds = res["runs"]
+    assert feeds["stage"] == "beliefs-rebuild-feeds" and feeds["counts"]["beliefs_deleted"] == 0
     assert {"SIDECAR_MISSING_SKIPPED", "SIDECAR_UNPARSEABLE_SKIPPED"} <= set(run["warnings"])
     assert run["counts"]["pages_skipped"] == 2
     listed = json.loads(kenning("beliefs", "list", "--json", db=db).stdout)

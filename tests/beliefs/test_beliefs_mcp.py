@@ -27,10 +27,10 @@ def served_db(kenning, db, acme):
 
 
 def strip_times(ans: dict) -> dict:
-    for key in ("current_beliefs", "history", "contradicting_beliefs"):
+    for key in ("current_beliefs", "history", "contradicting_beliefs", "answers"):
         for b in ans.get(key, []):
             for s in b["supporting_sources"]:
-                s.pop("verified_at")
+                s.pop("verified_at", None)
     return ans
 
 

@@ -23,6 +23,8 @@ SEED_COLUMNS = [
     ("contradicting_belief_ids", "TEXT", 0, None, 0), ("confidence_hint", "TEXT", 0, None, 0),
     ("created_at", "TEXT", 1, None, 0),
 ]
+# Kenning's own transaction time, after the seed's columns (migration 0055, W31).
+KENNING_COLUMNS = [("recorded_at", "TEXT", 0, None, 0), ("superseded_recorded_at", "TEXT", 0, None, 0)]
 SEED_INDEXES = {
     "idx_beliefs_workspace_topic": "(workspace, topic)",
     "idx_beliefs_workspace_current": "(workspace) WHERE superseded_at IS NULL",
@@ -35,7 +37,7 @@ SEED_INDEXES = {
 
 def test_columns_and_foreign_keys_match_the_seed(vault):
     cols = [(r[1], r[2], r[3], r[4], r[5]) for r in vault.conn.execute("PRAGMA table_info(wiki_beliefs)")]
-    assert cols == SEED_COLUMNS
+    assert cols == SEED_COLUMNS + KENNING_COLUMNS
     fks = {(r[3], r[2], r[4]) for r in vault.conn.execute("PRAGMA foreign_key_list(wiki_beliefs)")}
     assert fks == {("workspace", "workspaces", "slug"), ("wiki_document_id", "documents", "id"),
                    ("asserted_in_run", "runs", "run_id"), ("superseded_by_belief_id", "wiki_beliefs", "belief_id"),

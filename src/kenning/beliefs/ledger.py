@@ -189,7 +189,7 @@ def apply_overrides(rows: dict[str, dict], overrides: list[dict], run: RunLike |
     gone leaves the belief superseded (same time and reason) without a successor.
     """
     changed = []
-    for o in overrides:
+    for o in effective_overrides(overrides):
         r = rows.get(o["belief_id"])
         if r is None:
             continue
@@ -201,7 +201,8 @@ def apply_overrides(rows: dict[str, dict], overrides: list[dict], run: RunLike |
                          belief_id=o["belief_id"], successor=succ)
             succ = None
         want = {"superseded_at": max(o["at"], r["asserted_at"]), "superseded_in_run": o["run_id"],
-                "supersession_reason": o["reason"], "superseded_by_belief_id": succ}
+                "supersession_reason": o["reason"], "superseded_by_belief_id": succ,
+                "superseded_recorded_at": o["at"]}
         if any(r.get(k) != v for k, v in want.items()):
             if run is not None and r.get("superseded_at") and r.get("supersession_reason") != o["reason"]:
                 run.warn("OVERRIDE_APPLIED", f"{o['belief_id']}: your `{o['action']}` ({o['reason']}) overrides "
@@ -209,6 +210,18 @@ def apply_overrides(rows: dict[str, dict], overrides: list[dict], run: RunLike |
             r.update(want)
             changed.append(o["belief_id"])
     return changed
+
+
+def effective_overrides(overrides: list[dict]) -> list[dict]:
+    """The supersede / mark_drifted decisions still in force (in order): a later `restore` of a belief cancels
+    the ones before it (W39). `undispute` does not change a row's supersession; `why` reads it."""
+    out: list[dict] = []
+    for o in overrides:
+        if o["action"] == "restore":
+            out = [x for x in out if x["belief_id"] != o["belief_id"]]
+        elif o["action"] in ("supersede", "mark_drifted"):
+            out.append(o)
+    return out
 
 
 def lint_contradictions(rows: dict[str, dict], declared: dict[str, set[str]]) -> None:
@@ -259,6 +272,55 @@ def sync_rows(conn: apsw.Connection, final: dict[str, dict], existing: dict[str,
             updated.append(bid)
     sql.insert_beliefs(conn, new_rows)
     return inserted, updated
+
+
+class Sightings:
+    """Kenning's transaction time for published beliefs (W31): when it was first told each belief and first
+    learned that it ended. Kept in `belief_sightings`, which no rebuild deletes, so a rebuilt row is identical."""
+
+    def __init__(self, rows: dict[str, dict], new: list[dict], seen_superseded: list[tuple[str, str, str]],
+                 conn: apsw.Connection):
+        self.rows, self.new, self.seen_superseded, self.conn = rows, new, seen_superseded, conn
+
+    def write(self) -> None:
+        sql.insert_sightings(self.conn, self.new)
+        fresh = {s["belief_id"] for s in self.new}
+        for bid, run_id, at in self.seen_superseded:
+            if bid not in fresh:
+                sql.mark_superseded_seen(self.conn, bid, run_id, at)
+
+
+def record_sightings(conn: apsw.Connection, workspace: str, final: dict[str, dict], before: dict[str, dict],
+                     run: RunLike) -> Sightings:
+    """Set asserted_in_run / created_at / recorded_at and superseded_in_run / superseded_recorded_at on ``final``
+    (in place) from the sightings; a belief published before sightings existed seeds its sighting from its row."""
+    found = sql.get_sightings(conn, list(final))
+    new: list[dict] = []
+    seen_superseded: list[tuple[str, str, str]] = []
+    for bid in sorted(final):
+        r = final[bid]
+        s = found.get(bid)
+        if s is None:
+            b = before.get(bid)
+            s = {"belief_id": bid, "workspace": workspace,
+                 "first_seen_run": b["asserted_in_run"] if b else run.run_id,
+                 "first_seen_at": (b.get("recorded_at") or b["created_at"]) if b else run.started_at_utc,
+                 "superseded_seen_run": b["superseded_in_run"] if b and b["superseded_at"] else None,
+                 "superseded_seen_at": (b.get("superseded_recorded_at") or b["superseded_at"])
+                 if b and b["superseded_at"] else None}
+            found[bid] = s
+            new.append(s)
+        r["asserted_in_run"] = s["first_seen_run"]
+        r["created_at"] = r["recorded_at"] = s["first_seen_at"]
+        if r["superseded_at"]:
+            if s["superseded_seen_run"] is None:
+                s["superseded_seen_run"], s["superseded_seen_at"] = run.run_id, run.started_at_utc
+                seen_superseded.append((bid, run.run_id, run.started_at_utc))
+            r["superseded_in_run"] = s["superseded_seen_run"]
+            r["superseded_recorded_at"] = s["superseded_seen_at"]
+        else:
+            r["superseded_in_run"] = r["superseded_recorded_at"] = None
+    return Sightings(found, new, seen_superseded, conn)
 
 
 # ---- the publishing API ------------------------------------------------------------------------------
@@ -429,6 +491,7 @@ def publish_beliefs(conn: apsw.Connection, workspace: str, items: Sequence[Belie
             "supersession_reason": it.supersession_reason, "source_valid_from": vfrom, "source_valid_to": vto,
             "supporting_count": len(provs[bid]), "contradicting_belief_ids": None,
             "confidence_hint": it.confidence_hint, "created_at": run.started_at_utc,
+            "recorded_at": run.started_at_utc, "superseded_recorded_at": None,
         }
         declared_contra[bid] = set(it.contradicting_belief_ids)
         supersedes += [(old, bid, it.supersedes_reason or "") for old in it.supersedes]
@@ -454,17 +517,7 @@ def publish_beliefs(conn: apsw.Connection, workspace: str, items: Sequence[Belie
         r["supersession_reason"] = reason
         if r["superseded_at"] is None:
             r["superseded_at"] = final[new]["asserted_at"]
-    for bid, r in final.items():
-        before = existing.get(bid) or outside.get(bid)
-        if before is not None:  # transaction-time bookkeeping survives republishing
-            r["asserted_in_run"] = before["asserted_in_run"]
-            r["created_at"] = before["created_at"]
-            if r["superseded_at"] and before["superseded_at"] == r["superseded_at"] and before["superseded_in_run"]:
-                r["superseded_in_run"] = before["superseded_in_run"]
-        if r["superseded_at"] and r.get("superseded_in_run") is None:
-            r["superseded_in_run"] = run.run_id
-        if not r["superseded_at"]:
-            r["superseded_in_run"] = None
+    sightings = record_sightings(conn, workspace, final, {**existing, **outside}, run)
     sp = supersession_problems(final, {b: r for b, r in sql.beliefs_by_ids_raw(
         conn, sorted({r["superseded_by_belief_id"] for r in final.values() if r["superseded_by_belief_id"]}
                      - set(final))).items() if r["workspace"] == workspace})
@@ -506,6 +559,7 @@ def publish_beliefs(conn: apsw.Connection, workspace: str, items: Sequence[Belie
             r["confidence_hint"] = "contested"
     apply_overrides(final, sql_overrides(conn, workspace, list(final)), run,
                     exists=lambda b: bool(sql.existing_belief_ids(conn, [b])))
+    sightings.write()
 
     sql.defer_foreign_keys(conn)
     seen_prov: dict[str, dict] = {}
@@ -517,6 +571,10 @@ def publish_beliefs(conn: apsw.Connection, workspace: str, items: Sequence[Belie
     inserted, updated = sync_rows(conn, final, before_all)
     sql.set_belief_links(conn, [(bid, p["id"], i) for bid in staged for i, p in
                                 enumerate(dict((p["id"], p) for p in provs[bid]).values())], list(staged))
+    from kenning.beliefs.question import index_statements
+
+    index_statements(conn, run.config, workspace, [(bid, staged[bid]["statement"]) for bid in sorted(staged)],
+                     run.warn, run.clock)
     result = PublishResult(inserted=inserted, updated=updated,
                            unchanged=sorted(set(final) - set(inserted) - set(updated)))
     return result
@@ -561,7 +619,7 @@ def supersede(conn: apsw.Connection, old_id: str, new_id: str, reason: str, run:
                 "workspace": old["workspace"], "belief_id": old_id, "action": "supersede",
                 "superseded_by_belief_id": new_id, "reason": reason, "at": at, "run_id": run.run_id, "note": note}
     sql.insert_override(conn, override)
-    sql.set_superseded(conn, old_id, at, new_id, run.run_id, reason)
+    sql.set_superseded(conn, old_id, at, new_id, run.run_id, reason, run.clock.now())
     return override
 
 
@@ -576,6 +634,50 @@ def mark_drifted(conn: apsw.Connection, belief_ids: Sequence[str], run: RunLike,
              "workspace": b["workspace"], "belief_id": bid, "action": "mark_drifted", "superseded_by_belief_id": None,
              "reason": "source_drifted", "at": max(at, b["asserted_at"]), "run_id": run.run_id, "note": note}
         sql.insert_override(conn, o)
-        sql.set_superseded(conn, bid, o["at"], None, run.run_id, "source_drifted")
+        sql.set_superseded(conn, bid, o["at"], None, run.run_id, "source_drifted", at)
         done.append(o)
     return done
+
+
+def restore(conn: apsw.Connection, belief_id: str, reason: str, run: RunLike) -> dict:
+    """`kenning beliefs restore ID --reason …`: undo your `supersede` / a drift mark — the belief is held again.
+
+    Only a supersession that came from your decisions can be undone; one the source itself records (a sidecar's
+    `superseded_at`, a later message) is the source's to change (W39)."""
+    b = sql.get_beliefs(conn, [belief_id]).get(belief_id)
+    if b is None:
+        raise BeliefNotFound(f"no belief {belief_id}")
+    if not (reason or "").strip():
+        raise BeliefPublishError(["restore needs --reason: why you hold this belief again"])
+    active = [o for o in effective_overrides(sql_overrides(conn, b["workspace"], [belief_id]))]
+    if b["superseded_at"] is None or not active:
+        raise BeliefPublishError([f"{belief_id} is not superseded by your own decision or a drift mark, so there is "
+                                  "nothing to restore" + (f" (it ended: {b['supersession_reason']}, which its source "
+                                                          "records)" if b["superseded_at"] else "")])
+    at = run.clock.now()
+    o = {"override_id": run.ids.make("belief_override", belief_id, "restore", at, run.run_id),
+         "workspace": b["workspace"], "belief_id": belief_id, "action": "restore", "superseded_by_belief_id": None,
+         "reason": reason.strip(), "at": at, "run_id": run.run_id, "note": None}
+    sql.insert_override(conn, o)
+    sql.clear_superseded(conn, belief_id)
+    return {**o, "undid": [x["action"] for x in active]}
+
+
+def undispute(conn: apsw.Connection, belief_id: str, other_id: str | None, reason: str, run: RunLike) -> dict:
+    """`kenning beliefs undispute ID [--with OTHER] --reason …`: you say these beliefs do not conflict, so `why`
+    shows them as held rather than contested (W39). Recorded; the ledger's rows are not rewritten."""
+    found = sql.get_beliefs(conn, [b for b in (belief_id, other_id) if b])
+    for b in (belief_id, other_id):
+        if b and b not in found:
+            raise BeliefNotFound(f"no belief {b}")
+    if not (reason or "").strip():
+        raise BeliefPublishError(["undispute needs --reason: why these beliefs do not conflict"])
+    if other_id == belief_id:
+        raise BeliefPublishError(["a belief cannot be disputed with itself"])
+    at = run.clock.now()
+    o = {"override_id": run.ids.make("belief_override", belief_id, other_id, "undispute", at, run.run_id),
+         "workspace": found[belief_id]["workspace"], "belief_id": belief_id, "action": "undispute",
+         "superseded_by_belief_id": None, "other_belief_id": other_id, "reason": reason.strip(), "at": at,
+         "run_id": run.run_id, "note": None}
+    sql.insert_override(conn, o)
+    return o

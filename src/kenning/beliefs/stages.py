@@ -22,6 +22,53 @@ class WikiRebuild(WikiImport):
         return super().run(ctx)
 
 
+class FeedRebuild:
+    """`kenning reindex --rebuild-beliefs`, the feeds' half (W33): every belief living on a conversation is
+    deleted and published again from what the feeds read — stage 5's claims and the self-belief nodes. Kenning's
+    own times come from `belief_sightings` and your decisions from `belief_overrides`, neither of which a rebuild
+    touches, so the rows come back identical to what ingest wrote. Beliefs a caller published itself
+    (`beliefs-publish` runs) have no feed to come back from and are kept."""
+
+    name = "beliefs-rebuild-feeds"
+    title = "rebuild conversation and self beliefs"
+
+    def run(self, ctx: StageContext) -> dict[str, Any]:
+        from kenning.beliefs.question import drop_statements
+        from kenning.selfbelief.ledger_feed import publish_nodes
+        from kenning.store import beliefs as sql
+        from kenning.store import temporal as tsql
+        from kenning.temporal.feed import conversation_beliefs
+
+        check_namespace(ctx)
+        cfg = ctx.config
+        only = ctx.inputs.get("workspace")
+        conv_ws = cfg.beliefs.default_workspace
+        self_ws = cfg.self_beliefs.ledger.workspace or conv_ws
+        wanted = [w for w in dict.fromkeys([conv_ws, self_ws]) if only is None or w == only]
+        counts: dict[str, Any] = {"workspaces": wanted, "beliefs_deleted": 0}
+        sql.defer_foreign_keys(ctx.conn)
+        removed: list[str] = []
+        for ws in wanted:
+            gone = sql.conversation_belief_ids(ctx.conn, ws, [PublishBeliefs.name])
+            sql.detach_supersession_refs(ctx.conn, gone)
+            sql.delete_beliefs(ctx.conn, gone)
+            removed += gone
+            counts["beliefs_deleted"] += len(gone)
+        if conv_ws in wanted and cfg.pipeline.temporal_reasoning.publish_beliefs:
+            items, fcounts = conversation_beliefs(tsql.feed_rows(ctx.conn), tsql.conflicts(ctx.conn), ctx.ids,
+                                                  cfg.beliefs.statement_max_chars)
+            res = ledger.publish_beliefs(ctx.conn, conv_ws, items, ctx) if items else None
+            counts["conversation_beliefs"] = len(res.inserted) if res else 0
+        if self_ws in wanted and cfg.self_beliefs.ledger.enabled:
+            node_ids = sql.self_node_ids(ctx.conn)
+            out = publish_nodes(ctx.conn, cfg, ctx, node_ids) if node_ids else {}
+            counts["self_beliefs"] = out.get("ledger_beliefs_inserted", 0)
+        counts["provenance_removed"] = sum(sql.delete_uncited_conversation_provenance(ctx.conn, ws) for ws in wanted)
+        left = set(sql.existing_belief_ids(ctx.conn, removed))
+        drop_statements(ctx.conn, cfg, sorted(set(removed) - left), ctx.clock)
+        return counts
+
+
 class PublishBeliefs:
     """Publish `BeliefInput`s (``inputs["items"]``) into ``inputs["workspace"]`` — what a feed's stage does inline."""
 
@@ -44,6 +91,24 @@ class ManualSupersede:
                              ctx.inputs.get("note"))
         return {"superseded": o["belief_id"], "superseded_by": o["superseded_by_belief_id"], "reason": o["reason"],
                 "superseded_at": o["at"]}
+
+
+class RestoreBelief:
+    name = "beliefs-restore"
+    title = "restore a belief (undo a supersession or drift mark)"
+
+    def run(self, ctx: StageContext) -> dict[str, Any]:
+        o = ledger.restore(ctx.conn, ctx.inputs["belief_id"], ctx.inputs["reason"], ctx)
+        return {"restored": o["belief_id"], "undid": o["undid"], "reason": o["reason"], "at": o["at"]}
+
+
+class UndisputeBelief:
+    name = "beliefs-undispute"
+    title = "undispute beliefs (they do not conflict)"
+
+    def run(self, ctx: StageContext) -> dict[str, Any]:
+        o = ledger.undispute(ctx.conn, ctx.inputs["belief_id"], ctx.inputs.get("other"), ctx.inputs["reason"], ctx)
+        return {"undisputed": o["belief_id"], "with": o["other_belief_id"], "reason": o["reason"], "at": o["at"]}
 
 
 class MarkDrifted:

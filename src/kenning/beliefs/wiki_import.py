@@ -422,6 +422,8 @@ class _Run:
                 "supersession_reason": b["supersession_reason"], "source_valid_from": b["source_valid_from"],
                 "source_valid_to": b["source_valid_to"], "supporting_count": len(b["provenance_ids"]),
                 "contradicting_belief_ids": None, "confidence_hint": None, "created_at": s["first_seen_at"],
+                "recorded_at": s["first_seen_at"],
+                "superseded_recorded_at": s["superseded_seen_at"] if is_superseded else None,
             }
         return rows
 

@@ -58,58 +58,139 @@ def _at(ts: str) -> str:
     return ts[:10] if ts.endswith("T23:59:59.999Z") else _d(ts)
 
 
-def render_why(ans: dict) -> list[str]:
-    """The answer as a person would want it: current belief, its quote and date, then what it replaced and why."""
+HOW = {"belief_id": "belief id", "subject": "subject", "topic": "topic", "fts": "words in statements",
+       "predicate": "what the question asks about", "entity": "who or what the question names",
+       "vector": "statements that say the same in other words",
+       "hybrid": "what the question asks about, its words and their meaning"}
+
+
+def _ids(a: dict) -> str:
+    ids = a["belief_ids"]
+    return ids[0] if len(ids) == 1 else f"{ids[0]} +{len(ids) - 1} more"
+
+
+def _day(ts: str | None) -> str:
+    return ts[:10] if ts else "?"
+
+
+def _said(a: dict) -> str:
+    if a["occurrences"] <= 1:
+        return ""
+    first, last = _day(a["first_said"]), _day(a["last_said"])
+    return f" (said {a['occurrences']} times, {first}" + (f" … {last})" if last != first else ")")
+
+
+def _answer_sources(a: dict, indent: str, shown: int, lead: str = "") -> list[str]:
+    srcs = a["supporting_sources"]
+    lines = _source_lines(srcs[:shown], indent, lead)
+    if len(srcs) > shown:
+        lines.append(f"{indent}… and {len(srcs) - shown} more quote(s) (--json lists them all)")
+    return lines
+
+
+def _clusters(contested: list[dict]) -> list[list[dict]]:
+    """Contested answers that disagree with each other, together (in the answers' order)."""
+    owner = {b: i for i, a in enumerate(contested) for b in a["belief_ids"]}
+    parent = list(range(len(contested)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(contested):
+        for other in a["contested_with"]:
+            if other in owner:
+                parent[find(i)] = find(owner[other])
+    groups: dict[int, list[dict]] = {}
+    for i, a in enumerate(contested):
+        groups.setdefault(find(i), []).append(a)
+    return list(groups.values())
+
+
+def render_why(ans: dict, shown: int = 3) -> list[str]:
+    """The answer as a person would want it: what is contested, what you hold now with its quotes and dates, what
+    ended, then what it replaced and why (W34–W38)."""
     q, lines = ans["query"], []
+    told = f" (as Kenning had been told by {ans['told_by']})" if ans.get("told_by") else ""
     if ans["match_type"] == "none":
-        return [f'Nothing in workspace {ans["workspace"]} matches "{q}" (belief id, subject, topic or words).']
-    how = {"belief_id": "belief id", "subject": "subject", "topic": "topic", "fts": "words in statements",
-           "tie": "several ways: " + ", ".join(ans["match_types"])}[ans["match_type"]]
+        return [f'Nothing in workspace {ans["workspace"]} matches "{q}"{told}: no belief id, subject or topic, and no '
+                "belief about what it asks, with its words or saying the same in other words."]
+    how = HOW.get(ans["match_type"]) or "several ways: " + ", ".join(ans["match_types"])
+    if ans.get("matched_predicates"):
+        how += " (" + ", ".join(ans["matched_predicates"]) + ")"
     window = ""
     if ans.get("since") and ans.get("since") == ans.get("until"):
         window = f" in {ans['since']}"
     elif ans.get("since") or ans.get("until"):
         window = f" between {ans.get('since') or 'the beginning'} and {ans.get('until') or 'now'}"
-    lines.append(f'Why you believe what you believe about "{q}"{window} (matched by {how}; workspace '
+    lines.append(f'Why you believe what you believe about "{q}"{window}{told} (matched by {how}; workspace '
                  f'{ans["workspace"]})')
-    entries = {e["belief_id"]: e for e in ans["current_beliefs"] + ans["history"]}
-    if ans.get("as_of"):
-        then = [entries[i] for i in ans["as_of"]["belief_ids"] if i in entries]
+    answers = ans.get("answers", [])
+    contested = [a for a in answers if a["status"] == "contested"]
+    held = [a for a in answers if a["status"] == "current" and a["matched"]]
+    ended = [a for a in answers if a["status"] == "ended" and a["matched"]]
+    replaced = [a for a in answers if a["status"] == "superseded" and a["matched"]]
+    others = [a for a in answers if not a["matched"] and a["status"] != "contested"]
+    at = ans.get("status_at")
+    if at:   # statuses are taken at the window's end: what you believed then
         lines.append("")
-        lines.append(f"On {_at(ans['as_of']['at'])} you believed:" if then else
-                     f"On {_at(ans['as_of']['at'])} you held no belief about this.")
-        for e in then:
-            lines.append(f"  {e['statement']}  [{e['belief_id']}]")
-    if ans["current_beliefs"]:
-        for e in ans["current_beliefs"]:
-            lines.append("")
-            lines.append(f"{'Still believed now' if window else 'Now'}: {e['statement']}")
-            meta = [f"believed since {_d(e['asserted_at'])}"]
-            if e["source_valid_from"] or e["source_valid_to"]:
-                meta.append(f"the source says it holds {e['source_valid_from'] or '…'} – {e['source_valid_to'] or '…'}")
-            meta.append(e["wiki_page"])
-            lines.append("  " + " · ".join(meta) + f"  [{e['belief_id']}]")
-            lines += _source_lines(e["supporting_sources"], "  ", "because ")
-            if e["contradicting_belief_ids"]:
-                lines.append("  contested by: " + ", ".join(e["contradicting_belief_ids"]))
-    elif not window:
+        lines.append(f"On {_at(at)} you believed:" if held or contested else
+                     f"On {_at(at)} you held no belief about this.")
+    if contested:
+        lines += ["", ("Contested then" if at else "Contested") + " — you have said both, and they cannot both hold:"]
+        for n, cluster in enumerate(_clusters(contested)):
+            if n:
+                lines.append("")
+            for i, a in enumerate(cluster):
+                if i:
+                    lines.append("    vs")
+                lines.append(f"  • {a['statement']}{_said(a)}  [{_ids(a)}]")
+                lines += _answer_sources(a, "      ", min(shown, 2))
+        lines.append("  (if they do not conflict: kenning beliefs undispute ID --with OTHER --reason \"…\")")
+    label = "Held then" if at else ("Still believed now" if window else "Now")
+    for a in held:
+        lines.append("")
+        lines.append(f"{label}: {a['statement']}")
+        meta = [f"believed since {_day(a['first_said'])}"]
+        if a["occurrences"] > 1:
+            meta.append(f"said {a['occurrences']} times, last {_day(a['last_said'])}")
+        if a["source_valid_from"] or a["source_valid_to"]:
+            meta.append(f"the source says it holds {_d(a['source_valid_from']) if a['source_valid_from'] else '…'} – "
+                        f"{_d(a['source_valid_to']) if a['source_valid_to'] else '…'}")
+        meta.append(a["wiki_page"])
+        lines.append("  " + " · ".join(meta) + f"  [{_ids(a)}]")
+        lines += _answer_sources(a, "  ", shown, "because ")
+    if not held and not contested and not window:
         lines.append("")
         lines.append("You no longer hold a current belief about this.")
-    if ans["history"]:
+    if ended:
         lines.append("")
-        lines.append("What it replaced:" if ans["current_beliefs"] and not window else
+        lines.append("No longer held — the source says it ended:")
+        for a in ended:
+            lines.append(f"  {a['statement']}{_said(a)}  [{_ids(a)}]")
+            if a["superseded_at"] and not a["supersession_reason"]:
+                lines.append(f"    you said it in the past tense on {_day(a['superseded_at'])}")
+            else:
+                lines.append(f"    you said so on {_day(a['first_said'])}; the source says it held "
+                             f"{_day(a['source_valid_from']) if a['source_valid_from'] else '…'} – "
+                             f"{_day(a['source_valid_to'])}")
+            lines += _answer_sources(a, "    ", min(shown, 1))
+    if replaced and ans["history"]:
+        lines.append("")
+        lines.append("What it replaced:" if (held or contested) and not window else
                      "What you believed, and what replaced it:")
-        for e in ans["history"]:
-            lines.append(f"  {e['statement']}  [{e['belief_id']}]")
-            reason = REASON_TEXT.get(e["supersession_reason"] or "", e["supersession_reason"] or "no reason recorded")
-            by = f" by {e['superseded_by_belief_id']}" if e["superseded_by_belief_id"] else ""
-            lines.append(f"    believed {_d(e['asserted_at'])} → {_d(e['superseded_at'])}; replaced{by}: {reason}")
-            lines += _source_lines(e["supporting_sources"], "    ")
-    if ans["contradicting_beliefs"]:
+        for a in replaced:
+            lines.append(f"  {a['statement']}{_said(a)}  [{_ids(a)}]")
+            reason = REASON_TEXT.get(a["supersession_reason"] or "", a["supersession_reason"] or "no reason recorded")
+            by = f" by {a['superseded_by_belief_id']}" if a["superseded_by_belief_id"] else ""
+            lines.append(f"    believed {_day(a['first_said'])} → {_day(a['superseded_at'])}; replaced{by}: {reason}")
+            lines += _answer_sources(a, "    ", shown)
+    if others:
         lines.append("")
         lines.append("Beliefs that disagree:")
-        for e in ans["contradicting_beliefs"]:
-            lines.append(f"  {e['statement']}  [{e['belief_id']}, since {_d(e['asserted_at'])}]")
+        for a in others:
+            lines.append(f"  {a['statement']}  [{_ids(a)}, since {_day(a['first_said'])}, {a['status']}]")
     if len(ans["supersession_chain"]) > 1:
         lines.append("")
         lines.append("Chain: " + " → ".join(ans["supersession_chain"]))
@@ -119,28 +200,32 @@ def render_why(ans: dict) -> list[str]:
 
 
 def why_command(
-    query: Annotated[str, typer.Argument(help="A belief id, a subject, a topic, or words from a statement.")],
+    query: Annotated[str, typer.Argument(help="A belief id, a subject, a topic, or a question in plain words.")],
     workspace: WorkspaceOpt = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Only beliefs current at or after this date.")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Only beliefs current at or before this date.")] = None,
     no_history: Annotated[bool, typer.Option("--no-history", help="Leave out superseded beliefs.")] = False,
     predicate: Annotated[Optional[str], typer.Option("--predicate", help="With a subject: only this relation.")] = None,
+    told_by: Annotated[Optional[str], typer.Option("--told-by", help="Answer as Kenning had been told by this date "
+                                                   "(what it had imported then).")] = None,
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    """Why do I believe this? The current belief, its verbatim source quote (re-verified now), and its history."""
+    """Why do I believe this? The belief (current, contested, ended or replaced), its verbatim source quotes
+    (re-verified now), when you said it, and its history. QUERY may be a question: "where do I live?"."""
     from kenning.beliefs.timeutil import TimeValueError
     from kenning.beliefs.why import WhyError
 
     with open_vault(db, config, readonly=True) as vault:
         try:
             ans = vault.why(query, workspace=workspace, since=since, until=until,
-                            include_history=False if no_history else None, predicate=predicate)
+                            include_history=False if no_history else None, predicate=predicate, told_by=told_by)
         except (WhyError, TimeValueError) as e:
             fail(str(e))
+        shown = vault.config.beliefs.why.sources_shown
     if json_out:
         print_json(ans)
     else:
-        for line in render_why(ans):
+        for line in render_why(ans, shown):
             _p(line)
 
 
@@ -220,6 +305,54 @@ def beliefs_supersede(
         print_json({"run_id": r.run_id, **r.counts})
     else:
         console.print(f"{old} is now superseded by {new} ({reason}) as of {r.counts['superseded_at']}")
+
+
+def _override_command(fn: Any) -> Any:
+    from kenning.beliefs.ledger import BeliefNotFound, BeliefPublishError
+    from kenning.pipeline.runner import StageFailed
+
+    try:
+        return fn()
+    except StageFailed as e:
+        if isinstance(e.cause, (BeliefNotFound, BeliefPublishError)):
+            fail(str(e.cause))
+        raise
+
+
+@beliefs_app.command("restore")
+def beliefs_restore(
+    belief_id: Annotated[str, typer.Argument(help="The belief to hold again.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, in your words (recorded).")],
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the clock.")] = None,
+    db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
+) -> None:
+    """Undo your `supersede` or a drift mark: the belief is current again (recorded; reapplied after every
+    import and rebuild)."""
+    with open_vault(db, config) as vault:
+        r = _override_command(lambda: vault.restore_belief(belief_id, reason, as_of=as_of))
+    if json_out:
+        print_json({"run_id": r.run_id, **r.counts})
+    else:
+        console.print(f"{belief_id} is held again (undid: {', '.join(r.counts['undid'])}); reason recorded",
+                      highlight=False)
+
+
+@beliefs_app.command("undispute")
+def beliefs_undispute(
+    belief_id: Annotated[str, typer.Argument(help="A belief `why` shows as contested.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why they do not conflict, in your words (recorded).")],
+    other: Annotated[Optional[str], typer.Option("--with", help="Only with this belief (default: with any).")] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the clock.")] = None,
+    db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
+) -> None:
+    """Say that a contested belief does not conflict (with OTHER, or with anything): `why` shows it as held."""
+    with open_vault(db, config) as vault:
+        r = _override_command(lambda: vault.undispute_belief(belief_id, reason, other=other, as_of=as_of))
+    if json_out:
+        print_json({"run_id": r.run_id, **r.counts})
+    else:
+        console.print(f"{belief_id} is no longer contested" + (f" with {other}" if other else "") + "; reason recorded",
+                      highlight=False)
 
 
 @beliefs_app.command("export")
@@ -324,8 +457,9 @@ def beliefs_m1(
 
 
 def reindex_command(
-    rebuild_beliefs: Annotated[bool, typer.Option("--rebuild-beliefs", help="Rebuild wiki_beliefs from every "
-                                                  "workspace's *.beliefs.json sidecars.")] = False,
+    rebuild_beliefs: Annotated[bool, typer.Option("--rebuild-beliefs", help="Rebuild the belief ledger: every "
+                                                  "workspace's *.beliefs.json sidecars, then the beliefs from your "
+                                                  "chats and self-beliefs.")] = False,
     full: Annotated[bool, typer.Option("--full/--update", help="Rebuild the search index from scratch (default) or "
                                        "only bring it up to date.")] = True,
     workspace: WorkspaceOpt = None,
@@ -333,7 +467,8 @@ def reindex_command(
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Rebuild derived indexes: the search index (FTS5 + vectors), the belief FTS index, and with
-    --rebuild-beliefs the ledger from the sidecars. Everything rebuilt comes from the raw layer and sidecars."""
+    --rebuild-beliefs the ledger from the sidecars, stage 5's claims and the self-belief nodes (the same rows
+    every time). Everything rebuilt comes from the raw layer and sidecars."""
     from kenning.store import beliefs as beliefs_sql
     from kenning.store.connection import transaction
 

@@ -82,6 +82,32 @@ def demo_why(vault) -> None:
     console.print(f'$ kenning why "{WHY_QUERY}" --workspace demo-wiki', highlight=False)
     for line in render_why(vault.why(WHY_QUERY, workspace="demo-wiki")):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
+    demo_why_chats(vault)
+
+
+CHAT_WHY = "where do I live?"
+CHAT_WHY_UNTIL = ("2022-12-31", "2023-03-31")
+
+
+def _compact_answers(ans: dict, top: int = 5) -> list[str]:
+    """One line per answer (status, statement, how often said): the shape of `why` without its quotes."""
+    from kenning.cli.beliefs import _said
+
+    shown = [a for a in ans["answers"] if a["matched"] or a["status"] == "contested"][:top]
+    if not shown:
+        return ["  (nothing matches)"]
+    return [f"  {a['status']:<10} {a['statement']}{_said(a)}" for a in shown]
+
+
+def demo_why_chats(vault) -> None:
+    """`why` on the chats: a question in plain words, a contested answer, and the same question in a time window."""
+    console.print(f'$ kenning why "{CHAT_WHY}"   (your chats; quotes and ids left out here)', highlight=False)
+    for line in _compact_answers(vault.why(CHAT_WHY)):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    for until in CHAT_WHY_UNTIL:
+        console.print(f'$ kenning why "{CHAT_WHY}" --until {until}', highlight=False)
+        for line in _compact_answers(vault.why(CHAT_WHY, until=until), top=3):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def search_step(vault) -> None:

@@ -295,6 +295,16 @@ class TimeMentionsConfig(Strict):
 class LexiconConfig(Strict):
     enable_lexicon_induction: bool
     enable_noun_chunk_induction: bool
+
+    @field_validator("enable_noun_chunk_induction")
+    @classmethod
+    def _no_noun_chunks(cls, v: bool) -> bool:
+        # seed 001 §2B.4.1 #7 asks for "spaCy noun chunker with pinned model version"; Kenning ships neither, so
+        # the flag is refused rather than silently ignored (docs/decisions.md W40).
+        if v:
+            raise ValueError("enable_noun_chunk_induction: the NOUN_CHUNK generator needs spaCy and a pinned "
+                             "model, which Kenning does not ship; set it to false (the other six generators run)")
+        return v
     lexicon_min_user_mentions: float
     lexicon_min_conversations: int
     lexicon_max_code_ratio: float
@@ -574,6 +584,11 @@ class WhyConfig(Strict):
     include_history: bool
     max_results: int = Field(gt=0)
     fts_any_fallback: bool
+    question_words: list[str]
+    vectors: bool
+    vector_min_score: dict[str, float]
+    fusion_k: int = Field(gt=0)
+    sources_shown: int = Field(ge=0)
 
 
 class M1Config(Strict):

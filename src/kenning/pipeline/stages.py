@@ -33,7 +33,8 @@ STAGES: dict[str, Stage] = {
 
 # Source and ledger stages outside the conversation pipeline's order: `kenning ingest` picks the source stage
 # by what a path is (sources/inputs.py); the belief commands run the others. Not part of --stages ranges.
-from kenning.beliefs.stages import JudgedM1, ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
+from kenning.beliefs.stages import (FeedRebuild, JudgedM1, ManualSupersede, MarkDrifted, PublishBeliefs,  # noqa: E402
+                                    RestoreBelief, UndisputeBelief, WikiRebuild)
 from kenning.beliefs.wiki_commit import WikiCommit  # noqa: E402
 from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
 from kenning.beliefs.wiki_stage import WikiStage  # noqa: E402
@@ -45,6 +46,9 @@ SIDE_STAGES: dict[str, Stage] = {
     "beliefs-publish": PublishBeliefs(),
     "beliefs-supersede": ManualSupersede(),
     "beliefs-drift": MarkDrifted(),
+    "beliefs-rebuild-feeds": FeedRebuild(),
+    "beliefs-restore": RestoreBelief(),
+    "beliefs-undispute": UndisputeBelief(),
     "beliefs-m1": JudgedM1(),
     "wiki-stage": WikiStage(),      # seed 002 write path (W60–W79)
     "wiki-verify": WikiVerify(),

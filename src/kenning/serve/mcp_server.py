@@ -80,16 +80,19 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         return wrapper
 
     def why(query: str, workspace: str | None = None, since: str | None = None, until: str | None = None,
-            include_history: bool | None = None, predicate: str | None = None) -> dict[str, Any]:
+            include_history: bool | None = None, predicate: str | None = None,
+            told_by: str | None = None) -> dict[str, Any]:
         """Why do I believe this? Resolves `query` as a belief id, then an exact subject (optionally with
-        `predicate`), then a topic, then full-text over statements; ties return every match with `match_type`.
-        `since`/`until` (ISO dates) keep beliefs current at or after / at or before those dates;
-        `include_history` (default true) adds superseded beliefs. Returns current_beliefs, history,
-        contradicting_beliefs, supersession_chain and, per belief, supporting_sources with the verbatim quote,
-        its hash and verified_against_source recomputed now."""
+        `predicate`), then a topic, then a question in plain words (the predicate it asks about, its words, and
+        statements with the same meaning); ties return every match with `match_type`.
+        `since`/`until` (ISO dates) keep beliefs held at or after / at or before those dates (when the person
+        said them); `told_by` answers as Kenning had been told by that date; `include_history` (default true)
+        adds superseded beliefs. Returns `answers` (one per claim: status current|contested|ended|superseded,
+        occurrences, quotes), current_beliefs, history, contradicting_beliefs, supersession_chain and, per
+        belief, supporting_sources with the verbatim quote, its hash and verified_against_source recomputed now."""
         with open_ro() as v:
             return v.why(query, workspace=workspace or default_workspace, since=since, until=until,
-                         include_history=include_history, predicate=predicate)
+                         include_history=include_history, predicate=predicate, told_by=told_by)
 
     def beliefs_list(workspace: str | None = None, topic: str | None = None, current_only: bool = False,
                      limit: int | None = None) -> dict[str, Any]:

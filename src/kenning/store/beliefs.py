@@ -14,7 +14,8 @@ BELIEF_COLUMNS = (
     "belief_id", "workspace", "statement", "topic", "subject", "predicate", "object", "wiki_document_id",
     "wiki_section_anchor", "footnote_ids", "provenance_ids", "asserted_at", "asserted_in_run", "superseded_at",
     "superseded_by_belief_id", "superseded_in_run", "supersession_reason", "source_valid_from", "source_valid_to",
-    "supporting_count", "contradicting_belief_ids", "confidence_hint", "created_at",
+    "supporting_count", "contradicting_belief_ids", "confidence_hint", "created_at", "recorded_at",
+    "superseded_recorded_at",
 )
 PROVENANCE_COLUMNS = (
     "id", "workspace", "document_id", "footnote_key", "source_kind", "raw_path", "raw_document_id",
@@ -309,9 +310,25 @@ def set_belief_links(conn: apsw.Connection, links: list[tuple[str, str, int]], r
 
 
 def set_superseded(conn: apsw.Connection, belief_id: str, superseded_at: str, by: str | None, run_id: str,
-                   reason: str) -> None:
+                   reason: str, recorded_at: str) -> None:
     conn.execute("UPDATE wiki_beliefs SET superseded_at=?, superseded_by_belief_id=?, superseded_in_run=?, "
-                 "supersession_reason=? WHERE belief_id=?", (superseded_at, by, run_id, reason, belief_id))
+                 "supersession_reason=?, superseded_recorded_at=? WHERE belief_id=?",
+                 (superseded_at, by, run_id, reason, recorded_at, belief_id))
+
+
+def clear_superseded(conn: apsw.Connection, belief_id: str) -> None:
+    conn.execute("UPDATE wiki_beliefs SET superseded_at=NULL, superseded_by_belief_id=NULL, superseded_in_run=NULL, "
+                 "supersession_reason=NULL, superseded_recorded_at=NULL WHERE belief_id=?", (belief_id,))
+
+
+def functional_predicates(conn: apsw.Connection) -> set[str]:
+    """Predicates stage 5's rules call functional (one object at a time: one home, one employer)."""
+    try:
+        return {r[0] for r in conn.execute(
+            "SELECT p.canonical_label_norm FROM invalidation_rules r JOIN predicates p ON p.predicate_id = "
+            "r.predicate_id WHERE r.is_functional = 1")}
+    except apsw.SQLError:
+        return set()
 
 
 def set_contradicting(conn: apsw.Connection, belief_id: str, json_ids: str | None, hint: str | None) -> None:
@@ -329,8 +346,11 @@ def current_by_subject_predicate(conn: apsw.Connection, workspace: str) -> list[
 # -- queries for `why` (seed 002 "Resolution") --------------------------------------------------------------
 
 
-def _window_sql(since: str | None, until_excl: str | None) -> tuple[str, list]:
+def _window_sql(since: str | None, until_excl: str | None, told_by: str | None = None) -> tuple[str, list]:
     sql, params = "", []
+    if told_by:
+        sql += " AND b.recorded_at < ?"
+        params.append(told_by)
     if since:
         sql += " AND (b.superseded_at IS NULL OR b.superseded_at > ?)"
         params.append(since)
@@ -501,8 +521,9 @@ def mark_superseded_seen(conn: apsw.Connection, belief_id: str, run_id: str, at:
 
 def insert_override(conn: apsw.Connection, o: dict) -> None:
     conn.execute("INSERT INTO belief_overrides(override_id, workspace, belief_id, action, superseded_by_belief_id, "
-                 "reason, at, run_id, note) VALUES (:override_id, :workspace, :belief_id, :action, "
-                 ":superseded_by_belief_id, :reason, :at, :run_id, :note)", o)
+                 "reason, at, run_id, note, other_belief_id) VALUES (:override_id, :workspace, :belief_id, :action, "
+                 ":superseded_by_belief_id, :reason, :at, :run_id, :note, :other_belief_id)",
+                 {"other_belief_id": None, **o})
 
 
 def overrides_of(conn: apsw.Connection, workspace: str) -> list[dict]:
@@ -547,3 +568,77 @@ def finding_counts(conn: apsw.Connection, workspace: str | None = None) -> list[
     cond, params = ("WHERE workspace=?", (workspace,)) if workspace else ("", ())
     return rows(conn, f"SELECT check_name, outcome, COUNT(*) AS n FROM wiki_verifier_findings {cond} "
                       "GROUP BY check_name, outcome ORDER BY check_name, outcome", params)
+
+
+# ---- feed rebuild (`kenning reindex --rebuild-beliefs`, W33) -------------------------------------------------
+
+
+def conversation_belief_ids(conn: apsw.Connection, workspace: str, except_stages: Sequence[str]) -> list[str]:
+    """Beliefs living on a conversation that the feeds published: first recorded by a run of any stage but
+    ``except_stages`` (a caller's own `publish_beliefs` runs)."""
+    return [r[0] for r in conn.execute(
+        "SELECT b.belief_id FROM wiki_beliefs b JOIN documents d ON d.id = b.wiki_document_id "
+        "JOIN runs r ON r.run_id = b.asserted_in_run WHERE b.workspace=? AND d.kind = 'conversation' "
+        f"AND r.stage NOT IN ({marks(len(except_stages))}) ORDER BY b.belief_id", (workspace, *except_stages))]
+
+
+def self_node_ids(conn: apsw.Connection) -> list[str]:
+    try:
+        return [r[0] for r in conn.execute("SELECT belief_id FROM belief_nodes ORDER BY belief_id")]
+    except apsw.SQLError:
+        return []
+
+
+def delete_uncited_conversation_provenance(conn: apsw.Connection, workspace: str) -> int:
+    n = int(scalar(conn, "SELECT COUNT(*) FROM wiki_claim_provenance p WHERE p.workspace=? AND p.source_kind="
+                         "'conversation' AND NOT EXISTS (SELECT 1 FROM belief_provenance l WHERE l.provenance_id = p.id)",
+                   (workspace,)))
+    conn.execute("DELETE FROM wiki_claim_provenance WHERE workspace=? AND source_kind='conversation' AND NOT EXISTS "
+                 "(SELECT 1 FROM belief_provenance l WHERE l.provenance_id = wiki_claim_provenance.id)", (workspace,))
+    return n
+
+
+# ---- `why` for questions (beliefs/question.py, W34) ----------------------------------------------------------
+
+
+def workspace_predicates(conn: apsw.Connection, workspace: str) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT predicate FROM wiki_beliefs WHERE workspace=? AND predicate "
+                                       "IS NOT NULL ORDER BY predicate", (workspace,))]
+
+
+def belief_ids_with_predicates(conn: apsw.Connection, workspace: str, predicates: Sequence[str], limit: int) -> list[str]:
+    """Current beliefs first, then newest first."""
+    return [r[0] for r in conn.execute(
+        f"SELECT belief_id FROM wiki_beliefs WHERE workspace=? AND predicate IN ({marks(len(predicates))}) "
+        "ORDER BY superseded_at IS NOT NULL, asserted_at DESC, belief_id LIMIT ?", (workspace, *predicates, limit))]
+
+
+def belief_ids_about(conn: apsw.Connection, workspace: str, names: Sequence[str], predicates: Sequence[str],
+                     limit: int) -> list[str]:
+    """Beliefs whose subject or object is one of ``names`` (case-insensitive), with one of ``predicates`` when
+    given; current first, then newest."""
+    low = [n.casefold() for n in names]
+    cond = f"(lower(subject) IN ({marks(len(low))}) OR lower(object) IN ({marks(len(low))}))"
+    params: list = [workspace, *low, *low]
+    if predicates:
+        cond += f" AND predicate IN ({marks(len(predicates))})"
+        params += list(predicates)
+    return [r[0] for r in conn.execute(
+        f"SELECT belief_id FROM wiki_beliefs WHERE workspace=? AND {cond} "
+        "ORDER BY superseded_at IS NOT NULL, asserted_at DESC, belief_id LIMIT ?", (*params, limit))]
+
+
+def belief_ids_by_fts(conn: apsw.Connection, workspace: str, match: str, limit: int) -> list[str]:
+    try:
+        return [r[0] for r in conn.execute(
+            "SELECT b.belief_id FROM wiki_beliefs_fts f JOIN wiki_beliefs b ON b.rowid = f.rowid "
+            "WHERE wiki_beliefs_fts MATCH ? AND b.workspace=? ORDER BY f.rank, b.belief_id LIMIT ?",
+            (match, workspace, limit))]
+    except apsw.SQLError:
+        return []
+
+
+def undisputed_pairs(conn: apsw.Connection, workspace: str) -> list[tuple[str, str | None]]:
+    return [(r[0], r[1]) for r in conn.execute(
+        "SELECT belief_id, other_belief_id FROM belief_overrides WHERE workspace=? AND action='undispute' "
+        "ORDER BY at, override_id", (workspace,))]
