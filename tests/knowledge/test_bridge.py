@@ -137,6 +137,9 @@ def test_user_feedback_survives_reingest_and_reindex(sample):
     w.write(KnowledgeWrite(source_event="user:correct", change_summary="correct cilantro",
                            ops=[Feedback(id=cilantro["id"], action="correct", canonical_name="No cilantro, ever",
                                          payload_set={"memory_type": "constraint", "assertion_class": "constraint"})]))
+    tom = by_name(sample, "Tom")
+    w.write(KnowledgeWrite(source_event="user:reject", change_summary="reject Tom",
+                           ops=[Feedback(id=tom["id"], action="reject", reason="not a friend")]))
     me, paris = by_name(sample, "me")["id"], by_name(sample, "Paris")["id"]
     (paris_edge,) = [e for e in edges(sample, me, "domain_lives_in") if e["target_id"] == paris]
     (made,) = [c for c in ksql.list_commits(sample.conn, node_id=paris, limit=50)
@@ -150,6 +153,8 @@ def test_user_feedback_survives_reingest_and_reindex(sample):
     sam2, fixed = ksql.get_node(sample.conn, sam["id"]), ksql.get_node(sample.conn, cilantro["id"])
     assert sam2["lifecycle_state"] == "confirmed" and sam2["alpha"] == pytest.approx(sam["alpha"] + 1.0)
     assert fixed["canonical_name"] == "No cilantro, ever" and fixed["payload"]["memory_type"] == "constraint"
+    rejected = ksql.get_node(sample.conn, tom["id"])
+    assert (rejected["lifecycle_state"], rejected["lifecycle_substate"]) == ("retracted", "user_rejected")
     (rolled,) = [e for e in edges(sample, me, "domain_lives_in") if e["target_id"] == paris]
     assert rolled["start_date"] == paris_edge["start_date"]
     assert rolled["end_date"] is not None and rolled["lifecycle_state"] == "retracted"
@@ -209,3 +214,51 @@ def test_helpers():
     assert text[lo:hi] == "Then Sam said hi to me, and left."
     assert goal_phrase("plans_to", "save for a new car") == "save for a new car"
     assert goal_phrase("learns", "Japanese") == "learn Japanese"
+
+
+def test_a_newer_export_ends_the_edge_its_correction_supersedes(tmp_path):
+    turns = [("user", "My sister lives in Porto."), ("assistant", "Nice city.")]
+    v = build(tmp_path / "v.db", write_export(tmp_path / "a.json", turns))
+    try:
+        sister, porto = by_name(v, "my sister")["id"], by_name(v, "Porto")["id"]
+        (e,) = edges(v, sister, "domain_lives_in")
+        assert e["target_id"] == porto and e["end_date"] is None
+        v.ingest([write_export(tmp_path / "b.json", turns + [("user", "I meant Lisbon, not Porto."),
+                                                             ("assistant", "Got it.")])], as_of=AS_OF, stages=STAGES)
+        got = {ksql.get_node(v.conn, x["target_id"])["canonical_name"]: x for x in edges(v, sister, "domain_lives_in")}
+        assert got["Porto"]["start_date"] == e["start_date"] and got["Porto"]["end_date"] is not None
+        assert got["Porto"]["payload"]["end_reason"].startswith("superseded: “I meant Lisbon, not Porto”")
+        assert got["Lisbon"]["end_date"] is None
+    finally:
+        v.close()
+
+
+def _two_conversations(tmp_path: Path) -> tuple[Path, Path]:
+    import json
+
+    first = write_export(tmp_path / "a.json", [("user", "I had lunch with my friend Priya Patel in Porto."),
+                                               ("assistant", "Nice.")])
+    second = json.loads(write_export(tmp_path / "b.json", [("user", "Priya Patel called me from Porto."),
+                                                           ("assistant", "Good.")], conv_id="conv-2").read_text())
+    second[0]["create_time"] += 3 * 86400
+    both = tmp_path / "ab.json"
+    both.write_text(json.dumps(json.loads(first.read_text()) + second), encoding="utf-8")
+    return first, both
+
+
+@pytest.mark.parametrize("reject_first", [False, True])
+def test_observed_to_suggested_after_a_second_conversation_unless_the_quality_gate_is_frozen(tmp_path, reject_first):
+    first, both = _two_conversations(tmp_path)
+    v = build(tmp_path / "v.db", first, as_of="2024-01-01T00:00:00Z")
+    try:
+        assert by_name(v, "Priya Patel")["lifecycle_state"] == "observed"  # one conversation (§6.6 needs 2)
+        if reject_first:  # a person's rejection drops the entity class's 7-day precision below its 0.85 floor
+            KnowledgeWriter(v.conn, v.config, clock=Clock("2024-01-01T00:00:00.000Z")).write(KnowledgeWrite(
+                source_event="user:reject", change_summary="reject Porto",
+                ops=[Feedback(id=by_name(v, "Porto")["id"], action="reject")]))
+        v.ingest([both], as_of="2024-01-01T00:00:00Z", stages=STAGES)
+        priya = by_name(v, "Priya Patel")
+        assert priya["alpha"] == pytest.approx(2 + 2 * 0.55)
+        assert priya["lifecycle_state"] == ("observed" if reject_first else "suggested")
+    finally:
+        v.close()

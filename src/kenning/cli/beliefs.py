@@ -250,7 +250,9 @@ def beliefs_export(
         w.writerows(rows)
         text = buf.getvalue()
     if out_path:
-        out_path.write_text(text, encoding="utf-8")
+        from kenning.privatefs import write_private_text
+
+        write_private_text(out_path, text)
         console.print(f"wrote {len(rows)} beliefs to {out_path}")
     else:
         sys.stdout.write(text)

@@ -142,6 +142,7 @@ def run_demo(db: Path | None, config: Path | None) -> None:
         again = vault.ingest([sample_path()], as_of=AS_OF, stages="1")[0]
         console.print(f"[green]re-import[/] of the same export: {again.counts.get('conversations_unchanged', 0)} "
                       f"unchanged, {again.counts.get('conversations_new', 0)} new — the vault did not change")
+        show_knowledge(vault)
         _bad_input()
         search_step(vault)
         st = vault.status()
@@ -159,6 +160,47 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     _show_self_beliefs(db, config)
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
+
+
+def _quote(conn, node_id: str, width: int = 50) -> str:
+    from kenning.store import knowledge as ksql
+
+    q = next((p["verbatim_excerpt"] for p in ksql.get_provenance(conn, node_id) if p.get("verbatim_excerpt")), "")
+    q = " ".join(q.split())
+    return f"“{q[:width - 1]}…”" if len(q) > width else f"“{q}”"
+
+
+def show_knowledge(vault, per_kind: int = 3) -> None:
+    """Issue 17: what ingest published into the DOC72 node store — people, preferences, goals and obligations
+    as nodes, each with its confidence (the evidence's Beta mean) and the quote it came from."""
+    from kenning.store import knowledge as ksql
+
+    conn = vault.conn
+    counts = ksql.kind_counts(conn)
+    console.print(f"[green]knowledge store[/] (kenning nodes): {sum(counts.values())} nodes — "
+                  + ", ".join(f"{k} {n}" for k, n in counts.items())
+                  + f"; {ksql.commit_count(conn)} commits; confidence = α/(α+β), `kenning node show` adds decay")
+
+    def line(label: str, n: dict) -> None:
+        conf = n["alpha"] / (n["alpha"] + n["beta"])
+        out.print(f"  {label:<11} {n['canonical_name'][:40]} ({conf:.2f}) {_quote(conn, n['id'])}",
+                  markup=False, highlight=False)
+
+    def top(kind: str, keep=lambda n: True) -> list[dict]:
+        found = [n for n in ksql.list_nodes(conn, kind=kind, limit=1000) if keep(n)]
+        return sorted(found, key=lambda n: (-n["alpha"] / (n["alpha"] + n["beta"]), n["canonical_name"]))[:per_kind]
+
+    for n in top("world_entity", lambda n: (n["payload"] or {}).get("entity_type") == "person"
+                 and not (n["payload"] or {}).get("is_vault_owner")):
+        line("person", n)
+    for n in top("memory_directive"):
+        line((n["payload"] or {}).get("memory_type", "preference"), n)
+    recent = sorted(ksql.list_nodes(conn, kind="goal", limit=1000),
+                    key=lambda n: (n["last_verified_at"] or "", n["id"]), reverse=True)
+    for n in recent[:2]:
+        line("goal", n)
+    for n in top("obligation")[:1]:
+        line("obligation", n)
 
 
 def _show_entities(db: Path | None, config: Path | None, top: int = 10) -> None:

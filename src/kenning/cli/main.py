@@ -19,6 +19,22 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="rich",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kenning import __version__
+
+        out.print(f"kenning {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print Kenning's version and exit.")] = False) -> None:
+    """Kenning turns your chats, notes and documents into a personal, bitemporal knowledge and belief graph."""
+
+
 config_app = typer.Typer(help="Show the effective configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 bench_app = typer.Typer(help="Synthetic data and benchmarks.", no_args_is_help=True)

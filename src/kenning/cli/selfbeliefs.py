@@ -536,8 +536,9 @@ def annotate_export(n: Annotated[int, typer.Argument(help="How many experiences 
                            "temporal_scope": orjson.loads(r["epistemic_frame"])["temporal_scope"]} for r in rows]
         sd = seed if seed is not None else vault.config.self_beliefs.annotate.export_seed
     picked = export_rows(exps, atoms, n, sd)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    with out_path.open("w", encoding="utf-8") as f:
+    from kenning.privatefs import open_private
+
+    with open_private(out_path, "w", encoding="utf-8") as f:
         for r in picked:
             f.write(orjson.dumps(r, option=orjson.OPT_SORT_KEYS).decode() + "\n")
     console.print(f"wrote {len(picked)} of {len(exps)} experiences to {out_path} (review each and set \"review\": "

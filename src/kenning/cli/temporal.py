@@ -283,8 +283,9 @@ def graph_export(
         return
     text = export_json(nodes, edges) if fmt == "json" else export_graphml(nodes, edges)
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        from kenning.privatefs import write_private_text
+
+        write_private_text(output, text)
         out.print(f"wrote {len(nodes)} nodes and {len(edges)} edges to {output}", highlight=False)
     else:
         import sys

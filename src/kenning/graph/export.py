@@ -8,6 +8,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import orjson
 
+from kenning.privatefs import open_private
+
 
 def _meta(s: str | None) -> dict:
     return orjson.loads(s) if s else {}
@@ -47,14 +49,13 @@ def export_graphml(nodes: list[dict], edges: list[dict]) -> str:
 
 
 def export_csv(nodes: list[dict], edges: list[dict], folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
     np_, ep = folder / "nodes.csv", folder / "edges.csv"
-    with np_.open("w", newline="", encoding="utf-8") as f:
+    with open_private(np_, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["node_id", "node_type", "source_id", "label", "metadata_json"])
         for n in nodes:
             w.writerow([n["node_id"], n["node_type"], n["source_id"], n["label"], n["metadata_json"]])
-    with ep.open("w", newline="", encoding="utf-8") as f:
+    with open_private(ep, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["edge_id", "edge_type", "src_node_id", "dst_node_id", "metadata_json"])
         for e in edges:

@@ -112,11 +112,14 @@ def _pick_columns(windows: list[dict]) -> list[dict]:
 def render_png(tl: dict[str, Any], path: Path) -> Path:
     import matplotlib
 
+    from kenning.privatefs import make_private, private_dir
+
     matplotlib.use("Agg")
     fig = _figure(tl)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fig.savefig(path, dpi=110, facecolor=fig.get_facecolor())
+    make_private(path)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -153,10 +156,9 @@ margin:.1em;font-size:.9em;max-width:22em;white-space:normal;vertical-align:top}
 <table><tr><th>month</th><th>claims</th><th>what mattered</th><th>changes</th></tr>{''.join(rows)}</table>
 </body></html>
 """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
-    return path
+    from kenning.privatefs import write_private_text
+
+    return write_private_text(Path(path), page)
 
 
 def _chip_title(m: dict) -> str:

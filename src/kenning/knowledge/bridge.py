@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -43,6 +44,7 @@ OWNER_NAME = "me"
 # Entry types (§33.3 leaves entry_type open): a quoted statement, a name's mention, the vault's own record.
 STATEMENT, MENTION, SYSTEM = "conversation_statement", "conversation_mention", "system_record"
 _SENTENCE_END = ".!?\n"
+_TEXT_CACHE = 20000  # messages whose text the bridge keeps at once
 _TYPE_WORDS = {"person": "a person", "organization": "an organisation", "place": "a place", "product": "a product",
                "term": "a term", "other": "something"}
 
@@ -144,9 +146,10 @@ class Bridge:
 
     def run(self) -> dict[str, Any]:
         rows = kb.assertions(self.conn)
-        self._load_messages([m for a in rows for m in (a["message_id"], a["ret_message_id"], a["neg_message_id"],
-                                                        a["sup_message_id"]) if m])
         owner = kb.self_entity(self.conn)
+        objects = sorted({a["object_entity_id"] for a in rows if a["object_entity_id"]})
+        self.names = {e["entity_id"]: owner_name(e["canonical_name"]) or e["canonical_name"]
+                      for e in kb.entities(self.conn, entity_ids=objects)}
         relations = self._relation_groups(rows)
         ends = {e for (s, _p, o) in relations for e in (s, o)}
         self.publish_entities(owner, ends, rows)
@@ -159,6 +162,8 @@ class Bridge:
 
     def _load_messages(self, ids: list[str]) -> None:
         missing = [i for i in set(ids) if i not in self.texts]
+        if len(self.texts) + len(missing) > _TEXT_CACHE:
+            self.texts.clear()  # texts are read per item; a big vault's messages never all sit in memory
         if missing:
             self.texts.update(kb.messages(self.conn, missing))
 
@@ -166,6 +171,8 @@ class Bridge:
 
     def span(self, message_id: str, start: int, end: int, entry_type: str, ref_id: str, *,
              window: bool = False) -> Span | None:
+        if message_id not in self.texts:
+            self._load_messages([message_id])
         msg = self.texts.get(message_id)
         text = (msg or {}).get("text_raw") or ""
         if not msg or start is None or end is None or end > len(text) or start >= end:
@@ -201,24 +208,25 @@ class Bridge:
             evidence_event=event if evidence else None, contradicts=contradicts,
             confidence_contribution=None if evidence else event_weight(event, self.ccfg))
 
-    def select(self, node_id: str, spans: list[Span]) -> list[Span]:
+    def select(self, node_id: str, spans: Iterable[Span]) -> list[Span]:
         """New spans for a node, at most the per-node cap in all (what is recorded already counts); spans are
-        given best first (the owner's own words, oldest first)."""
+        given best first (the owner's own words, oldest first) and read only as far as the cap needs."""
         have = [r for r in kb.provenance_refs(self.conn, node_id) if r["entry_type"] in (STATEMENT, MENTION)]
+        budget = self.cfg.max_provenance_per_node - len(have)
         known = {r["source_ref"] for r in have}
-        seen: set[str] = set()
-        out = []
-        for s in spans:
-            if s.source_ref in known or s.source_ref in seen:
-                continue
-            seen.add(s.source_ref)
-            out.append(s)
-        return out[:max(0, self.cfg.max_provenance_per_node - len(have))]
+        out: list[Span] = []
+        for s in spans if budget > 0 else ():
+            if s.source_ref not in known:
+                known.add(s.source_ref)
+                out.append(s)
+                if len(out) >= budget:
+                    break
+        return out
 
     # ---- one node ------------------------------------------------------------------------------------------
 
     def publish_node(self, *, node_id: str, kind: str, name: str, payload: dict[str, Any], aliases: list[str],
-                     support: list[Span], against: list[tuple[Span, str]] = (), lifecycle: str | None = None,
+                     support: Iterable[Span], against: list[tuple[Span, str]] = (), lifecycle: str | None = None,
                      routing: tuple[int, bool] | None = None, evidence: tuple[str, ...] = (),
                      extra_provenance: tuple[ProvenanceIn, ...] = (), what: str) -> str | None:
         """Create the node (or merge into it) in one write. ``routing`` = (distinct sources, explicit match) asks
@@ -241,17 +249,15 @@ class Bridge:
         ops: list[Any] = []
         alias_in = tuple(AliasIn(alias=a[:300], alias_type="name", confidence=0.8)
                          for a in dict.fromkeys([name, *aliases]) if a and a.strip())
-        state = lifecycle
-        if routing is not None and (existing is None or existing["lifecycle_state"] == "observed"):
-            routable = self._routable(existing, start_evidence, prov, *routing)
-            if existing is None:
-                state = "suggested" if routable else (lifecycle or "observed")
-            elif routable and "update" not in kb.rolled_back_mutation_types(self.conn, node_id):
-                ops.append(UpdateNode(id=node_id, lifecycle_state="suggested"))
+        if routing is not None and (existing is None or existing["lifecycle_state"] == "observed") \
+                and self._routable(existing, start_evidence, prov, *routing) \
+                and (existing is None or "update" not in kb.rolled_back_mutation_types(self.conn, node_id)):
+            # a promotion like any other: the writer applies the §6.5 quality gate and §6.4 hysteresis
+            ops.append(UpdateNode(id=node_id, lifecycle_state="suggested"))
         times = [p.created_at for p in prov if p.created_at and not p.contradicts]
         ops.insert(0, CreateNode(
             id=node_id, node_kind=kind, canonical_name=name[:500], payload=payload, aliases=alias_in,
-            provenance=tuple(prov), evidence=start_evidence if existing is None else (), lifecycle_state=state,
+            provenance=tuple(prov), evidence=start_evidence if existing is None else (), lifecycle_state=lifecycle,
             last_verified_at=max(times) if times and existing is None else None, if_exists="merge"))
         summary = (f"ingest: {what} “{name[:80]}”" + (f" — {len(prov)} new source(s)" if existing else ""))
         if self.write(f"ingest:{kind}", summary, ops, kind, existing is None):
@@ -296,7 +302,6 @@ class Bridge:
         mentions: dict[str, list[dict[str, Any]]] = {}
         for m in kb.entity_mentions(self.conn, sorted(wanted)):
             mentions.setdefault(m["entity_id"], []).append(m)
-        self._load_messages([m["message_id"] for ms in mentions.values() for m in ms])
         statements: dict[str, list[dict[str, Any]]] = {}
         for a in rows:  # an entity no one named directly (kin, a grounded object) is evidenced by the claim
             for eid in (a["subject_entity_id"], a["object_entity_id"]):
@@ -333,24 +338,27 @@ class Bridge:
         kin = owner_name(e["canonical_name"])
         name = kin or e["canonical_name"]
         etype = entity_type_for(e["entity_type"])
-        spans = [s for m in mentions
-                 if (s := self.span(m["message_id"], m["char_start"], m["char_end"], MENTION, m["mention_id"],
-                                    window=True))]
-        if not spans:
-            spans = [s for a in statements
-                     if (s := self.span(a["message_id"], a["char_start"], a["char_end"], STATEMENT,
-                                        a["assertion_id"]))]
+        if mentions:
+            spans: Iterable[Span] = (
+                s for m in mentions if (s := self.span(m["message_id"], m["char_start"], m["char_end"], MENTION,
+                                                       m["mention_id"], window=True)))
+            sources = {m["conversation_id"] for m in mentions}
+        else:
+            spans = (s for a in statements if (s := self.span(a["message_id"], a["char_start"], a["char_end"],
+                                                              STATEMENT, a["assertion_id"])))
+            sources = {a["conversation_id"] for a in statements}
         aliases = [] if kin else [a for a in orjson.loads(e["aliases_json"] or "[]") if isinstance(a, str)]
         description = f"your {kin[3:]}" if kin else f"{_TYPE_WORDS.get(etype, 'something')} from your conversations"
         published = self.publish_node(
             node_id=node_id, kind="world_entity", name=name, aliases=aliases, support=spans,
             payload={"entity_type": etype, "description": description, "kenning_entity_id": e["entity_id"],
                      "kenning_entity_type": e["entity_type"]},
-            routing=(len({self.texts[s.message_id]["conversation_id"] for s in spans}), True),
+            routing=(len(sources), True),
             what=description.split(" from")[0])
         self._remember(e["entity_id"], published, name)
 
     def _remember(self, entity_id: str, node_id: str | None, name: str) -> None:
+        self.names.setdefault(entity_id, name)
         if node_id is None:
             return
         node = ksql.get_node(self.conn, node_id)
@@ -359,7 +367,6 @@ class Bridge:
             self.names[entity_id] = node["canonical_name"]
         else:
             self.counts["world_entity_rejected_by_user"] += 1
-        self.names.setdefault(entity_id, name)
 
     # ---- relations → edges ---------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import orjson
 from kenning.config import Config
 from kenning.knowledge import docs, patch as jpatch
 from kenning.knowledge.errors import EventLogError
+from kenning.privatefs import PRIVATE_FILE, private_dir
 from kenning.store import knowledge as ksql
 from kenning.store.connection import write_scope
 
@@ -120,8 +121,8 @@ def export_to(conn: apsw.Connection, path: Path, batch: int = 2000) -> int:
     newest = ksql.max_commit_seq(conn)
     if newest <= done:
         return 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     written = 0
     with os.fdopen(fd, "ab") as f:
         while True:

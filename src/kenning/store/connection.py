@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -33,6 +34,17 @@ def _load_sqlite_vec(conn: apsw.Connection) -> str:
     return str(version)
 
 
+def _create_private(p: Path) -> None:
+    """A new vault is owner-only: its folder 0700 when Kenning creates it, the file 0600 (SQLite gives the WAL and
+    SHM files the database file's mode)."""
+    from kenning.privatefs import PRIVATE_FILE, private_dir
+
+    private_dir(p.parent)
+    if not p.exists():
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+        os.chmod(p, PRIVATE_FILE)
+
+
 def open_store(
     path: str | Path,
     *,
@@ -48,9 +60,9 @@ def open_store(
         flags = apsw.SQLITE_OPEN_READONLY
     else:
         try:
-            p.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(p)
         except OSError as e:
-            raise StoreError(f"cannot create the vault directory {p.parent}: {e.strerror}") from e
+            raise StoreError(f"cannot create the vault {p}: {e.strerror}") from e
         flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
         is_new = not readonly and (not p.exists() or p.stat().st_size == 0)

@@ -60,7 +60,7 @@ def entity_mentions(conn: apsw.Connection, entity_ids: Sequence[str]) -> list[di
     out: list[dict[str, Any]] = []
     for part in chunks(list(entity_ids)):
         out += rows(conn, "SELECT em.entity_id, em.mention_id, em.message_id, em.char_start, em.char_end, "
-                          f"em.surface_text, m.role, {_time('m')} AS message_time "
+                          f"em.surface_text, m.role, m.conversation_id, {_time('m')} AS message_time "
                           "FROM entity_mentions em JOIN messages m ON m.message_id=em.message_id "
                           f"WHERE em.entity_id IN ({marks(len(part))}) AND em.char_start IS NOT NULL "
                           "ORDER BY em.entity_id, m.role<>'user', message_time, em.mention_id", part)
@@ -91,6 +91,7 @@ def assertions(conn: apsw.Connection) -> list[dict[str, Any]]:
         "a.predicate_id, p.canonical_label AS predicate, p.category, a.object_entity_id, a.object_value, "
         "a.object_signature, a.modality, a.polarity, a.asserted_role, a.confidence_final, a.char_start, "
         "a.char_end, a.surface_text, a.temporal_qualifier_type, a.temporal_qualifier_id, m.role AS message_role, "
+        "m.conversation_id, "
         f"{_time('m')} AS message_time, t.status, t.valid_from_utc, t.valid_to_utc, t.valid_until_hint_utc, "
         "r.retraction_type, r.retraction_message_id AS ret_message_id, r.char_start AS ret_start, "
         f"r.char_end AS ret_end, r.surface_text AS ret_quote, {_time('rm')} AS ret_time, "
