@@ -85,10 +85,9 @@ def sql_command(
 
 
 def sql_limits(config: Any) -> Any:
-    from kenning.store.readonly_sql import SqlLimits
+    from kenning.store.readonly_sql import limits_of
 
-    c = config.inspect.sql
-    return SqlLimits(c.rows_default, c.rows_cap, c.timeout_ms_default, c.timeout_ms_cap)
+    return limits_of(config)
 
 
 def ask_command(

@@ -216,7 +216,7 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         `max_rows` default 20, at most 100; `timeout_ms` default 500, at most 2000. Returns columns, rows,
         row_count, truncated and execution_ms. Writes, ATTACH, write pragmas, extensions and several statements
         are refused."""
-        from kenning.cli.inspect import sql_limits
+        from kenning.store.readonly_sql import limits_of as sql_limits
         from kenning.store.readonly_sql import run_readonly_sql
 
         with open_ro() as v:

@@ -46,6 +46,12 @@ class SqlLimits:
     timeout_ms_cap: int
 
 
+def limits_of(config: Any) -> SqlLimits:
+    """The runner's limits from ``inspect.sql`` in the config."""
+    c = config.inspect.sql
+    return SqlLimits(c.rows_default, c.rows_cap, c.timeout_ms_default, c.timeout_ms_cap)
+
+
 @dataclass
 class SqlResult:
     sql: str
