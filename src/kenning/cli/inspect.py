@@ -143,8 +143,9 @@ def digest_command(
     if as_json:
         print_json(d)
         return
-    out.print(f"Knowledge digest {d['week_start'][:10]} → {d['week_end'][:10]}")
-    for s in d["work_context_sections"]:
+    c = d["content"]
+    out.print(f"Knowledge digest {c['week_start'][:10]} → {c['week_end'][:10]}")
+    for s in c["work_context_sections"]:
         out.print(f"  new entities: {len(s['new_entities'])}"
                   + "".join(f"\n    {e['canonical_name']} ({e['node_kind']})" for e in s["new_entities"]))
         out.print(f"  confidence changes: {len(s['confidence_changes'])}"
@@ -183,9 +184,44 @@ def truth_command(
         out.print(m["markdown"])
 
 
+def constellation_command(
+    entity: Annotated[str, typer.Argument(help="The entity: id, id prefix, name or alias.")],
+    as_of: AsOfOpt = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The scene around an entity (§42A.4.5 WorkContextConstellation): primary entities, goals, obligations,
+    recent changes, unresolved items."""
+    from kenning.knowledge.compiled import constellation
+    from kenning.knowledge.errors import KnowledgeError
+
+    now = _now(as_of)
+    with open_vault(db, config, readonly=True) as v:
+        try:
+            c = constellation(v.conn, v.config, entity, now=now)
+        except KnowledgeError as e:
+            fail(str(e), code=2)
+    if as_json:
+        print_json(c)
+        return
+    out.print(f"{c['work_context_name']} (scene confidence {c['scene_confidence']:.2f})")
+    out.print("  entities: " + ", ".join(f"{p['canonical_name']} {p['relevance_score']:.2f}"
+                                         for p in c["primary_entities"]))
+    for key, label in (("active_goals", "goals"), ("active_obligations", "obligations")):
+        if c[key]:
+            out.print(f"  {label}: " + "; ".join(x["canonical_name"] + (f" ({x['due_hint']})" if x.get("due_hint")
+                                                                        else "") for x in c[key]))
+    for u in c["unresolved_items"]:
+        out.print(f"  unresolved: {u}")
+    for ch in c["recent_changes"]:
+        out.print(f"  {ch['occurred_at'][:10]} {ch['summary']}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("inspect")(inspect_command)
     app.command("sql")(sql_command)
     app.command("ask")(ask_command)
     app.command("digest")(digest_command)
     app.command("truth")(truth_command)
+    app.command("constellation")(constellation_command)
