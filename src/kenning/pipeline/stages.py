@@ -35,6 +35,7 @@ STAGES: dict[str, Stage] = {
 # by what a path is (sources/inputs.py); the belief commands run the others. Not part of --stages ranges.
 from kenning.beliefs.stages import JudgedM1, ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
 from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
+from kenning.knowledge.ask import AskStage  # noqa: E402
 
 SIDE_STAGES: dict[str, Stage] = {
     "wiki": WikiImport(),
@@ -49,6 +50,7 @@ SIDE_STAGES: dict[str, Stage] = {
     "self-conflicts": SelfConflictResolve(),
     "self-demote": SelfDemote(),
     "self-analyze": SelfAnalyze(),
+    "ask": AskStage(),
 }
 
 
