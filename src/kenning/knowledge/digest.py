@@ -79,7 +79,7 @@ def approaching_deadlines(conn: apsw.Connection, config: Config, now: str, *, li
 
 
 def weekly_digest(conn: apsw.Connection, config: Config, *, now: str, since: str | None = None) -> dict[str, Any]:
-    """WeeklyDigestRenderInput for the window [since, now) (default: inspect.digest.window_days back)."""
+    """WeeklyDigestRenderInput for the window [since, now] (default: inspect.digest.window_days back)."""
     d = config.inspect.digest
     if since is None:
         start = format_utc(parse_utc(now) - dt.timedelta(days=d.window_days))

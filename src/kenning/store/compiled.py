@@ -44,7 +44,7 @@ def nodes_created_between(conn: apsw.Connection, start: str, end: str, *, kinds:
                           limit: int) -> list[dict[str, Any]]:
     marks = ", ".join("?" for _ in kinds)
     return rows(conn, "SELECT id, canonical_name, node_kind, created_at FROM nodes WHERE is_active=1 "
-                      f"AND created_at >= ? AND created_at < ? AND node_kind IN ({marks}) "
+                      f"AND created_at >= ? AND created_at <= ? AND node_kind IN ({marks}) "
                       "ORDER BY created_at, id LIMIT ?", (start, end, *kinds, limit))
 
 
@@ -52,7 +52,7 @@ def evidence_updates_between(conn: apsw.Connection, start: str, end: str) -> lis
     """Update mutations of live commits in the window (not rolled back), oldest first, with their patches."""
     return rows(conn, "SELECT m.target_id, m.patch, m.reverse_patch, c.seq FROM knowledge_commit_mutations m "
                       "JOIN knowledge_commits c ON c.commit_id = m.commit_id WHERE m.type='update' "
-                      "AND c.kind='forward' AND c.timestamp >= ? AND c.timestamp < ? AND c.commit_id NOT IN "
+                      "AND c.kind='forward' AND c.timestamp >= ? AND c.timestamp <= ? AND c.commit_id NOT IN "
                       "(SELECT rolled_back_commit_id FROM knowledge_commits WHERE rolled_back_commit_id IS NOT NULL) "
                       "ORDER BY c.seq, m.ordinal", (start, end))
 
@@ -60,7 +60,7 @@ def evidence_updates_between(conn: apsw.Connection, start: str, end: str) -> lis
 def corrections_between(conn: apsw.Connection, start: str, end: str) -> int:
     """Commits that applied a person's correction (source_event user:correct, or an outcome event 'corrected')."""
     return scalar(conn, "SELECT count(*) FROM knowledge_commits c WHERE c.kind='forward' AND c.timestamp >= ? "
-                        "AND c.timestamp < ? AND (c.source_event LIKE '%correct%' OR c.commit_id IN (SELECT commit_id "
+                        "AND c.timestamp <= ? AND (c.source_event LIKE '%correct%' OR c.commit_id IN (SELECT commit_id "
                         "FROM extraction_outcome_events WHERE outcome='corrected' AND commit_id IS NOT NULL))",
                   (start, end))
 
