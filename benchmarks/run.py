@@ -4,6 +4,8 @@
     python benchmarks/run.py cold --vault V --vectors hash --vocab locomo [--queries 3]
     python benchmarks/run.py facts [--facts-conversations 2000]
     python benchmarks/run.py queries --sizes 100000,1000000 [--queries 40] [--tmp DIR]
+    python benchmarks/run.py knowledge_query --kq-sizes 10000,100000 [--queries 200] [--tmp DIR]
+    python benchmarks/run.py temporal [--temporal-conversations 2000] [--temporal-seeds 1,2]
 
 Sections (each a function registered in SECTIONS; other issues add theirs — ingest throughput, `why`,
 `facts` — as one more entry):
@@ -15,6 +17,8 @@ Sections (each a function registered in SECTIONS; other issues add theirs — in
 - ``queries``: ``facts`` and ``why`` latency (p50/p95, wall and CPU) on a vault of N assertions and N beliefs,
   each next to a primary-key lookup on its table (baseline, same run); the vault is built once and cached under
   ``--tmp`` or benchmarks/out/ (how: benchmarks/queries.py).
+- ``knowledge_query``: every §43 graph query kind and context-packet assembly on a synthetic node store (10
+  edges per node) against the seed's ceilings and a primary-key select (benchmarks/knowledge_query.py).
 - ``facts``: stage 4 on a ``kenning.bench.synth`` export against one precompiled regex pass over the same texts,
   and the LoCoMo dev coverage / precision of ``benchmarks/extraction.py``.
 """
@@ -541,6 +545,24 @@ def bench_cold(args) -> dict[str, Any]:
     return entry
 
 
+def bench_knowledge_query(args) -> dict[str, Any]:
+    """Issue 19: every §43 query kind and context-packet assembly at each of --kq-sizes nodes (~10 edges per node),
+    p50/p95 against the seed's ceilings and a primary-key select (baseline, same run); details in
+    benchmarks/knowledge_query.py."""
+    import knowledge_query
+
+    return knowledge_query.run([int(x) for x in args.kq_sizes.split(",")], args.queries or 200, args.tmp)
+
+
+def bench_temporal(args) -> dict[str, Any]:
+    """Issue 22 §5: stage 5 against the synthetic persona's true home and employer — state changes closed
+    correctly and states left wrongly current, next to the seed's eligibility rule (baseline, same vault, same
+    run; details: benchmarks/temporal.py)."""
+    import temporal
+
+    return temporal.run_all(args.temporal_conversations, [int(s) for s in args.temporal_seeds.split(",")], args.tmp)
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
     "cold": bench_cold,
@@ -549,6 +571,8 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "facts": bench_facts,
     "self": bench_self,
     "queries": bench_queries,
+    "knowledge_query": bench_knowledge_query,
+    "temporal": bench_temporal,
 }
 
 
@@ -575,6 +599,9 @@ def main() -> None:
     ap.add_argument("--base-conversations", type=int, default=500,
                     help="queries: conversations of the synthetic export ingested as the base vault")
     ap.add_argument("--self-nodes", type=int, default=50000, help="belief nodes in the vault for `self`")
+    ap.add_argument("--kq-sizes", default="10000,100000", help="knowledge_query: node-store sizes (10 edges/node)")
+    ap.add_argument("--temporal-conversations", type=int, default=2000, help="temporal: synthetic conversations")
+    ap.add_argument("--temporal-seeds", default="1,2", help="temporal: synthetic export seeds, comma-separated")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:

@@ -16,7 +16,7 @@ def lifecycle() -> list[dict]:
         ("assistant", "Berlin is a great city."),
         ("user", "Big news: I moved to Paris in March 2023."),
     ], start=T0))
-    # undated employers: never a supersession from message time alone (invariant 21)
+    # undated employers: each holds when it was said, so the later one ends the earlier (T40, T44)
     c.append(conversation("b-undated-work", [
         ("user", "I work at Acme Corp."),
         ("user", "These days I work at Globex."),
@@ -88,3 +88,26 @@ def negations() -> list[dict]:
             ("user", "I study at MIT since 2020."),
         ], start=T0 + 2 * DAY),
     ]
+
+
+def undated() -> list[dict]:
+    """Issue 22 §5: states said without a date, said again and again, and ended by a later dated or said change."""
+    c = []
+    # the same job said in three conversations, then a dated change said later: the whole state closes at 1 Jan
+    for i, day in enumerate((0, 10, 20)):
+        c.append(conversation(f"u-acme-{i}", [
+            ("user", "Quick note: I work at Acme Corp."),
+        ], start=T0 + day * DAY))
+    c.append(conversation("u-globex", [
+        ("user", "In January 2024 I started working at Globex."),
+    ], start=T0 + 60 * DAY))
+    # a home said twice, then another said later: Berlin ends when Paris was said
+    c.append(conversation("u-berlin-1", [("user", "I live in Berlin.")], start=T0 + 1 * DAY))
+    c.append(conversation("u-berlin-2", [("user", "For context, I live in Berlin.")], start=T0 + 30 * DAY))
+    c.append(conversation("u-paris", [("user", "I live in Paris.")], start=T0 + 90 * DAY))
+    c.append(conversation("u-paris-2", [("user", "I live in Paris.")], start=T0 + 95 * DAY))
+    # a liking said twice, then denied: one state, ended by the negation (not two candidates)
+    c.append(conversation("u-jazz-1", [("user", "I like jazz.")], start=T0 + 2 * DAY))
+    c.append(conversation("u-jazz-2", [("user", "I like jazz.")], start=T0 + 40 * DAY))
+    c.append(conversation("u-jazz-3", [("user", "I don't like jazz anymore.")], start=T0 + 70 * DAY))
+    return c

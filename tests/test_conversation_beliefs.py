@@ -77,7 +77,10 @@ def test_corrections_retractions_and_endings_carry_their_reason(vault):
     assert run["superseded_by_belief_id"] == stop["belief_id"] and run["source_valid_from"] is None
     assert run["source_valid_to"] is not None                          # "I stopped" bounds it
     acme = belief_of(db, "b-undated-work", "I work at Acme Corp")
-    assert acme["source_valid_from"] is None and acme["superseded_at"] is None   # undated: no world time
+    globex = belief_of(db, "b-undated-work", "I work at Globex")
+    assert acme["source_valid_from"] is None                             # undated: no stated world time
+    # T40/T44: the later-said job ends it, from when that was said
+    assert acme["superseded_by_belief_id"] == globex["belief_id"] and acme["superseded_at"] == globex["asserted_at"]
 
 
 def test_conflicts_become_contradicting_beliefs_and_reruns_change_nothing(vault, tmp_path):

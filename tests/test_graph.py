@@ -136,7 +136,7 @@ def test_what_mattered_shortcuts_and_changes(vault):
     assert march["meta"]["changes"] == [{
         "assertion_id": march["meta"]["changes"][0]["assertion_id"], "at": "2023-03-01T00:00:00.000Z",
         "by": march["meta"]["changes"][0]["by"], "from": "Berlin", "kind": "superseded", "predicate": "lives_in",
-        "to": "Paris"}]
+        "to": "Paris", "mentions": 1}]
     clusters = [e for e in edges(db, "WINDOW_TOP_CLUSTER") if e["src_node_id"] == march["node_id"]]
     assert clusters and clusters[0]["meta"]["category_key"] == "place"
     cl = by_id[clusters[0]["dst_node_id"]]

@@ -44,3 +44,25 @@ def test_term_and_entity_keys_fold_case_matching_does_not(tmp_path):
     assert orjson.loads(e["aliases_json"]) == ["Project Phoenix", "Project phoenix"]
     assert {r["entity_id"] for r in lex if r["surface_text"].startswith("Project")} == {e["entity_id"]}
     assert ents[("CUSTOM_TERM", "phx")]["mention_count"] == 4
+
+
+def test_sentence_initial_words_are_not_glued_to_a_name(tmp_path):
+    """T48 (issue 22 §5): "Is Marseille worth it?", "Quick Python question" — the capital belongs to the sentence,
+    not to the name, so neither becomes a personal term; a real two-word name at a sentence start stays one (and
+    "Project Phoenix" mid-sentence and at a line start is untouched), and "is" inside a sentence is not stripped."""
+    lines = [
+        ("user", "Is Marseille worth visiting in May? Quick Python question: how do I sort a dict?"),
+        ("user", "- Is Marseille safe at night?\nQuick Python tip please. Project Phoenix needs it."),
+        ("user", "Should Blue Garden open on Sunday? I think Blue Garden Is Open Today is a good sign."),
+    ]
+    export = write_export(tmp_path / "c.json", [
+        conversation("c1", lines, start=T0),
+        conversation("c2", lines + [("user", "Is Marseille far? Project Phoenix again.")], start=T0 + 86400 * 3),
+    ])
+    db = tmp_path / "k.db"
+    ingest(db, export, stages="0-3")
+    keys = {r["term_key"] for r in query(db, "SELECT term_key FROM lexicon_term_candidates")}
+    terms = {r["term_key"] for r in query(db, "SELECT term_key FROM lexicon_terms")}
+    assert not {"is marseille", "quick python", "should blue garden"} & keys
+    assert "project phoenix" in terms and "blue garden" in keys   # "Should Blue Garden …" → Blue Garden
+    assert "blue garden is open today" in keys          # mid-sentence run: a capitalised "Is" is kept there

@@ -93,7 +93,11 @@ def _invariants(db) -> None:
             assert r["timestamp_quality"] == "original"
         if r["status"] == "active":                                              # 20: active ⇒ eligible
             assert raw["eligible"] is True and raw["eligibility_reasons"] == []
-        if r["polarity"] == "positive" and not raw["has_explicit_valid_time"]:  # 21
+        observed = raw["time_basis"] == "observed" and raw["eligible"]            # T40: said-at states
+        if observed:
+            assert raw["time_source"] in ("ASSERTED_AT_FALLBACK", "CONVERSATION_TIME")
+            assert r["valid_from_utc"] == r["asserted_at_utc"]
+        if r["polarity"] == "positive" and not raw["has_explicit_valid_time"] and not observed:  # 21
             assert r["status"] in ("ineligible", "retracted", "superseded", "negated")
             if r["status"] == "superseded":
                 assert r["supersession_type"] == "correction"                     # only a stage-4 correction
@@ -107,7 +111,10 @@ def _invariants(db) -> None:
             succ = by_id[r["temporal_superseded_by_assertion_id"]]
             assert (succ["subject_entity_id"], succ["predicate_id"]) == (r["subject_entity_id"], r["predicate_id"])
             assert succ["object_signature"] != r["object_signature"]
-            assert r["valid_from_utc"] < r["valid_to_utc"] <= succ["valid_from_utc"]
+            if any(e["code"] == "OVERRIDDEN_BY_LATER_STATEMENT" for e in raw["events"]):   # T45
+                assert succ["valid_from_utc"] <= r["valid_from_utc"] and succ["asserted_at_utc"] > r["asserted_at_utc"]
+            else:
+                assert r["valid_from_utc"] < r["valid_to_utc"] <= succ["valid_from_utc"]
             assert r["rule_id_applied"] is not None
         assert r["asserted_at_utc"] is not None
         if r["status"] in ("superseded", "retracted", "negated"):
@@ -177,15 +184,21 @@ def test_berlin_since_2019_then_paris_in_march_2023(lifecycle):
     assert berlin["superseded_at_utc"] == paris["message_time"]
 
 
-def test_undated_work_is_ineligible_and_never_superseded(lifecycle):
+def test_undated_work_is_said_at_its_message_time_and_a_later_job_ends_it(lifecycle):
+    """T40, T44: "I work at Acme Corp." (undated) holds when it was said; "These days I work at Globex", said later,
+    ends it there (NEWER_STATEMENT) — the seed's eligibility would have left both current (§5.5, NONEXPLICIT)."""
     db, _, _ = lifecycle
-    for obj in ("Acme Corp.", "Globex"):
-        r = one(db, "b-undated-work", "works_at", obj)
-        assert r["status"] == "ineligible"
+    acme = one(db, "b-undated-work", "works_at", "Acme Corp.")
+    globex = one(db, "b-undated-work", "works_at", "Globex")
+    for r in (acme, globex):
         assert r["raw"]["time_source"] == "ASSERTED_AT_FALLBACK" and r["raw"]["has_explicit_valid_time"] is False
-        assert "NONEXPLICIT_TIME_SOURCE" in r["raw"]["eligibility_reasons"]
-        assert r["valid_from_utc"] == r["message_time"]          # a usable hint, never a transition (§5.4.5)
-        assert r["temporal_superseded_by_assertion_id"] is None
+        assert r["raw"]["time_basis"] == "observed" and r["raw"]["eligibility_reasons"] == []
+        assert r["valid_from_utc"] == r["message_time"]
+    assert globex["status"] == "active" and globex["valid_to_utc"] is None
+    assert acme["status"] == "superseded" and acme["temporal_superseded_by_assertion_id"] == globex["assertion_id"]
+    assert acme["valid_to_utc"] == globex["valid_from_utc"]
+    [ev] = [e for e in acme["raw"]["events"] if e["code"] == "FUNCTIONAL_SUPERSESSION"]
+    assert ev["supersession_reason"] in ("NEWER_STATEMENT", "CONFIDENCE_MARGIN", "TRANSITION_TIEBREAK")
 
 
 def test_same_time_duplicates_are_informational(lifecycle):

@@ -124,8 +124,13 @@ def test_a_superseded_fact_ends_its_edge_and_keeps_it(sample):
     assert now["end_date"] is None
     berlin = by_name(sample, "Berlin")["id"]
     (b,) = [e for e in edges(sample, me, "domain_lives_in") if e["target_id"] == berlin]
-    assert (b["start_date"], b["end_date"]) == ("2019-01-01T00:00:00.000Z", "2023-03-01T00:00:00.000Z")
+    ended_at = sample.conn.execute(
+        "SELECT max(valid_to_utc) FROM assertion_temporalized WHERE status='negated' AND assertion_id IN "
+        f"({','.join('?' * len(b['payload']['assertion_ids']))})", b["payload"]["assertion_ids"]).fetchone()[0]
+    assert (b["start_date"], b["end_date"]) == ("2019-01-01T00:00:00.000Z", ended_at)  # stage 5's valid time
     assert b["payload"]["end_reason"].startswith("negated: “I don't live in Berlin”")
+    (acme,) = [e for e in edges(sample, me, "domain_works_at") if e["target_id"] == by_name(sample, "Acme Corp")["id"]]
+    assert acme["end_date"] and acme["payload"]["end_reason"].startswith("superseded: “I started working at Globex”")
     assert relation_name("lives in", "domain_") == "domain_lives_in"
 
 

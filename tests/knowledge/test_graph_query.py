@@ -170,3 +170,15 @@ def test_query_cli(tmp_path, cli):
     assert "Anna" in text and "entity_lookup: 1 result(s)" in text
     bad = cli("query", "entity_neighbors", "Anna", "--depth", "3", db=db, check=False)
     assert bad.returncode == 2 and "depth must be 1 or 2" in bad.stdout + bad.stderr
+
+
+def test_payload_links_follow_the_writer(store):
+    """goal_context reads node_payload_refs (kept by triggers): a goal relinked through the writer moves with it."""
+    from kenning.knowledge.ops import KnowledgeWrite, UpdateNode
+
+    c, g = store
+    goal_id = g.ids["Help Anna move to Porto"]
+    g.writer().write(KnowledgeWrite(source_event="t", change_summary="relink", ops=[
+        UpdateNode(id=goal_id, payload_set={"linked_entity_ids": [g.ids["Marco"]]})]))
+    assert "Help Anna move to Porto" not in [r["name"] for r in q(store, "goal_context", entity_id="Anna").results]
+    assert [r["name"] for r in q(store, "goal_context", entity_id="Marco").results] == ["Help Anna move to Porto"]

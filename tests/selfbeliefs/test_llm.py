@@ -125,9 +125,10 @@ def test_annotate_metrics_live_then_replay(tmp_path, llm_server):
     llm_server.default_chat = responder
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(json.dumps(x) for x in [
+        # no temporal cue in either: the rules say "unknown" (S45), so the model's frame ("habitual") decides
         {"id": "a", "text": "I'm a patient person.", "atoms": [{"atom_text": "i am a patient person",
                                                                  "belief_type": "TRAIT", "polarity": "affirm",
-                                                                 "temporal_scope": "state"}]},
+                                                                 "temporal_scope": "habitual"}]},
         {"id": "b", "text": "I might be lazy.", "atoms": [{"atom_text": "i am lazy", "belief_type": "TRAIT",
                                                            "polarity": "affirm", "temporal_scope": "habitual"}]},
     ]) + "\n")

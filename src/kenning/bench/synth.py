@@ -621,6 +621,7 @@ class _Gen:
                                {"object": "Globex", "valid_from": _ym(self._d(_P_GLOBEX)), "valid_to": None}],
                 "people": {"sister": "Anna (Lisbon)", "partner": "Sam (works at Initech)",
                            "children": ["Mia", "Leo"], "colleague": "Priya Sharma", "friend": "Tom"},
+                "timeline": self._true_timeline(),
             },
             "scenarios": [self.scen_info[k] for k in sorted(self.scen_info)],
             "cases": {k: [fix(e) for e in v] for k, v in sorted(self.cases.items())},
@@ -632,6 +633,16 @@ class _Gen:
             "lexicon": self.lex.report(),
         }
         return out
+
+    def _true_timeline(self) -> dict[str, list[dict]]:
+        """The persona's true home and employer, day by day: the change points every statement about them is written
+        from (sprinkle windows, profiles, the scenarios' move and job change). ``from`` None: before anything the
+        export says; ``to`` None: still true at the end of the timeline."""
+        move, globex = self._d(_P_MOVE).isoformat(), self._d(_P_GLOBEX).isoformat()
+        return {"lives_in": [{"object": "Berlin", "from": f"{self.start.year - 3}-01-01", "to": move},
+                             {"object": "Paris", "from": move, "to": None}],
+                "works_at": [{"object": "Acme Corp", "from": None, "to": globex},
+                             {"object": "Globex", "from": globex, "to": None}]}
 
     def _scen_conv(self, k: int, name: str, *, style: str, hour: float, model: str | None = None) -> _Conv:
         rng = self._rng("scenario", k)

@@ -160,6 +160,37 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     _show_self_beliefs(db, config)
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
+    demo_delivery(db, config)
+
+
+def demo_delivery(db: Path | None, config: Path | None) -> None:
+    """Issue 19 in the demo: the context packet an assistant would get for the sample user's most important person,
+    and that person's knowledge brief. Prints nothing when the node store is empty."""
+    from kenning.retrieve.brief import knowledge_brief
+    from kenning.retrieve.context import build_context
+    from kenning.store import knowledge_query as kq
+
+    with open_vault(db, config) as vault:
+        top = kq.important_people(vault.conn, limit=1)
+        if not top:
+            return
+        person = top[0]
+        request = f"What should I keep in mind before I talk to {person['canonical_name']}?"
+        packet = build_context(vault.conn, vault.config, request, now=AS_OF, entity=person["id"], session="demo")
+        brief = knowledge_brief(vault.conn, vault.config, person["id"], now=AS_OF)
+    console.rule("[bold]Knowledge for an assistant (issue 19)")
+    console.print(f"your most important person: {person['canonical_name']} ({person['degree']} relations, "
+                  f"{person['sources']} sources)", highlight=False)
+    console.print(f'$ kenning context "{request}" --session demo', highlight=False, markup=False)
+    for line in packet.lines:
+        out.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    t = packet.telemetry
+    out.print(f"  — {t['tokens_used']}/{packet.budget} gate tokens, {t['packet_tokens']} in all; candidates "
+              f"{t['total_candidates_before_filter']} → {t['total_candidates_after_filter']}; "
+              f"{t['latency_ms']:.1f} ms, no model", markup=False, highlight=False)
+    console.print(f"$ kenning brief {person['canonical_name']!r}", highlight=False, markup=False)
+    out.print(brief.text, markup=False, highlight=False, soft_wrap=True)
+    out.print(f"  — {brief.tokens} tokens", markup=False, highlight=False)
 
 
 def _quote(conn, node_id: str, width: int = 50) -> str:

@@ -1,5 +1,5 @@
-"""Delivering the node store (issue 19): `kenning query KIND …` (the §43 Graph Query API), `kenning context "REQUEST"`
-(a novelty-gated context packet, §42A.1) and `kenning brief ENTITY` (the §41.4 knowledge brief)."""
+"""Delivering the node store (issue 19): `kenning query KIND …` (the §43 Graph Query API), `kenning context
+"REQUEST"` (a novelty-gated context packet, §42A.1) and `kenning brief ENTITY` (the §41.4 knowledge brief)."""
 
 from __future__ import annotations
 

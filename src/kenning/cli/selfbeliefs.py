@@ -63,6 +63,7 @@ def _analysis_lines(d: dict) -> list[str]:
     for a in d["atoms"]:
         f = a["epistemic_frame"]
         cond = f", if {f['conditional']}" if f["conditional"] else ""
+        cond += ", no longer holds" if f.get("holds_now") is False else ""
         lines.append(f"  {a['polarity']:6} {a['belief_type']:17} {a['canonical_text']}  "
                      f"(scope {f['temporal_scope']}, {f['modality']}, degree {f['degree']}{cond}; "
                      f"confidence {a['confidence']}; hash {a['canonical_hash'][:12]})")
@@ -533,7 +534,9 @@ def annotate_export(n: Annotated[int, typer.Argument(help="How many experiences 
         for eid, rows in sql.experience_atoms(vault.conn, [e["experience_id"] for e in exps]).items():
             atoms[eid] = [{"atom_text": r["canonical_text"] if r["polarity"] == "affirm" else r["raw_text"],
                            "belief_type": r["belief_type"], "polarity": r["polarity"],
-                           "temporal_scope": orjson.loads(r["epistemic_frame"])["temporal_scope"]} for r in rows]
+                           "temporal_scope": orjson.loads(r["epistemic_frame"])["temporal_scope"],
+                           "modality": orjson.loads(r["epistemic_frame"])["modality"],
+                           "holds_now": orjson.loads(r["epistemic_frame"]).get("holds_now", True)} for r in rows]
         sd = seed if seed is not None else vault.config.self_beliefs.annotate.export_seed
     picked = export_rows(exps, atoms, n, sd)
     from kenning.privatefs import open_private
@@ -592,7 +595,7 @@ def annotate_metrics(
         return
     t = Table(show_edge=False, title=f"{gold.name} ({report['atomizer']})")
     for col in ("set", "statements", "gold", "pred", "atom P", "atom R", "atom F1", "type acc", "polarity acc",
-                "scope acc"):
+                "scope acc", "fully right"):
         t.add_column(col, justify="left" if col == "set" else "right")
     for key, b in report.items():
         if not isinstance(b, dict) or "atoms" not in b:
@@ -600,7 +603,7 @@ def annotate_metrics(
         t.add_row(key, str(b["statements"]), str(b["gold_atoms"]), str(b["predicted_atoms"]),
                   f"{b['atoms']['precision']:.3f}", f"{b['atoms']['recall']:.3f}", f"{b['atoms']['f1']:.3f}",
                   f"{b['belief_type']['accuracy']:.3f}", f"{b['polarity']['accuracy']:.3f}",
-                  f"{b['temporal_scope']['accuracy']:.3f}")
+                  f"{b['temporal_scope']['accuracy']:.3f}", f"{b['fully_right']:.3f}")
     out.print(t)
     for e in report.get("errors", []):
         out.print(f"- {e['id']}: {e['text']}", markup=False, highlight=False, soft_wrap=True)
@@ -609,9 +612,11 @@ def annotate_metrics(
         for p in e["spurious"]:
             out.print(f"    spurious {p['atom_text']} ({p['polarity']}, {p['temporal_scope']})", markup=False)
         for fe in e["field_errors"]:
-            out.print(f"    wrong    {fe['gold']['atom_text']}: gold {fe['gold']['polarity']}/"
-                      f"{fe['gold']['temporal_scope']}/{fe['gold']['belief_type']}, got {fe['pred']['polarity']}/"
-                      f"{fe['pred']['temporal_scope']}/{fe['pred']['belief_type']}", markup=False)
+            g, p = fe["gold"], fe["pred"]
+            out.print(f"    wrong    {g['atom_text']}: gold {g['polarity']}/{g['temporal_scope']}/"
+                      f"{g.get('modality', '-')}/{g.get('holds_now', '-')}/{g['belief_type']}, got {p['atom_text']} "
+                      f"{p['polarity']}/{p['temporal_scope']}/{p['modality']}/{p['holds_now']}/{p['belief_type']}",
+                      markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -33,6 +33,9 @@ def _why_text(conn, t: dict, views: dict[str, dict]) -> str:
     if s == "superseded" and t["temporal_superseded_by_assertion_id"]:
         n = views.get(t["temporal_superseded_by_assertion_id"])
         how = "corrected by" if t["valid_to_utc"] is None else "superseded by"
+        if _overridden(t):
+            how = "out of date: overridden by"
+
         return f"{how} “{statement(n) if n else t['temporal_superseded_by_assertion_id'][:8]}”"
     if s == "negated":
         ended = (f"ended by “{views[t['negated_by_assertion_id']]['quote']}”"
@@ -56,6 +59,18 @@ def _why_text(conn, t: dict, views: dict[str, dict]) -> str:
     return ""
 
 
+def _overridden(t: dict) -> bool:
+    """T45: a stale undated mention a later statement overrode."""
+    raw = orjson.loads(t["raw_temporalize_json"] or "{}")
+    return any(e.get("code") == "OVERRIDDEN_BY_LATER_STATEMENT" for e in raw.get("events") or [])
+
+
+def _said_by_conversation(t: dict) -> str | None:
+    """T41: the custom-instructions profile has no time of its own; it was said when its conversation began."""
+    raw = orjson.loads(t["raw_temporalize_json"] or "{}")
+    return t["asserted_at_utc"] if raw.get("transaction_time_source") == "CONVERSATION_TIME" else None
+
+
 def _span(t: dict) -> str:
     if t["valid_from_utc"]:
         return f"{t['valid_from_utc'][:10]} → {(t['valid_to_utc'] or 'now')[:10]}"
@@ -67,10 +82,12 @@ def _span(t: dict) -> str:
 def history_command(
     target: Annotated[str, typer.Argument(help="An entity (name, alias, 'me') or a predicate/category "
                                           "(lives_in, work).", show_default=False)],
+    all_: Annotated[bool, typer.Option("--all", help="Every mention, not one row per state.")] = False,
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    """The succession of states for an entity or a predicate: valid time, what Kenning believed when, and why each
-    state ended — superseded by what, retracted by which message, negated, or in conflict."""
+    """The succession of states for an entity or a predicate (Acme → Globex, Berlin → Paris): valid time, how often
+    each was said, and why each state ended — superseded by what, retracted by which message, negated, or in
+    conflict. --all lists every mention with what Kenning believed when."""
     from kenning.cli.entities import find_entities
     from kenning.detect.entities import self_entity_id
     from kenning.extract.registry import normalize_label
@@ -113,23 +130,31 @@ def history_command(
                 continue
             items.append({"assertion_id": aid, "statement": statement(v), "subject": v["subject"],
                           "predicate": v["predicate"], "object": v["object"], "polarity": v["polarity"],
-                          "quote": v["quote"], "said_at": v["message_date"], "status": t["status"],
+                          "quote": v["quote"], "said_at": v["message_date"] or _said_by_conversation(t),
+                          "status": t["status"],
                           "valid_time_type": t["valid_time_type"], "valid_from_utc": t["valid_from_utc"],
                           "valid_to_utc": t["valid_to_utc"], "valid_until_hint_utc": t["valid_until_hint_utc"],
                           "believed_from_utc": t["asserted_at_utc"], "stopped_believing_utc": t["superseded_at_utc"],
                           "superseded_by": t["temporal_superseded_by_assertion_id"],
                           "retracted_by": t["retracted_by_retraction_id"], "negated_by": t["negated_by_assertion_id"],
-                          "why": _why_text(conn, t, all_views),
+                          "why": _why_text(conn, t, all_views), "overridden": _overridden(t),
                           "versions": [{k: h[k] for k in ("version", "tx_from_utc", "tx_to_utc", "status",
                                                           "valid_from_utc", "valid_to_utc", "reason", "cause_id")}
                                        for h in hist.get(aid, [])]})
+        functional = tsql.functional_predicate_labels(conn)
+    from kenning.temporal.succession import succession
+
     items.sort(key=lambda i: (i["subject"], i["predicate"], i["valid_from_utc"] or i["said_at"] or "",
                               i["said_at"] or "", i["assertion_id"]))
-    if json_out:
-        print_json({"target": what, "states": items})
+    states = succession(items, functional)
+    if json_out:   # T46: both forms; "states" stays every mention, as before
+        print_json({"target": what, "succession": states, "states": items})
         return
     if not items:
         out.print(f"no history for {what}")
+        return
+    if not all_:
+        _print_succession(states, len(items))
         return
     groups: dict[tuple, list] = {}
     for i in items:
@@ -144,6 +169,28 @@ def history_command(
             t.add_row(*(escape(x) for x in (_span(i), state, i["status"], i["why"], (i["said_at"] or "?")[:10],
                                              f"“{(i['quote'] or '')[:60]}”")))
         out.print(t)
+
+
+def _print_succession(states: list[dict], n_mentions: int) -> None:
+    groups: dict[tuple, list] = {}
+    for s in states:
+        groups.setdefault((s["subject"], s["predicate"]), []).append(s)
+    for (subj, pred), rows in groups.items():
+        t = Table(title=f"{subj} · {pred}", show_edge=False, title_justify="left")
+        for col in ("valid", "state", "status", "said", "why", "quote"):
+            t.add_column(col)
+        for s in rows:
+            obj = s["object"] if s["object"] is not None else "(yes)"
+            state = ("not " if s["polarity"] == "negative" else "") + str(obj)
+            first, last = (s["first_said"] or "?")[:10], (s["last_said"] or "?")[:10]
+            said = f"{s['mentions']}× {first}" + (f" … {last}" if last != first else "")
+            if s["overridden_mentions"]:
+                said += f" (+{s['overridden_mentions']} out of date)"
+            t.add_row(*(escape(x) for x in (_span(s), state, s["status"], said, s["why"],
+                                             f"“{(s['quote'] or '')[:50]}”")))
+        out.print(t)
+    if n_mentions > len(states):
+        out.print(f"[dim]{n_mentions} mentions in {len(states)} states; --all lists every mention[/]", highlight=False)
 
 
 def conflicts_command(

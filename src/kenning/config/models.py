@@ -150,6 +150,8 @@ class TemporalReasoningConfig(Strict):
     temporal_bound_ends_validity: bool
     transition_wins_ties: bool
     publish_beliefs: bool
+    observed_states_eligible: bool
+    context_dated_by_conversation: bool
 
 
 class PipelineConfig(Strict):
@@ -305,6 +307,7 @@ class LexiconConfig(Strict):
     lexicon_penalty_code: float
     role_weights: dict[Literal["user", "assistant", "system", "tool", "unknown"], float]
     allcaps_stoplist: list[str]
+    sentence_initial_words: list[str]
     denylist: list[str]
     org_suffixes: list[str]
     evidence_max_occurrences: int = Field(ge=0)
@@ -660,6 +663,14 @@ class SegmenterConfig(Strict):
 class AtomizerConfig(Strict):
     backend: Literal["auto", "llm", "rules"]
     max_candidates_per_call: int = Field(gt=0)
+    intensifiers: list[str]
+    fronting_words: list[str]
+
+
+class ReportedSpeechConfig(Strict):
+    verbs: list[str]
+    openers: list[str]
+    endorsements: list[str]
 
 
 class ValidatorConfig(Strict):
@@ -669,6 +680,9 @@ class ValidatorConfig(Strict):
     other_subjects: list[str]
     imperative_verbs: list[str]
     question_starts: list[str]
+    reported_speech: ReportedSpeechConfig
+    state_idioms: list[str]
+    sarcasm_markers: list[str]
 
 
 class ModalityCues(Strict):
@@ -682,8 +696,10 @@ class EpistemicCues(Strict):
     negation: list[str]
     negation_exceptions: list[str]
     aversion: list[str]
+    frequency_negation: list[str]
     modality: ModalityCues
     past: list[str]
+    past_change: list[str]
     transitional: list[str]
     habitual_strong: list[str]
     habitual_soft: list[str]

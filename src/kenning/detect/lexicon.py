@@ -19,7 +19,7 @@ from kenning.detect.scan import finditer_at
 from kenning.detect.spans import Exclusions, FENCE, BLOCKQUOTE, CITATION
 
 GENERATOR_ORDER = ("TITLE_CASE", "ALLCAPS", "CAMEL_CASE", "HASHTAG", "HANDLE", "QUOTED", "NOUN_CHUNK")
-GENERATORS_VERSION = "1"
+GENERATORS_VERSION = "2"   # 2: a sentence-initial verb/adjective leaves a TITLE_CASE run (T48)
 # §2B.4.1 patterns; TITLE_CASE joins words with spaces/tabs only (a title-case run never spans lines, E19).
 _GEN = (
     ("TITLE_CASE", re.compile(r"\b([A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+)\b"), 1),
@@ -46,6 +46,8 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _TITLE_LEADING = frozenset("The A An My Our Your His Her Their Its This That These Those In On At For And But Or So "
                            "If When While With From To Of Dear Hi Hello Hey Thanks Thank Also Then As By".split())
 _WORD = re.compile(r"\w+")
+# T48: what may stand before a sentence's first word: spaces, list bullets, numbering, quotes, markdown marks
+_SENTENCE_LEAD = re.compile(r"(?:^|[.!?:;\n])[ \t>*_#\-\d.)(\"'`“‘]*$")
 _QUOTED_MAX_WORDS = 5
 
 
@@ -91,8 +93,10 @@ def _context(text: str, start: int, end: int) -> tuple[str, str]:
 class Inducer:
     """Collects occurrences message by message, then aggregates them into candidates."""
 
-    def __init__(self, *, allcaps_stoplist: Iterable[str], role_weights: dict[str, float]):
+    def __init__(self, *, allcaps_stoplist: Iterable[str], role_weights: dict[str, float],
+                 sentence_initial_words: Iterable[str] = ()):
         self.stop = frozenset(allcaps_stoplist)
+        self.initial = frozenset(w.lower() for w in sentence_initial_words)
         self.role_weights = role_weights
         self.occ: dict[str, list[Occurrence]] = defaultdict(list)
         self.by_generator: Counter = Counter()
@@ -119,6 +123,14 @@ class Inducer:
                             continue
                         s = e - len(rest)
                         surface = text[s:e]
+                    elif self._initial_word(text, s, first):
+                        # T48: "Is Marseille worth it?", "Quick Python question": the capital is the sentence's,
+                        # not the name's; what is left is a term only if still two words or more
+                        rest = rest.lstrip(" \t")
+                        if " " not in rest.strip() and "\t" not in rest.strip():
+                            continue
+                        s = e - len(rest)
+                        surface = text[s:e]
                 if gen == "ALLCAPS" and surface in self.stop:
                     continue
                 if gen == "QUOTED" and len(surface.split()) > _QUOTED_MAX_WORDS:
@@ -134,6 +146,13 @@ class Inducer:
                 self.occ[collapse(surface)].append(Occurrence(message_id, conversation_id, role, s, e, surface, gen,
                                                               in_code, _context(text, s, e)))
                 self.by_generator[gen] += 1
+
+    def _initial_word(self, text: str, start: int, word: str) -> bool:
+        """A capitalised word that only opens a sentence: a listed verb, auxiliary, question word or adjective at the
+        start of the text, a line or a sentence."""
+        if word.lower() not in self.initial:
+            return False
+        return _SENTENCE_LEAD.search(text, max(0, start - 12), start) is not None
 
     def aggregate(self, evidence_max: int) -> list[TermCandidate]:
         out = []

@@ -360,4 +360,12 @@ def _changes(data: dict[str, Any], eid: str, by_id: dict[str, dict]) -> list[dic
                         "from": object_text(a), "to": None, "assertion_id": a["assertion_id"],
                         "by": a["negated_by_assertion_id"] or a["retracted_by_retraction_id"]})
     out.sort(key=lambda c: (c["at"], c["assertion_id"]))
-    return out
+    # T50: every mention of a state closes with it (T43); the window lists the change once, with its mentions
+    seen: dict[tuple, dict] = {}
+    for c in out:
+        k = (c["at"], c["kind"], c["predicate"], c["from"], c["to"])
+        if k in seen:
+            seen[k]["mentions"] += 1
+        else:
+            seen[k] = {**c, "mentions": 1}
+    return list(seen.values())

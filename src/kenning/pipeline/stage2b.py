@@ -85,7 +85,8 @@ class LexiconAndEntities:
                      "config_json": canonicalize({**lcfg.model_dump(mode="json"), "generators_version": GENERATORS_VERSION,
                                                   "denylist_file_sha256": deny_file_hash})}
             esql.insert_build(ctx.conn, build)
-            inducer = Inducer(allcaps_stoplist=lcfg.allcaps_stoplist, role_weights=dict(lcfg.role_weights))
+            inducer = Inducer(allcaps_stoplist=lcfg.allcaps_stoplist, role_weights=dict(lcfg.role_weights),
+                              sentence_initial_words=lcfg.sentence_initial_words)
             for (mid, cid, role, _created, _q, text, fences, bqs, cits) in msql.iter_messages_for_detection(ctx.conn):
                 if text:
                     excl = Exclusions.build(fences, bqs, cits, include_blockquotes=True)

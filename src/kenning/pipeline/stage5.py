@@ -119,6 +119,7 @@ class TemporalReasoning:
                                salience_tiebreak=tcfg.use_salience_conflict_tiebreak,
                                temporal_bound_ends_validity=tcfg.temporal_bound_ends_validity,
                                transition_wins_ties=tcfg.transition_wins_ties,
+                               observed_states=tcfg.observed_states_eligible,
                                rule_for=book.rule_for, salience=salience, known=known)
 
         groups: dict[tuple[str, str], list] = {}

@@ -334,8 +334,8 @@ class _Builder:
                 break
             p = n["payload"]
             late = " (overdue)" if when < now else ""
-            line = flagged(f"Due {format_utc(when)[:10]}{late}: {p.get('obligation_description') or n['canonical_name']}",
-                           flag_of(n, self.config))
+            what = p.get("obligation_description") or n["canonical_name"]
+            line = flagged(f"Due {format_utc(when)[:10]}{late}: {what}", flag_of(n, self.config))
             t = tokens(line, self.g.chars_per_token)
             if used + t > cfg.max_tokens:
                 continue

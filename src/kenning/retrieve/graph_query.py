@@ -8,6 +8,7 @@ degrade"). No model runs here; reads never write and never trigger extraction (Â
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -20,10 +21,10 @@ from kenning.knowledge.read import current_breakdown, resolve_node
 from kenning.knowledge.writer import normalize_alias
 from kenning.retrieve.delivery import (Deadline, as_utc, flag_of, flagged, fts_expression, hint, relation_label, tokens,
                                       words)
-from kenning.sources.timestamps import parse_utc
 from kenning.store import knowledge as ksql
 from kenning.store import knowledge_query as kq
 
+_TOKEN = re.compile(r"\w+")
 KINDS = ("entity_lookup", "entity_neighbors", "entity_cards", "procedure_bundle", "goal_context", "knowledge_brief",
          "related_threads", "entity_scoped_search")
 LOOKUPS = ("id", "alias", "exact_name")
@@ -363,23 +364,47 @@ def _related_threads(ctx: _Ctx, entity_id: str, max_results: int | None = None) 
 
 def _entity_scoped_search(ctx: _Ctx, entity_id: str, query: str, max_results: int | None = None) -> None:
     limit = int(max_results or ctx.config.knowledge.delivery.query_defaults.max_results)
-    expr = fts_expression(words(query, ctx.config), ctx.config, ctx.conn)
-    if expr is None:
-        raise QueryError(f"query {query!r} has no searchable words (stopwords, or words in too many nodes)")
+    ws = words(query, ctx.config)
+    if fts_expression(ws, ctx.config) is None:
+        raise QueryError(f"query {query!r} has no searchable words")
     root = entity(ctx.conn, entity_id)
     scan = ctx.config.knowledge.delivery.neighbor_scan_limit
     around = {n["id"]: n for n in kq.neighbors(ctx.conn, root["id"], limit=scan, scan_limit=scan)}
     if ctx.stop("the neighbourhood was read but not searched"):
         return
-    found = kq.fts_match(ctx.conn, expr, limit=limit + 1, within=[root["id"], *around])
+    expr = fts_expression(ws, ctx.config, ctx.conn)
+    if expr is not None:
+        found = [(-n["rank"], n) for n in kq.fts_match(ctx.conn, expr, limit=limit + 1,
+                                                       within=[root["id"], *around])]
+    else:
+        found = _token_match(ctx.conn, ctx.config, [root, *around.values()], ws)
     if len(found) > limit:
         ctx.cut(f"max_results {limit}")
-    for n in found[:limit]:
+    for score, n in found[:limit]:
         item = compact_card(n, ctx.config)
         via = around.get(n["id"])
-        item.update(score=round(-n["rank"], 4), relation=via["relation_type"] if via else None,
+        item.update(score=round(score, 4), relation=via["relation_type"] if via else None,
                     relation_label=hint(via["relation_type"], via["direction"]) if via else "itself")
         ctx.results.append(item)
+
+
+def _token_match(conn: apsw.Connection, config: Config, nodes: list[dict[str, Any]],
+                 ws: list[str]) -> list[tuple[float, dict[str, Any]]]:
+    """D27: when every query word is too common for the FTS index to rank cheaply, match the neighbourhood's own
+    FTS text (name, aliases, description) word by word; score = query words found. Bounded by the neighbourhood."""
+    stop = set(config.knowledge.delivery.resolve.stopwords)
+    want = {w for w in ws if w not in stop}
+    aliases = kq.aliases_of(conn, [n["id"] for n in nodes])
+    out = []
+    for n in nodes:
+        payload = n.get("payload") or {}
+        text = " ".join([n["canonical_name"], *aliases.get(n["id"], []),
+                         payload.get("description") or description_of(n["node_kind"], payload) or ""])
+        hits = len(want & set(_TOKEN.findall(text.casefold())))
+        if hits:
+            out.append((float(hits), n))
+    out.sort(key=lambda x: (-x[0], -x[1]["confidence"], x[1]["id"]))
+    return out
 
 
 _HANDLERS: dict[str, Callable[..., None]] = {
@@ -387,7 +412,3 @@ _HANDLERS: dict[str, Callable[..., None]] = {
     "procedure_bundle": _procedure_bundle, "goal_context": _goal_context, "knowledge_brief": _knowledge_brief,
     "related_threads": _related_threads, "entity_scoped_search": _entity_scoped_search,
 }
-
-
-def days_between(a: str, b: str) -> float:
-    return (parse_utc(b) - parse_utc(a)).total_seconds() / 86400.0

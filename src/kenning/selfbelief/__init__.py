@@ -19,4 +19,5 @@ Phases (seed §2), one module each:
 ``extractor.HTNBeliefExtractor`` runs them: ``analyze(text)`` (phases 1–6, no writes) and
 ``extract_and_update_self_knowledge(experience)`` (all 13). ``detector`` selects the experiences,
 ``stage.SelfBeliefStage`` ("self") runs it all on ingest, ``ledger_feed`` publishes nodes to the belief ledger.
+``clauses`` finds the main clause and its verb group for the atomizer and the epistemics rules alike (issue 22).
 """

@@ -24,7 +24,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kenning.selfbelief.text import collapse, expand_contractions, lemma_ing, lemma_past, normalize_apostrophes
+from kenning.selfbelief.clauses import fronted_main_start, fronted_phrase
+from kenning.selfbelief.text import (collapse, expand_contractions, is_past_form, lemma_ing, lemma_past,
+                                    normalize_apostrophes)
 from kenning.selfbelief.types import ClaimCandidate, RawAtom
 
 BeliefTypeLit = Literal["TRAIT", "PREFERENCE", "VALUE", "CAPABILITY_LIMIT", "FEELING_STATE", "META_BELIEF",
@@ -52,11 +54,14 @@ _LEAD_DATE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b[\s.�
 _LEAD_LABEL = re.compile(r"^[^:.!?]{1,48}:\s+(?=\S)")
 _LEAD_SUBORD = re.compile(r"^(when|whenever|if|unless|every time|each time|after|before|because|since|although|"
                           r"though|while|as|once)\b([^,]+),\s*(?=i\b)")
+_LEAD_SUBORD_WORD = re.compile(r"^(when|whenever|if|unless|every time|each time|after|before|because|since|although|"
+                               r"though|while|as soon as|as(?! (?:a|an|the) )|once|until)\b")
 _LEAD_AS_A = re.compile(r"^as (?:a|an|the) [^,]{1,40},\s*(?=i\b)")
 _REPORTED = re.compile(r"^(?!i\b)(?:[a-z]+(?: [a-z]+)?) (?:says|said|say|thinks|think|thought|tells me|told me|"
                        r"tell me|calls me|call me|believe|believes|keep telling me|keeps telling me)(?: that)? (?=i\b)")
 _MODAL_FRAME = re.compile(r"^i (?:do not |did not )?(?:think|guess|suspect|believe|feel like|feel that|feel|know|"
-                          r"suppose|admit|would say|reckon|bet|am sure|am pretty sure|am not sure|am convinced|"
+                          r"suppose|admit|would say|reckon|bet|am (?:pretty |fairly |quite |really |very |totally |absolutely |not )?"
+                          r"(?:sure|certain|positive|convinced)|"
                           r"used to think|used to believe|used to feel|always thought|have always thought|"
                           r"have come to realize|have realized|realized|realised|wonder if|am afraid)"
                           r"(?: that| whether| if)? (?=i\b)")
@@ -68,12 +73,17 @@ _REMOVE_WORDS = re.compile(
     r"honestly|weirdly|finally|also|even|simply|definitely|certainly|probably|maybe|perhaps|almost|basically|"
     r"usually|generally|often|sometimes|rarely|seldom|typically|normally|constantly|always|lately|recently|"
     r"currently|nowadays|(?<!sit )(?<!stand )(?<!hold )(?<!keep )still|today|tonight|formerly|previously|just|"
-    r"kind of|sort of|by nature|more and more|fairly|rather|somewhat|slightly|"
+    r"kind of|sort of|by nature|more and more|fairly|rather|somewhat|slightly|mostly|"
     r"at the moment|right now|these days|most of the time|every time|each time|pretty|so|now|"
     r"a little bit|a little|a bit)\b(?! than)")
-_A_BIT_OF = re.compile(r"\ba bit of (?=an? )")
-_MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!than)")
-_TAIL_TAGS = re.compile(r"(?:,? (?:i admit|i think|i guess|i suppose|i know|i believe|honestly|actually|weirdly|"
+_A_BIT_OF = re.compile(r"\b(?:a bit of|much of|a total|a complete|an absolute|a real) (?=an? )|"
+                       r"(?<=\ba )(?:total|complete|real|bit of a) |(?<=\ban )(?:absolute|utter) |"
+                       r"\bway (?=too\b|more\b|less\b|[a-z]+er\b)|\ba lot (?=(?:about|for|with|to|when|if)\b)|"
+                       r"(?<=\ba )(?:huge|big|massive|giant) (?=fan of\b|[a-z]{3,}er\b)")
+_MORE_LESS = re.compile(r"\b(am|be|become|feel|get) (?:more|less|much more|a lot more) (?!(?:[a-z-]+ ){0,3}than\b)"
+                        r"(?!of\b)")
+_COMPARATIVE_AMOUNT = re.compile(r"\b(?:a lot|much|way|far|so much) (?=[a-z]+er\b)")
+_TAIL_TAGS = re.compile(r"(?<!\bwhat)(?<!\bhow)(?<!\bwhere)(?<!\bwho)(?<!\bwhy)(?:,? (?:i admit|i think|i guess|i suppose|i know|i believe|honestly|actually|weirdly|"
                         r"though|too|i swear|for sure|if i am honest|lol|haha|again|either|as well|a lot|"
                         r"i am afraid|now|these days|right now|at the moment|today|lately|recently|anyway))+$")
 _CAUSE_TAIL = re.compile(r"(?: because | since |, which | so that |, so | but not |, but not | though |,? though,? |,? (?:living|based|"
@@ -81,8 +91,11 @@ _CAUSE_TAIL = re.compile(r"(?: because | since |, which | so that |, so | but no
 _ADJ_LIST = re.compile(r"^i (am|feel) ((?:(?:a|an) )?[a-z-]+(?:, (?:(?:a|an) )?[a-z-]+)*,? and (?:(?:a|an) )?[a-z-]+)$")
 
 _ASPECT = [
-    (re.compile(r"^i used to be "), "i am "),
-    (re.compile(r"^i used to (?=\w)"), "i "),
+    # "i never used to enjoy running" → "i never enjoy running" (the frame says past; S47)
+    (re.compile(r"^i (never |not |no longer )?used to be "), lambda m: f"i am {m.group(1) or ''}"),
+    (re.compile(r"^i (never |not )?used to (?=\w)"), lambda m: f"i {m.group(1) or ''}"),
+    (re.compile(r"^i did not use to be "), "i am not "),
+    (re.compile(r"^i did not use to (?=\w)"), "i do not "),
     (re.compile(r"^i (?:have|had) (never |not )?been (\w+ing)\b"), lambda m: f"i {m.group(1) or ''}{lemma_ing(m.group(2))}"),
     (re.compile(r"^i (?:have|had) (never |not )?been "), lambda m: f"i am {m.group(1) or ''}"),
     (re.compile(r"^i was (not |never )?(\w+ing)\b(?! to)"), lambda m: f"i {m.group(1) or ''}{lemma_ing(m.group(2))}"),
@@ -96,6 +109,7 @@ _ASPECT = [
     (re.compile(r"^i (?:have become|became|have grown|grew) (?:more |less )?"), "i am "),
     (re.compile(r"^i am (?:learning|starting|beginning|trying|continuing) to be "), "i am "),
     (re.compile(r"^i am (?:learning|starting|beginning|continuing) to (?=\w)"), "i "),
+    (re.compile(r"^i (?:started|start|began|begin|continue|continued|tend|tended) to be "), "i am "),
     (re.compile(r"^i (?:started|start|began|begin|continue|continued|tend|tended) to (?=\w)"), "i "),
     (re.compile(r"^i am (?:inclined|prone|apt) to (?=\w)"), "i "),
     (re.compile(r"^i (?:remain|remained|stay|stayed) "), "i am "),
@@ -197,24 +211,254 @@ def classify_belief_type(atom: str) -> str:
     return "TRAIT"
 
 
-def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
-    """A candidate's text → the atom texts it states (lowercase, contractions expanded) and what was done."""
+@dataclass(frozen=True)
+class RuleLexicon:
+    """The configured word lists the rule atomizer reads (cue lists are config, seed §4.7; issue 22)."""
+
+    fronting_words: frozenset[str]
+    intensifiers: re.Pattern | None        # degree cues and atomizer.intensifiers: the frame's, not the belief's
+    temporal_phrases: frozenset[str]      # cue phrases of the temporal lists ("as a kid", "most mornings")
+    frequency_negation: tuple[str, ...]   # longest first
+    reported: re.Pattern
+    reported_opener: re.Pattern
+    quote_tag: re.Pattern
+    endorsement: re.Pattern | None
+    trailing_phrase: re.Pattern | None = None   # a temporal cue phrase at the end of the atom
+    freq_in_group: re.Pattern | None = None     # a frequency word in the verb group
+
+    @classmethod
+    def from_config(cls, sb) -> "RuleLexicon":
+        c = sb.epistemics.cues
+        temporal = {normalize_apostrophes(w.lower()) for name in ("past", "transitional", "habitual_strong",
+                                                                 "habitual_soft", "ongoing", "state")
+                    for w in getattr(c, name)}
+        temporal = {expand_contractions(w) for w in temporal if " " in w and "*" not in w}
+        freq = tuple(sorted({normalize_apostrophes(w.lower()) for w in c.frequency_negation}, key=len, reverse=True))
+        rs = sb.validator.reported_speech
+        verbs = "|".join(re.escape(expand_contractions(normalize_apostrophes(v.lower())))
+                         for v in sorted(rs.verbs, key=len, reverse=True))
+        openers = "|".join(re.escape(expand_contractions(normalize_apostrophes(o.lower())))
+                           for o in sorted(rs.openers, key=len, reverse=True))
+        words = sorted({normalize_apostrophes(w.lower()) for w in [*sb.atomizer.intensifiers, *c.degree_strong,
+                                                                    *c.degree_weak]}, key=len, reverse=True)
+        words = [w for w in words if w not in ("so", "pretty", "rather", "a lot", "almost", "not very")]
+        inten = re.compile(r"(?<=\s)(?:" + "|".join(re.escape(w) for w in words) + r")(?=\s|$)(?! than\b)") \
+            if words else None
+        return cls(frozenset(w.lower() for w in sb.atomizer.fronting_words), inten, frozenset(temporal), freq,
+                   re.compile(r"^(?!i\b)(?:[a-z'-]+ ){0,2}[a-z'-]+ (?:" + verbs + r")(?: that)?,? (?=i\b)"),
+                   re.compile(r"^(?:" + openers + r")\b(?: [a-z'-]+){0,3}?,?(?: that)? ?(?=i\b)"),
+                   re.compile(r"[\"”’],? (?:[a-z'-]+ ){0,2}(?:" + verbs + r"|asks|asked|replied|yelled|wrote)\b"),
+                   re.compile(r"\b(?:" + "|".join(re.escape(expand_contractions(normalize_apostrophes(e.lower())))
+                                                  for e in rs.endorsements) + r")\b") if rs.endorsements else None,
+                   re.compile(r" (?:" + "|".join(re.escape(p) for p in sorted(temporal, key=len, reverse=True))
+                              + r")$") if temporal else None,
+                   re.compile(r"^(i(?: " + _VG_WORDS + r")*) (" + "|".join(re.escape(p) for p in freq) + r") ")
+                   if freq else None)
+
+
+_DEFAULT_LEX: list[RuleLexicon] = []
+
+
+def default_lexicon() -> RuleLexicon:
+    if not _DEFAULT_LEX:
+        from kenning.config import load_config
+
+        _DEFAULT_LEX.append(RuleLexicon.from_config(load_config().self_beliefs))
+    return _DEFAULT_LEX[0]
+
+
+_VG_WORDS = (r"(?:am|is|are|was|were|be|been|have|has|had|do|does|did|will|would|can|could|should|must|might|may|"
+             r"not|never|no longer|cannot|really|very|so|just|also|actually|even|still|always|usually|often|"
+             r"sometimes|generally|typically|normally|honestly|truly|pretty|quite)")
+
+
+def _drop_in_verb_group(x: str, rx: re.Pattern | None) -> tuple[str, str | None]:
+    """``x`` without a frequency word standing in its verb group ("i rarely speak up" → "i speak up"), and the
+    word dropped."""
+    m = rx.match(x) if rx is not None else None
+    if not m:
+        return x, None
+    return m.group(1) + " " + x[m.end():], m.group(2)
+
+
+_CONJ = re.compile(r"(?:,? (and not|but not|and never|but never|and|or|nor|but)|, (not|never|just|only|but)|(,)) ")
+_COPULA_HEAD = re.compile(r"^(i (?:am|feel|get|was|have been|seem|" + r"(?:do not|did not|never) (?:feel|get|seem)))"
+                          r"((?: (?:not|never|no longer|" + r"really|very|so|just|also|always|usually|often|sometimes|"
+                          r"generally|still|kind of|sort of|pretty|quite|a bit|a little))*) ")
+_NEG_HEAD = re.compile(r"^(i (?:do not|did not|never|cannot|can not|will not|would not)) ")
+_PREP = re.compile(r"^(?:with|at|in|around|about|for|to|on|toward|towards|among|near)\b")
+_ENDORSE_ADVERBS = re.compile(r"\b(?:totally|absolutely|completely|definitely|probably|so|100%|kind of|honestly|"
+                              r"really|actually|100 percent|dead)\b")
+_HABITUAL_PROGRESSIVE = re.compile(r"^i am ((?:always|constantly|forever|continually|perpetually) )([a-z]+ing)\b")
+_LAST_PREP = re.compile(r"^(.* (?:of|with|about|at|for|in|on|to)) [a-z-]+(?: [a-z-]+)?$")
+_BUT_NOT = re.compile(r"^i ([a-z]+) ([a-z][a-z ]{1,30}?),? but not ([a-z][a-z ]*)$")
+_NOT_VERBS = {"am", "was", "have", "had", "do", "did", "can", "will", "would", "could", "should", "must", "might",
+              "may", "feel", "get", "seem", "not", "never", "no", "really", "just", "always", "usually", "also"}
+_NOT_A_CONJUNCT = re.compile(r"\b(?:one|ones|me|him|them|us|it|is|are|was|were|has|have|do|does|did)$|"
+                             r"\b(?:me|him|them|us|it|is|are|was|were|has|have|do|does|did|will|would|can)\b")
+_RELATIVE = re.compile(r"\b(?:who|that|which|whose|where)\b")
+_DET = re.compile(r"^(?:my|his|her|our|their|the|that|this|these|those|to|of|what|who|which|because|when|if)\b")
+
+
+def split_conjuncts(x: str) -> list[str] | None:
+    """A clause whose predicate is a short coordination → one clause per conjunct, the negation where it belongs
+    (S41): "i am not patient and not kind" → [i am not patient, i am not kind]; "i am not lazy, just tired" →
+    [i am not lazy, i am tired]; "i am not a morning person or a night owl" → both denied; "i am patient with
+    kids but not with adults" → [i am patient with kids, i am not patient with adults]; "i do not smoke or
+    drink" → both denied. None when ``x`` is not such a clause."""
+    b = _BUT_NOT.match(x)
+    if b and b.group(1) not in _NOT_VERBS and len(b.group(3).split()) <= 3 and not _NOT_A_CONJUNCT.search(b.group(3)):
+        # "i eat meat but not pork" → [i eat meat, i do not eat pork]
+        return [f"i {b.group(1)} {b.group(2)}", f"i do not {b.group(1)} {b.group(3)}"]
+    m = _COPULA_HEAD.match(x)
+    verb_head = None
+    if m:
+        head, adv = m.group(1), m.group(2)
+        negated = bool(re.search(r"\b(?:not|never|no longer)\b", head + adv))
+        base = re.sub(r" (?:not|never|no longer)\b", "", head + adv)
+        base = re.sub(r"^i (?:do|did) (feel|get|seem)", r"i \1", base)
+    else:
+        verb_head = _NEG_HEAD.match(x)
+        if not verb_head:
+            return None
+        head, adv, negated = verb_head.group(1), "", True
+        base = "i"
+    pred = x[m.end() if m else verb_head.end():]
+    parts, conj = [], []
+    pos = 0
+    neither = pred.startswith("neither ")
+    if neither:                      # "i am neither a morning person nor a night person": both denied
+        pred, negated = pred[len("neither "):], True
+        head = head + " not"
+    for c in _CONJ.finditer(pred):
+        parts.append(pred[pos:c.start()])
+        conj.append((c.group(1) or c.group(2) or c.group(3)).strip())
+        pos = c.end()
+    parts.append(pred[pos:])
+    if "," in conj:                  # "a, b or c": a list takes the conjunction that closes it
+        closing = next((c for c in reversed(conj) if c != ","), None)
+        if closing is None or closing not in ("and", "or", "nor"):
+            return None
+        conj = [closing if c == "," else c for c in conj]
+    if len(parts) < 2 or len(parts) > 5 or any(not p.strip() for p in parts):
+        return None
+    if verb_head is not None and any(c not in ("or", "nor") for c in conj):
+        return None   # "i do not like salt and pepper": one object, not two beliefs
+    out = [f"{head}{adv} {parts[0]}"]
+    first_words = parts[0].split()
+    for c, p in zip(conj, parts[1:]):
+        own_neg = re.match(r"^(?:not|never) ", p) is not None or c in ("and not", "but not", "and never", "but never",
+                                                                     "not", "never")
+        body = re.sub(r"^(?:not|never) ", "", p)
+        if len(body.split()) > 4 or (_DET.match(body) and not _PREP.match(body)) or _NOT_A_CONJUNCT.search(body) \
+                or _RELATIVE.search(parts[0]):
+            return None   # "patient with my kids and my partner", "a runner, but not a fast one", "…, and crowds drain me"
+        shared = _LAST_PREP.match(parts[0])
+        if shared and not _PREP.match(body) and len(body.split()) <= 2 and len(first_words) > 2:
+            body = shared.group(1) + " " + body   # "a fan of surprises or parties" → "a fan of parties"
+        elif _PREP.match(body):
+            lead = []
+            for w in first_words:
+                if _PREP.match(w):
+                    break
+                lead.append(w)
+            if not lead or len(lead) == len(first_words):
+                return None
+            body = " ".join(lead) + " " + body
+        if verb_head is not None:
+            # "i do not like crowds or loud bars": objects share the verb; "i do not smoke or drink": verbs
+            verb = first_words[0] + " " if len(first_words) > 1 and len(body.split()) >= 1 and \
+                not (len(body.split()) == 1 and len(first_words) == 1) else ""
+            out.append(f"{head} {verb}{body}")
+        elif own_neg:
+            out.append(f"{base} not {body}")
+        elif c in ("just", "only", "but") and negated:
+            out.append(f"{base} {body}")           # "not lazy, just tired": the contrast is affirmed
+        elif c in ("or", "nor") and negated:
+            out.append(f"{head}{adv} {body}")      # "not X or Y": the negation covers both
+        elif c == "and" and negated:
+            out.append(f"{head}{adv} {body}")
+        elif c in ("not", "never"):
+            out.append(f"{base} not {body}")
+        else:
+            out.append(f"{base} {body}")
+    if verb_head is None and not all(len(p.split()) <= 6 for p in parts):
+        return None
+    return out
+
+
+def _clean(x: str, lex: RuleLexicon, sig: dict[str, Any]) -> str:
+    """One clause → its atom text: qualifiers out (they are the frame's), aspect forms to the present."""
+    x = _HABITUAL_PROGRESSIVE.sub(lambda m: f"i {m.group(1)}{lemma_ing(m.group(2))}", x)   # "i am always apologizing"
+    x, freq = _drop_in_verb_group(x, lex.freq_in_group)
+    if freq:
+        sig["frequency_negation"] = freq
+    x = _A_BIT_OF.sub("", x)
+    x = _MORE_LESS.sub(lambda m: m.group(1) + " ", x)
+    x = _COMPARATIVE_AMOUNT.sub("", x)
+    x = _REMOVE_WORDS.sub(" ", x)
+    if lex.intensifiers is not None:
+        x = lex.intensifiers.sub(" ", x)
+    x = collapse(x).rstrip(" .!?;:,")
+    x = _TAIL_TAGS.sub("", x).rstrip(" ,")
+    for _ in range(3):
+        before = x
+        for rx, repl in _ASPECT:
+            x = rx.sub(repl, x, count=1) if isinstance(repl, str) else rx.sub(repl, x, count=1)
+        x = _MORE_LESS.sub(lambda m: m.group(1) + " ", collapse(x))   # "i am becoming more patient"
+        if x == before:
+            break
+    if "fronted_frame" in sig:       # "growing up i hated vegetables" → "i hate vegetables" (the frame says past)
+        w = x.split()
+        if len(w) > 1 and is_past_form(w[1]) and w[1] not in ("used", "was", "were"):
+            x = " ".join(["i", lemma_past(w[1]), *w[2:]])
+    x = _CAUSE_TAIL.sub("", x)
+    x = collapse(x).rstrip(" .!?;:,")
+    m = lex.trailing_phrase.search(x) if lex.trailing_phrase is not None else None   # "… in high school"
+    if m and m.start() > 4:
+        x = x[:m.start()].rstrip(" ,")
+    x = _A_AN.sub("an ", x)
+    return _AN_A.sub("a ", x)
+
+
+def normalize_clause(text: str, lex: RuleLexicon | None = None) -> tuple[list[str], dict[str, Any]]:
+    """A candidate's text → the atom texts it states (lowercase, contractions expanded) and what was done.
+    ``sig["clauses"]`` holds each atom's own clause (frame words kept) for the epistemics rules (S41)."""
+    lex = lex or default_lexicon()
     sig: dict[str, Any] = {}
+    if lex.quote_tag.search(normalize_apostrophes(text).lower()):
+        sig["reported"] = "quote"          # '"I'm never going to be good enough," my dad used to say'
     x = collapse(expand_contractions(normalize_apostrophes(text).lower()))
     x = x.strip(" \"'“”‘’()[]{}*_`~>#-–—")
     cond = ""
+    tail = ""
     for _ in range(8):  # leading material, in any order
         before = x
         x = _LEAD_DATE.sub("", x)
         x = _LEAD_ELLIPSIS.sub("", x)
         x = _LEAD_DISCOURSE.sub("", x)
-        m = _LEAD_SUBORD.match(x)
-        if m:
-            if m.group(1) in ("when", "whenever", "if", "unless", "every time", "each time"):
-                cond = f"{m.group(1)}{m.group(2)}".strip()
-            sig["leading_clause"] = m.group(0).strip(" ,")
-            x = x[m.end():]
+        m = _LEAD_SUBORD_WORD.match(x)
+        main = fronted_main_start(x) if m else None
+        if m and main is not None:
+            lead = x[:main].strip(" ,")
+            if lead in lex.temporal_phrases:
+                sig["fronted_frame"] = lead        # "when i was a kid i was shy": the frame's
+            elif m.group(1) in ("when", "whenever", "if", "unless", "every time", "each time", "before", "after",
+                                "until", "as soon as"):
+                cond = lead
+            sig["leading_clause"] = lead
+            x = x[main:]
         x = _LEAD_AS_A.sub("", x)
+        fp = fronted_phrase(x, lex.fronting_words) if not x.startswith("i ") else None
+        if fp is not None and not _LEAD_SUBORD_WORD.match(x):
+            phrase, at = fp
+            if phrase in lex.temporal_phrases or phrase.removeprefix("back ") in lex.temporal_phrases or \
+                    phrase.startswith(("as a ", "as an ", "as the ")):
+                sig["fronted_frame"] = phrase      # "as a kid i was shy": the frame's, read from the evidence
+            else:
+                tail = f"{phrase} {tail}".strip()  # "at work i am confident" → "i am confident at work"
+                sig["fronted"] = phrase
+            x = x[at:]
         if not x.startswith("i ") and _LEAD_LABEL.match(x) and len(x[:x.find(":")].split()) <= 7:
             rest = x[x.find(":") + 1:].strip()
             if rest:
@@ -222,14 +466,16 @@ def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
         x = x.strip(" \"'“”‘’()[]")
         if x == before:
             break
-    m = _REPORTED.match(x)
+    m = lex.reported.match(x) or lex.reported_opener.match(x) or _REPORTED.match(x)
     if m:
         sig["reported"] = m.group(0).strip()
         x = x[m.end():]
+    frame = ""
     for _ in range(2):
         m = _MODAL_FRAME.match(x)
         if m:
             sig.setdefault("frame", []).append(m.group(0).strip())
+            frame += m.group(0)
             x = x[m.end():]
     m = _VALUE_FRAME.match(x)
     if m:
@@ -240,33 +486,37 @@ def normalize_clause(text: str) -> tuple[list[str], dict[str, Any]]:
         x = collapse(f"i value {obj} {rest}")
         sig["value_frame"] = True
     if not _I_START.match(x):
-        return [x.rstrip(" .!?;:,")], sig
-    # qualifiers out (they are the epistemic frame's), aspect forms to the present
-    x = _A_BIT_OF.sub("", x)
-    x = _MORE_LESS.sub(lambda m: m.group(1) + " ", x)
-    x = _REMOVE_WORDS.sub(" ", x)
-    x = collapse(x).rstrip(" .!?;:,")
-    x = _TAIL_TAGS.sub("", x).rstrip(" ,")
-    for _ in range(3):
-        before = x
-        for rx, repl in _ASPECT:
-            x = rx.sub(repl, x, count=1) if isinstance(repl, str) else rx.sub(repl, x, count=1)
-        x = collapse(x)
-        if x == before:
-            break
-    x = _CAUSE_TAIL.sub("", x)
-    x = collapse(x).rstrip(" .!?;:,")
-    x = _A_AN.sub("an ", x)
-    x = _AN_A.sub("a ", x)
-    if cond:
-        x = f"{x} {cond}"
-    m = _ADJ_LIST.match(x)
-    if m and not cond:
-        parts = [p.strip() for p in _LIST_SPLIT.split(m.group(2)) if p.strip()]
-        if 1 < len(parts) <= 5 and all(len(p.split()) <= 2 for p in parts):
-            sig["split_list"] = len(parts)
-            return [f"i {m.group(1)} {p}" for p in parts], sig
-    return [x], sig
+        x = x.rstrip(" .!?;:,")
+        sig["clauses"] = [frame + x]
+        return [x], sig
+    body = collapse(_TAIL_TAGS.sub("", collapse(x).rstrip(" .!?;:,")).rstrip(" ,"))
+    if lex.intensifiers is not None:   # before the split: "an introvert through and through" is one conjunct
+        body = collapse(lex.intensifiers.sub(" ", body))
+    clauses = split_conjuncts(body) if not cond and not tail else None
+    if clauses:
+        sig["split_list"] = len(clauses)
+    clauses = clauses or [body]
+    texts, own = [], []
+    for cl in clauses:
+        a = _clean(cl, lex, sig)
+        if tail:
+            a = f"{a} {tail}"
+        if cond:
+            a = f"{a} {cond}"
+            cl = f"{cl} {cond}"
+            sig["condition"] = cond
+        texts.append(a)
+        own.append(collapse(frame + cl))
+    if len(texts) == 1 and not cond:
+        m = _ADJ_LIST.match(texts[0])
+        if m:
+            parts = [p.strip() for p in _LIST_SPLIT.split(m.group(2)) if p.strip()]
+            if 1 < len(parts) <= 5 and all(len(p.split()) <= 2 for p in parts):
+                sig["split_list"] = len(parts)
+                texts = [f"i {m.group(1)} {p}" for p in parts]
+                own = [collapse(frame + t) for t in texts]
+    sig["clauses"] = own
+    return texts, sig
 
 
 _OBJ_VERBS = r"(?:love|like|enjoy|hate|dislike|adore|detest|loathe|despise|prefer|cannot stand|value|fear)"
@@ -285,19 +535,39 @@ class RuleAtomizer:
 
     origin = "rules"
 
-    def __init__(self, base_confidence: float = 0.85, reported_confidence: float = 0.6):
+    def __init__(self, base_confidence: float = 0.85, reported_confidence: float = 0.6,
+                 lexicon: RuleLexicon | None = None):
         self.base, self.reported = base_confidence, reported_confidence
+        self.lex = lexicon or default_lexicon()
+
+    @classmethod
+    def from_config(cls, sb) -> "RuleAtomizer":
+        return cls(lexicon=RuleLexicon.from_config(sb))
+
+    def endorsed(self, c: ClaimCandidate, candidates: list[ClaimCandidate]) -> bool:
+        """The user agrees with what was reported, in the next clause: "Sam says I'm stubborn, and he's probably
+        right" (S43)."""
+        nxt = next((d for d in candidates if d.idx == c.idx + 1), None)
+        if nxt is None or nxt.span[0] - c.span[1] > 8 or self.lex.endorsement is None:
+            return False
+        t = collapse(_ENDORSE_ADVERBS.sub(" ", expand_contractions(normalize_apostrophes(nxt.text).lower()))).strip(" .!,")
+        return len(t.split()) <= 8 and bool(self.lex.endorsement.search(t))
 
     def atomize(self, candidates: list[ClaimCandidate]) -> AtomizerResult:
         atoms: list[RawAtom] = []
         last_object: tuple[int, str] | None = None   # (candidate end, object) of the last "i <verb> <object>"
         last_group: tuple[int, str] | None = None    # (candidate end, "my kids") of the last plural relation named
         for c in candidates:
-            texts, sig = normalize_clause(c.text)
-            conf = self.reported if "reported" in sig else self.base
-            for t in texts:
+            texts, sig = normalize_clause(c.text, self.lex)
+            if "reported" in sig and self.endorsed(c, candidates):
+                who = sig.pop("reported")
+                sig = {**sig, "endorsed": who}
+            conf = self.reported if "reported" in sig or "endorsed" in sig else self.base
+            clauses = sig.pop("clauses", [])
+            for n, t in enumerate(texts):
                 if not t:
                     continue
+                sig = {**sig, "clause": clauses[n]} if n < len(clauses) else sig
                 m = _IT_OBJECT.match(t)
                 if m and last_object is not None and c.span[0] - last_object[0] <= 12:
                     t = f"{m.group(1)} {last_object[1]}"      # "I used to hate running, but now I love it" (S8)

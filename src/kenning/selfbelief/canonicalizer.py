@@ -33,7 +33,6 @@ _NEG_RULES = [
     (re.compile(r"\bno good\b"), "good"),
     (re.compile(r"\bnever\b"), ""),
     (re.compile(r"\bnot\b"), ""),
-    (re.compile(r"\bany ?more\b"), ""),
 ]
 _TRAILING = re.compile(r"[\s.,!?;:…\"')\]]+$")
 
@@ -41,13 +40,26 @@ _TRAILING = re.compile(r"[\s.,!?;:…\"')\]]+$")
 _A_AN = re.compile(r"\ba (?=[aeiou])")
 
 
+_VERB_GROUP = re.compile(r"^i(?: (?:am|is|are|was|were|be|been|have|has|had|do|does|did|will|would|could|should|can|"
+                         r"cannot|must|might|may|need|not|never|no longer|no(?= good\b)|really|just|still|always|even|"
+                         r"also|ever))*(?= |$)")
+_ANYMORE = re.compile(r"\bany ?more\b")
+
+
 def strip_negation(text: str) -> str:
-    """Negation words out of the main clause of an expanded, lowercase text."""
+    """Negation words out of the verb group of an expanded, lowercase text (S1, by scope since S41): "i am not
+    patient" → "i am patient", but "i eat pasta and not much else" and "… if i do not exercise" keep theirs."""
     m = _CLAUSE_BREAK.search(text)
     head, tail = (text[:m.start()], text[m.start():]) if m else (text, "")
+    g = _VERB_GROUP.match(head)
+    if g is None:
+        return collapse(head + tail)
+    group, rest = head[:g.end()] + " ", head[g.end():]
+    if group.endswith(" no ") and rest.startswith(" good"):
+        group = group[:-3]                           # "i am no good at …"
     for rx, repl in _NEG_RULES:
-        head = rx.sub(repl, head)
-    return collapse(head + tail)
+        group = rx.sub(repl, group)
+    return collapse(group + _ANYMORE.sub("", rest) + tail)
 
 
 def canonical_text(text: str) -> str:

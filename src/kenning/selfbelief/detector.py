@@ -42,7 +42,7 @@ class ExperienceDetector:
         self.config = config
         self.cfg = config.self_beliefs.detector
         self.segmenter = BeliefSegmenter.from_config(config.self_beliefs.segmenter)
-        self.atomizer = RuleAtomizer()
+        self.atomizer = RuleAtomizer.from_config(config.self_beliefs)
         self.validator = BeliefAtomValidator(config.self_beliefs.validator)
         self.retired_nodes: set[str] = set()
 

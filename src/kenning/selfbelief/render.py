@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 _AUX = re.compile(r"^(i) (am|was|have been|have|had|can|could|will|would|should|must|might|may|did|do) ")
+_CAN_STAND = re.compile(r"(?<=^i )can stand\b")
 _CLAUSE = re.compile(r"\s(?:if|unless|when|whenever|every time|each time|because|until|before|after|once)\s")
 
 
@@ -30,7 +31,11 @@ def negate(canonical: str) -> str:
 
 def render_statement(canonical: str, polarity: str, aversion_cues=(), max_chars: int = 280) -> str:
     aversion = has_aversion(canonical, aversion_cues)
-    text = negate(canonical) if (polarity == "deny") != aversion else canonical
+    if aversion and _CAN_STAND.search(canonical):
+        # "i cannot stand x" is canonical "i can stand x" (S1): the aversion is the denial (S10, S47)
+        text = _CAN_STAND.sub("cannot stand", canonical, count=1) if polarity == "deny" else canonical
+    else:
+        text = negate(canonical) if (polarity == "deny") != aversion else canonical
     text = re.sub(r"\bi\b", "I", text)
     text = re.sub(r"\bi'", "I'", text)
     text = text[:1].upper() + text[1:]

@@ -26,7 +26,7 @@ from kenning.store import selfbeliefs as sql
 
 PROMPTS = ["atomizer", "epistemics_fallback", "verifier", "repair_json"]
 # Bump when the deterministic rules (segmenter, rule atomizer, validator, canonicalizer) change meaning.
-RULES_VERSION = "selfbelief-rules-1"
+RULES_VERSION = "selfbelief-rules-2"      # 2: issue 22 (fronted clauses, negation scope, reported speech …)
 
 
 def version_inputs(config: Config, llm_mode: str) -> dict[str, Any]:
@@ -34,6 +34,8 @@ def version_inputs(config: Config, llm_mode: str) -> dict[str, Any]:
     return dict(prompts=PROMPTS, cue_lists=cue_lists(sb.epistemics), llm_mode=llm_mode,
                 extra={"rules": RULES_VERSION,
                        "atomizer_backend": sb.atomizer.backend,
+                       "atomizer_words": {"fronting": sb.atomizer.fronting_words,
+                                          "intensifiers": sb.atomizer.intensifiers},
                        "models": sb.models.model_dump(mode="json"),
                        "segmenter": sb.segmenter.model_dump(mode="json"),
                        "validator": sb.validator.model_dump(mode="json"),

@@ -84,7 +84,11 @@ _E_VERBS = {"love", "hate", "like", "live", "move", "care", "use", "believe", "v
             "make", "take", "give", "become", "have", "leave", "write", "come", "procrastinate", "overthink",
             "hide", "handle", "struggle", "freeze", "settle", "organize", "organise", "second-guess", "practice",
             "practise", "dance", "smoke", "improve", "argue", "judge", "manage", "share", "compare", "close",
-            "excite", "bore", "scare", "tire", "isolate", "criticize", "criticise", "agree", "serve", "save"}
+            "excite", "bore", "scare", "tire", "isolate", "criticize", "criticise", "agree", "serve", "save",
+            "apologize", "apologise", "smile", "joke", "whine", "bake", "hike", "ride", "drive", "type", "tease",
+            "rationalize", "rationalise", "catastrophize", "catastrophise", "compromise", "sacrifice", "ruminate",
+            "overcompensate", "escape", "please", "dine", "overshare", "commute", "exercise", "analyze", "analyse",
+            "overanalyze", "overanalyse", "shine", "dance", "skate", "care", "rescue", "snooze"}
 
 
 def lemma_ing(word: str) -> str:
@@ -92,6 +96,8 @@ def lemma_ing(word: str) -> str:
     if not word.endswith("ing") or len(word) <= 5:
         return word
     stem = word[:-3]
+    if stem.endswith("ck") and stem[:-1].endswith("ic"):
+        return stem[:-1]            # "panicking" → "panic"
     if stem + "e" in _E_VERBS:
         return stem + "e"
     if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "lsfz" and stem[-1] not in "aeiou":
@@ -115,5 +121,9 @@ def lemma_past(word: str) -> str:
     return word
 
 
+_ED_STEMS = {"need", "needs", "feed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "seed",
+             "shed", "embed", "overfeed", "indeed"}   # "-ed" that is the verb itself: "I need …" is no past
+
+
 def is_past_form(word: str) -> bool:
-    return word in _IRREGULAR_PAST or (word.endswith("ed") and len(word) > 3)
+    return word in _IRREGULAR_PAST or (word.endswith("ed") and len(word) > 3 and word not in _ED_STEMS)

@@ -92,10 +92,17 @@ class EpistemicFrame:
     modality: str
     degree: float
     conditional: str
+    # Kenning (issue 22, S46): False when the statement says the atom, with its polarity, held before and holds no
+    # longer ("I used to be a night owl"); "I'm no longer a night owl" is a denial that holds now (True), though
+    # both have temporal_scope "past". Stored in the frame JSON only when False (absent = True).
+    holds_now: bool = True
 
     def as_dict(self) -> dict[str, Any]:
-        return {"temporal_scope": self.temporal_scope, "modality": self.modality, "degree": self.degree,
-                "conditional": self.conditional}
+        d: dict[str, Any] = {"temporal_scope": self.temporal_scope, "modality": self.modality, "degree": self.degree,
+                             "conditional": self.conditional}
+        if not self.holds_now:
+            d["holds_now"] = False
+        return d
 
 
 @dataclass

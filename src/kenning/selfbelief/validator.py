@@ -18,6 +18,11 @@ or plan ("I need help…", "I'm going to…"), a fact for seed 001's assertions 
 "I have two kids", "I'm in Paris"), a one-off event ("I signed up…", "I went…") or a report of actions in the
 perfect ("I have kept notes of everything I shipped", S27), an activity in progress
 ("I'm reading…"), or a remark addressed to the other person ("I'm so happy for you").
+
+Two more of Kenning's (issue 22): ``reported`` — someone else's opinion or words about the user ("My boss thinks
+I'm lazy", "People say I'm …", "I've been told I'm …", a quote with its speech tag; the atomizer marks them, S43),
+and ``sarcasm`` — a statement carrying a sarcasm marker ("/s", "yeah right", …; ``validator.sarcasm_markers``,
+S44), checked on the evidence and on what directly follows it in the message.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ _REQUEST = re.compile(
     r"^i (?:would like|would love|wish|hope|plan|intend|am planning|am going to|am gonna|will|shall|am about to|"
     r"am off|have to|has to|must|should|ought to|am trying to (?:find|get|figure|decide|work)|am looking (?:for|at|"
     r"into|forward)|was wondering|wonder|am wondering|am thinking (?:about|of)|am considering|would|could|"
-    r"do not mind|mind)\b")
+    r"do not mind(?! (?:being|[a-z]+ing)\b)|mind(?! (?:being|[a-z]+ing)\b))\b")
 _FACT = re.compile(
     r"^i (?:do not |did not |never |no longer )?(?:live|lived|am living|work (?:at|for|as|in|on|with|remotely|from)|worked|am working|was born|grew up|"
     r"moved|am moving|studied|study|graduated|commute|am based|am staying|am visiting|am heading)\b|"
@@ -49,7 +54,8 @@ _PROGRESSIVE = re.compile(r"^i am (\w+ing)\b")
 _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "starting", "beginning", "struggling",
                    "loving", "enjoying", "hating", "growing", "changing", "failing", "improving", "healing",
                    "recovering", "drowning", "thriving", "coping", "suffering", "burning", "losing", "trying",
-                   "going through", "freaking", "panicking", "overthinking", "doubting",
+                   "going through", "freaking", "panicking", "overthinking", "doubting", "grieving", "mourning",
+                   "hurting", "spiraling", "spiralling", "processing", "floundering", "flourishing", "blossoming",
                    # adjectives in -ing, not activities
                    "easygoing", "easy-going", "outgoing", "caring", "loving", "boring", "interesting", "amazing",
                    "demanding", "understanding", "forgiving", "unforgiving", "exhausting", "annoying", "charming",
@@ -59,11 +65,15 @@ _PROGRESSIVE_OK = {"feeling", "becoming", "getting", "turning", "learning", "sta
                    "approaching", "entertaining", "exacting", "forthcoming", "obliging", "unrelenting"}
 _ANAPHORIC = re.compile(r"^i (?:do not |did not |never )?[a-z-]+ (?:it|that|this|those|these)(?: up| out| down| off)?"
                         r"(?: with\b.*)?$")
-_CODE = re.compile(r"`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
+_NEED = re.compile(r"^i (?:do not )?need\b")
+_ANAPHORIC_ING = re.compile(r"^i am [a-z-]+ing (?:it|that|this|those|these)$")   # "i am overthinking this"
+_ANAPHORIC_PP = re.compile(r"^i (?:am|feel|was)(?: not| never)? [a-z-]+ (?:of|about|with|for|at|on|by|to) "
+                           r"(?:it|that|this|them)$")      # "i am not proud of it": of what the chat says
+_CODE = re.compile(r"(?i:^\s*(?:error|warning|exception|traceback|fatal|panic|stderr|stdout)\s*:)|`|\b(?:[A-Z][a-z0-9]+){1,4}(?:Error|Exception)\b|\b\w+\(\)|\b[a-z_]+\.[a-z_]+\(|"
                    r"\b0x[0-9a-fA-F]+\b|"
                    r"\b(?:syntax|type|value|key|runtime|decode|encode|import) error\b|\bstack ?trace\b|\btraceback\b")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|ya)\b")
-_OPINION = re.compile(r"^i (?:think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
+_OPINION = re.compile(r"^i (?:agree|disagree|think|guess|suspect|bet|reckon|wonder|hope|know|am (?:not )?sure|am (?:not )?certain|am glad|"
                       r"am sorry|am happy that|am excited to|am excited about)\b(?! i\b)(?! myself\b)")
 
 
@@ -93,6 +103,18 @@ class BeliefAtomValidator:
         self.other = sorted((o.lower() for o in cfg.other_subjects), key=len, reverse=True)
         self.imperative = {v.lower() for v in cfg.imperative_verbs}
         self.question = {q.lower() for q in cfg.question_starts}
+        idioms = sorted({normalize_apostrophes(i.lower()) for i in cfg.state_idioms}, key=len, reverse=True)
+        self.state_idiom = re.compile(r"^i am (?:" + "|".join(re.escape(i) for i in idioms) + r")\b") if idioms else None
+        marks = sorted({m.lower() for m in cfg.sarcasm_markers}, key=len, reverse=True)
+        self.sarcasm = re.compile("|".join((r"(?<![\w/])" + re.escape(m) + r"(?!\w)") if m[:1].isalnum() or m[:1] == "/"
+                                           else re.escape(m) for m in marks)) if marks else None
+
+    @staticmethod
+    def has_code(text: str) -> bool:
+        return bool(_CODE.search(text))
+
+    def sarcastic(self, text: str) -> bool:
+        return bool(self.sarcasm and self.sarcasm.search(normalize_apostrophes(text).lower()))
 
     def reason(self, atom: RawAtom) -> str | None:
         """Why ``atom`` is rejected, or None."""
@@ -113,6 +135,12 @@ class BeliefAtomValidator:
                              (first in self.imperative and first not in ("love", "trust", "believe") and
                               second not in ("is", "are", "was", "am"))):
             return "imperative"
+        if atom.signals.get("code_context"):
+            return "not_self_definitional"     # a clause of a sentence that holds code or an error (S44)
+        if atom.signals.get("reported"):
+            return "reported"
+        if atom.signals.get("sarcasm") or self.sarcastic(original):
+            return "sarcasm"
         if first != "i":
             for g in self.generic:
                 if text == g or text.startswith(g + " "):
@@ -124,20 +152,26 @@ class BeliefAtomValidator:
         content = [t for t in _TOKS.findall(canon) if t not in _FUNCTION]
         if len(canon) < self.cfg.min_chars or len(content) < self.cfg.min_content_tokens:
             return "too_short"
-        if self.not_self_definitional(text, raw) or _CODE.search(original):
+        if self.not_self_definitional(text, raw, bool(atom.signals.get("fronted_frame")),
+                                      bool(atom.signals.get("condition"))) or _CODE.search(original):
             return "not_self_definitional"
         return None
 
-    def not_self_definitional(self, text: str, raw: str) -> bool:
-        if _YOU.search(text) or _REQUEST.match(text) or _FACT.match(text) or _OPINION.match(text):
+    def not_self_definitional(self, text: str, raw: str, framed: bool = False, conditioned: bool = False) -> bool:
+        """``framed``: a past frame ("back then", "as a kid") was fronted, so a simple past describes that time;
+        ``conditioned``: a fronted condition makes "I need …" a recurring need ("After long calls I need an hour
+        alone"), not a request."""
+        fact = _FACT.match(text) and not (self.state_idiom and self.state_idiom.match(text))
+        request = _REQUEST.match(text) and not (conditioned and _NEED.match(text))
+        if _YOU.search(text) or request or fact or _OPINION.match(text):
             return True
-        if _ANAPHORIC.match(text) or _CODE.search(raw):
+        if _ANAPHORIC.match(text) or _ANAPHORIC_PP.match(text) or _ANAPHORIC_ING.match(text) or _CODE.search(raw):
             return True  # "I always mix that up": about a thing only the conversation names; code and errors
         m = _PROGRESSIVE.match(text)
         if m and m.group(1) not in _PROGRESSIVE_OK:
             return True
         toks = text.split()
-        if len(toks) > 1 and is_past_form(toks[1]) and toks[1] not in ("used", "was", "were"):
+        if len(toks) > 1 and is_past_form(toks[1]) and toks[1] not in ("used", "was", "were") and not framed:
             low = raw.lower()
             if not _HABIT_WORDS.search(low):
                 return True  # a one-off event: "I signed up for …", "I ran my first marathon in 2021"

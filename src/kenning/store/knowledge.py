@@ -14,7 +14,7 @@ import orjson
 
 from kenning.sources.jcs import canonicalize
 from kenning.store.connection import row, rows, scalar
-from kenning.store.sqltext import chunks, insert_sql, marks
+from kenning.store.sqltext import chunks, insert_sql, marks, update_sql
 
 NODE_COLS = ("id", "node_kind", "canonical_name", "alpha", "beta", "confidence", "staleness_state",
              "lifecycle_state", "lifecycle_substate", "created_at", "updated_at", "last_verified_at", "payload",
@@ -92,11 +92,15 @@ def insert_node(conn: apsw.Connection, values: dict[str, Any]) -> None:
     conn.execute(insert_sql("nodes", NODE_COLS), _encode(NODE_COLS, values))
 
 
-def update_node(conn: apsw.Connection, node_id: str, values: dict[str, Any]) -> None:
-    cols = sorted(c for c in values if c in NODE_COLS and c != "id")
+def _update(conn: apsw.Connection, table: str, allowed: Sequence[str], row_id: str, values: dict[str, Any]) -> None:
+    """Set the ``allowed`` columns present in ``values`` on the row ``id = row_id`` (JSON columns encoded)."""
+    cols = sorted(c for c in values if c in allowed and c not in ("id", "node_id"))
     if cols:
-        conn.execute(f"UPDATE nodes SET {', '.join(f'{c}=?' for c in cols)} WHERE id=?",
-                     (*_encode(cols, values), node_id))
+        conn.execute(update_sql(table, "id", cols), (*_encode(cols, values), row_id))
+
+
+def update_node(conn: apsw.Connection, node_id: str, values: dict[str, Any]) -> None:
+    _update(conn, "nodes", NODE_COLS, node_id, values)
 
 
 def delete_node(conn: apsw.Connection, node_id: str) -> None:
@@ -112,10 +116,7 @@ def insert_alias(conn: apsw.Connection, values: dict[str, Any]) -> None:
 
 
 def update_alias(conn: apsw.Connection, alias_id: str, values: dict[str, Any]) -> None:
-    cols = sorted(c for c in values if c in ALIAS_COLS and c not in ("id", "node_id"))
-    if cols:
-        conn.execute(f"UPDATE aliases SET {', '.join(f'{c}=?' for c in cols)} WHERE id=?",
-                     (*_encode(cols, values), alias_id))
+    _update(conn, "aliases", ALIAS_COLS, alias_id, values)
 
 
 def delete_alias(conn: apsw.Connection, alias_id: str) -> None:
@@ -132,10 +133,7 @@ def insert_provenance(conn: apsw.Connection, values: dict[str, Any]) -> None:
 
 
 def update_provenance(conn: apsw.Connection, entry_id: str, values: dict[str, Any]) -> None:
-    cols = sorted(c for c in values if c in PROVENANCE_COLS and c not in ("id", "node_id"))
-    if cols:
-        conn.execute(f"UPDATE provenance_entries SET {', '.join(f'{c}=?' for c in cols)} WHERE id=?",
-                     (*_encode(cols, values), entry_id))
+    _update(conn, "provenance_entries", PROVENANCE_COLS, entry_id, values)
 
 
 def delete_provenance(conn: apsw.Connection, entry_id: str) -> None:

@@ -84,8 +84,8 @@ def neighbors(conn: apsw.Connection, node_id: str, *, limit: int, scan_limit: in
     rel = f" AND relation_type IN ({marks(len(edge_types))})" if edge_types else ""
     types = tuple(edge_types or ())
     sql = (f"SELECT {NODE_SELECT}, x.relation_type, x.direction, x.edge_confidence, x.start_date FROM ("
-           "SELECT * FROM (SELECT target_id AS other, relation_type, 'out' AS direction, confidence AS edge_confidence, "
-           f"start_date FROM edges WHERE source_id=? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?) "
+           "SELECT * FROM (SELECT target_id AS other, relation_type, 'out' AS direction, "
+           f"confidence AS edge_confidence, start_date FROM edges WHERE source_id=? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?) "
            "UNION ALL SELECT * FROM (SELECT source_id, relation_type, 'in', confidence, start_date FROM edges "
            f"WHERE target_id=? AND source_id<>? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?)) x "
            f"JOIN nodes n ON n.id=x.other WHERE {LIVE} "
@@ -162,12 +162,24 @@ def fts_kinds(conn: apsw.Connection, match: str, *, limit: int) -> list[dict[str
         return []
 
 
+def aliases_of(conn: apsw.Connection, node_ids: Sequence[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for part in chunks(list(node_ids)):
+        for r in rows(conn, f"SELECT node_id, normalized_alias FROM aliases WHERE node_id IN ({marks(len(part))}) "
+                            "ORDER BY node_id, normalized_alias", part):
+            out.setdefault(r["node_id"], []).append(r["normalized_alias"])
+    return out
+
+
 def term_docs(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
     """How many nodes each FTS term occurs in (fts_nodes_vocab, migration 0080); absent terms are left out."""
     if not terms:
         return {}
-    return {r["term"]: r["doc"] for r in rows(
-        conn, f"SELECT term, doc FROM fts_nodes_vocab WHERE term IN ({marks(len(terms))})", list(terms))}
+    try:
+        found = rows(conn, f"SELECT term, doc FROM fts_nodes_vocab WHERE term IN ({marks(len(terms))})", list(terms))
+    except apsw.SQLError:
+        return {}  # a vault read-only since before migration 0080: every word is searched
+    return {r["term"]: r["doc"] for r in found}
 
 
 def node_count_estimate(conn: apsw.Connection) -> int:
@@ -177,22 +189,22 @@ def node_count_estimate(conn: apsw.Connection) -> int:
 
 def linked_by_payload(conn: apsw.Connection, kind: str, node_ids: Sequence[str], *,
                       limit: int) -> list[dict[str, Any]]:
-    """Live nodes of ``kind`` whose payload names one of ``node_ids`` (goals' linked_entity_ids /
-    primary_entity_id, obligations' linked_entity_refs): a scan of that kind only (idx_nodes_kind)."""
+    """Live nodes of ``kind`` (goal, obligation) whose payload names one of ``node_ids`` (goals'
+    linked_entity_ids / primary_entity_id, obligations' linked_entity_refs): node_payload_refs, kept by triggers."""
     if not node_ids:
         return []
-    cond = " OR ".join("instr(n.payload, ?) > 0" for _ in node_ids)
-    sql = (f"SELECT {NODE_SELECT} FROM nodes n WHERE n.node_kind=? AND {LIVE} AND ({cond}) "
+    sql = (f"SELECT DISTINCT {NODE_SELECT} FROM node_payload_refs r JOIN nodes n ON n.id=r.node_id "
+           f"WHERE r.ref_id IN ({marks(len(node_ids))}) AND n.node_kind=? AND {LIVE} "
            "ORDER BY n.updated_at DESC, n.id LIMIT ?")
-    return _nodes(rows(conn, sql, (kind, *(f'"{i}"' for i in node_ids), limit)))
+    return _nodes(rows(conn, sql, (*node_ids, kind, limit)))
 
 
 def obligations_due(conn: apsw.Connection, start: str, end: str, *, limit: int) -> list[dict[str, Any]]:
     """Live obligations whose deadline date falls in [start, end] as text (callers widen the window a day either
     side and check the instant themselves: dates carry their own offsets), soonest first."""
     sql = (f"SELECT {NODE_SELECT}, json_extract(n.payload, '$.deadline.date') AS due FROM nodes n "
-           f"WHERE n.node_kind='obligation' AND {LIVE} "
-           "AND json_extract(n.payload, '$.deadline.date') BETWEEN ? AND ? ORDER BY due, n.id LIMIT ?")
+           f"WHERE n.node_kind='obligation' AND json_extract(n.payload, '$.deadline.date') BETWEEN ? AND ? "
+           f"AND {LIVE} ORDER BY due, n.id LIMIT ?")
     return _nodes(rows(conn, sql, (start, end, limit)))
 
 
@@ -216,6 +228,20 @@ def procedures_of_app(conn: apsw.Connection, app_id: str, *, limit: int) -> list
     sql = (f"SELECT {NODE_SELECT} FROM nodes n WHERE n.node_kind IN ('procedure', 'standing_procedure') AND {LIVE} "
            "AND json_extract(n.payload, '$.environment.app_entity_id')=? ORDER BY n.confidence DESC, n.id LIMIT ?")
     return _nodes(rows(conn, sql, (app_id, limit)))
+
+
+def important_people(conn: apsw.Connection, *, limit: int) -> list[dict[str, Any]]:
+    """Live people other than the vault owner, most connected first: current edges plus provenance entries (the
+    demo's "most important person"; a scan of world entities, fine at a person's scale)."""
+    sql = ("SELECT n.id, n.canonical_name, n.confidence, "
+           "(SELECT count(*) FROM edges e WHERE e.source_id=n.id AND e.end_date IS NULL) + "
+           "(SELECT count(*) FROM edges e WHERE e.target_id=n.id AND e.end_date IS NULL) AS degree, "
+           "(SELECT count(*) FROM provenance_entries p WHERE p.node_id=n.id) AS sources "
+           f"FROM nodes n WHERE n.node_kind='world_entity' AND {LIVE} "
+           "AND json_extract(n.payload, '$.entity_type')='person' "
+           "AND coalesce(json_extract(n.payload, '$.is_vault_owner'), 0)=0 "
+           "ORDER BY degree + sources DESC, n.confidence DESC, n.canonical_name, n.id LIMIT ?")
+    return rows(conn, sql, (limit,))
 
 
 # ---- provenance and threads ----------------------------------------------------------------------------------

@@ -34,8 +34,10 @@ def iter_stage5_assertions(conn: apsw.Connection) -> Iterator[dict]:
         "a.temporal_qualifier_id, a.modality, a.polarity, a.asserted_role, a.asserted_at_utc, a.confidence_final, "
         "a.has_user_corroboration, a.superseded_by_assertion_id, a.supersession_type, a.char_start, a.char_end, "
         "json_extract(a.raw_assertion_json, '$.extraction.aspect') AS aspect, "
-        "m.conversation_id, m.order_index, m.timestamp_quality, p.canonical_label_norm AS predicate_label, "
+        "m.conversation_id, m.order_index, m.timestamp_quality, m.export_content_type, "
+        "c.created_at_utc AS conversation_created_at_utc, p.canonical_label_norm AS predicate_label, "
         "e.entity_type AS subject_entity_type FROM assertions a JOIN messages m ON m.message_id = a.message_id "
+        "JOIN conversations c ON c.conversation_id = m.conversation_id "
         "JOIN predicates p ON p.predicate_id = a.predicate_id JOIN entities e ON e.entity_id = a.subject_entity_id "
         "ORDER BY m.conversation_id, m.order_index, m.message_id, a.assertion_id")
     try:
@@ -128,6 +130,13 @@ def insert_history(conn: apsw.Connection, h_rows: list[tuple]) -> None:
 
 
 # -- reads for the CLI ------------------------------------------------------------------------------------------
+
+
+def functional_predicate_labels(conn: apsw.Connection) -> set[str]:
+    """Predicate labels some invalidation rule makes functional (one state closes the previous one)."""
+    return {r[0] for r in conn.execute(
+        "SELECT DISTINCT p.canonical_label_norm FROM invalidation_rules r JOIN predicates p ON p.predicate_id = "
+        "r.predicate_id WHERE r.is_functional = 1 AND r.invalidation_policy = 'close_previous_on_newer_state'")}
 
 
 def has_stage5(conn: apsw.Connection) -> bool:

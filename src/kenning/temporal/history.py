@@ -41,8 +41,43 @@ def needs_replay(bases: list[Base], retractions: list[dict], functional: bool) -
                                                   for b in bases)
 
 
+class _Frontier:
+    """What the newest known claims look like, to tell when a claim said at τ only extends the current state
+    (T49): the latest valid time of any known claim, and whether every eligible positive claim there is one object
+    and still active."""
+
+    def __init__(self) -> None:
+        self.max_vf: str | None = None
+        self.top: list[Base] = []
+
+    def reset(self, known: list[Base]) -> None:
+        self.max_vf = max((b.valid_from for b in known if b.valid_from), default=None)
+        self.top = [b for b in known if b.valid_from == self.max_vf and self.max_vf is not None]
+
+    def extended_by(self, arriving: list[Base], states: dict[str, State]) -> bool:
+        top = [b for b in self.top if b.eligible and b.polarity == "positive"]
+        if not top or len(top) != len(self.top) or any(states[b.assertion_id].status != "active" for b in top):
+            return False
+        sig = top[0].object_signature
+        if any(b.object_signature != sig for b in top):
+            return False
+        for b in arriving:
+            if b.polarity != "positive" or b.supersession_type == "correction":
+                return False
+            if b.eligible and not (b.valid_from > self.max_vf and b.object_signature == sig):
+                return False
+            if not b.eligible and b.valid_from and b.valid_from > self.max_vf:
+                return False
+        return True
+
+    def add(self, arriving: list[Base]) -> None:
+        new = max((b.valid_from for b in arriving if b.eligible), default=None)
+        if new is not None:
+            self.max_vf, self.top = new, [b for b in arriving if b.valid_from == new]
+
+
 def replay_group(bases: list[Base], retractions: list[dict], make_pc: Callable[[str], PassContext],
-                 functional: bool, tx_of: dict[str, str]) -> dict[str, list[Version]]:
+                 functional: bool, tx_of: dict[str, str], fast: bool = True) -> dict[str, list[Version]]:
     out: dict[str, list[Version]] = {}
     if not needs_replay(bases, retractions, functional):
         for b in bases:
@@ -51,12 +86,32 @@ def replay_group(bases: list[Base], retractions: list[dict], make_pc: Callable[[
     taus = {b.tx for b in bases} | {r["tx"] for r in retractions}
     taus |= {tx_of[b.superseded_by] for b in bases if b.supersession_type == "correction" and b.superseded_by
              in tx_of}
+    by_tx: dict[str, list[Base]] = {}
+    for b in bases:
+        by_tx.setdefault(b.tx, []).append(b)
+    ret_taus = {r["tx"] for r in retractions}
+    # claims whose arrival acts on others: a correction's replacement, a retraction's named target
+    corrected_by = {b.superseded_by for b in bases if b.supersession_type == "correction" and b.superseded_by}
+    corrected_by |= {r["target_assertion_id"] for r in retractions if r["target_assertion_id"]}
+    frontier, states, known = _Frontier(), {}, []
     for tau in sorted(taus):
+        arriving = by_tx.get(tau, [])
+        if fast and known and tau not in ret_taus and not any(b.assertion_id in corrected_by for b in arriving) \
+                and frontier.extended_by(arriving, states):
+            # T49: a claim that only continues the newest state changes no other claim and keeps its first state
+            for b in arriving:
+                states[b.assertion_id] = initial_state(b)
+                out[b.assertion_id] = [Version(tau, None, states[b.assertion_id].key(), "FIRST_SEEN", None)]
+            known.extend(arriving)
+            frontier.add(arriving)
+            continue
+        known.extend(arriving)
         sub = [b for b in bases if b.tx <= tau]
         rets = [r for r in retractions if r["tx"] <= tau]
         if not sub:
             continue
         states, _ = run_passes(sub, rets, make_pc(tau))
+        frontier.reset(sub)
         arriving = sorted([b.assertion_id for b in sub if b.tx == tau] + [r["retraction_id"] for r in rets
                                                                            if r["tx"] == tau])
         for b in sub:

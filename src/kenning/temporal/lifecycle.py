@@ -80,6 +80,7 @@ class PassContext:
     rule_for: Callable[[str, str], Rule]
     salience: dict[str, float | None]
     known: Callable[[str], bool]   # is this assertion known at this transaction time (corrections need both ends)
+    observed_states: bool = False  # T40–T45: undated claims are observations; repetitions are one state
 
 
 def initial_state(b: Base) -> State:
@@ -179,15 +180,20 @@ def run_passes(bases: list[Base], retractions: list[dict], pc: PassContext) -> t
                 and st[b.assertion_id].status == "active" and b.eligible]
         cands = [b for b in same if b.valid_from < n.valid_from]
         too_late = sorted(b.assertion_id for b in same if b.valid_from >= n.valid_from)
-        if len(cands) == 1:
-            p = cands[0]
+        closing = cands if len(cands) == 1 else []
+        if pc.observed_states:
+            # T42: mentions said without a date are the same state seen again, never a second candidate; two
+            # dated states of the same fact are still ambiguous (§5.9)
+            dated = [b for b in cands if not b.observed]
+            closing = dated + [b for b in cands if b.observed] if len(dated) <= 1 else []
+        for p in closing:
             s = st[p.assertion_id]
             s.set_status("negated", "NEGATED", n.assertion_id)
             s.negated_by = n.assertion_id
             s.close_at(n.valid_from)
             s.events.append({"code": "NEGATION_CLOSURE", "by": n.assertion_id, "valid_to": n.valid_from,
                              "negation_time_source": n.time_source})
-        elif len(cands) > 1:
+        if len(cands) > 1 and not closing:
             conflict("NEGATION_AMBIGUOUS", ["neg", n.subject_entity_id, n.predicate_id, n.object_signature,
                                             n.valid_from or "__NULL__"],
                      [n.assertion_id] + [b.assertion_id for b in cands],
@@ -210,6 +216,8 @@ def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassCon
     # T35: a negated state was true until its negation, so it is still a state in the succession: a newer state
     # that starts while it held closes it there (valid_to = min), its status stays negated (§5.12)
     cands = [b for b in bases if st[b.assertion_id].status in ("active", "negated") and b.eligible and b.valid_from]
+    if pc.observed_states:
+        cands = _override_stale(cands, st, rule)
     if not cands:
         return
     s_id, p_id = cands[0].subject_entity_id, cands[0].predicate_id
@@ -238,9 +246,10 @@ def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassCon
         points.append((t, w, group))
     points.sort(key=lambda p: (p[0], p[1].assertion_id if p[1] is not None else min(b.assertion_id for b in p[2])))
     prev: tuple | None = None   # (t, W or None, members)
+    run: list[Base] = []        # T43: every mention of the state prev belongs to
     for t, w, group in points:
         if prev is None:
-            prev = (t, w, group)
+            prev, run = (t, w, group), list(group)
             continue
         pt, pw, pgroup = prev
         if w is None or pw is None:
@@ -249,21 +258,22 @@ def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassCon
                          {b.assertion_id for b in group if w is None or b is w})
             conflict("OBJ_TRANSITION_CONFLICT", ["trans_conflict", s_id, p_id, pt, t], ids,
                      {"prev_valid_from": pt, "cur_valid_from": t, "reason": "DISPUTED_TIMEPOINT", "members": ids})
-            prev = (t, w, group)
+            prev, run = (t, w, group), list(group)
             continue
         if pw.object_signature == w.object_signature:
             prev = (t, w, group)
+            run.extend(group)
             continue
         ps, cs = st[pw.assertion_id], st[w.assertion_id]
         if ps.status == "negated" and ps.valid_to is not None and ps.valid_to <= t:
             # T35: it had ended (negated) before this state began: a gap, not a change of state
-            prev = (t, w, group)
+            prev, run = (t, w, group), list(group)
             continue
         if ps.status == "conflicted" or cs.status == "conflicted":
             ids = sorted({pw.assertion_id, w.assertion_id})
             conflict("OBJ_TRANSITION_CONFLICT", ["trans_conflict", s_id, p_id, pt, t], ids,
                      {"prev_valid_from": pt, "cur_valid_from": t, "reason": "CONFLICTED_NEIGHBOUR", "members": ids})
-            prev = (t, w, group)
+            prev, run = (t, w, group), list(group)
             continue
         diff = w.confidence - pw.confidence
         wins, how = False, None
@@ -278,14 +288,22 @@ def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassCon
         if not wins and w.confidence >= pw.confidence + pc.margin - 1e-12 and not (
                 pc.tier_tiebreak and abs(diff) < pc.margin and cur_tier > prev_tier):
             wins, how = True, "CONFIDENCE_MARGIN"
+        if not wins and pc.observed_states and (pw.observed or w.observed):
+            # T44: an undated state says nothing about how sure a change is; the later statement is the news
+            wins, how = True, "NEWER_STATEMENT"
         if wins:
-            ps.set_status("superseded", "SUPERSEDED", w.assertion_id)
-            ps.superseded_by = w.assertion_id
-            ps.rule_id = rule.rule_id
-            ps.close_at(t)
-            ps.events.append({"code": "FUNCTIONAL_SUPERSESSION", "by": w.assertion_id, "valid_to": t,
-                              "supersession_reason": how, "confidence_diff": round(diff, 6),
-                              "prev_tier": prev_tier, "cur_tier": cur_tier, "rule_id": rule.rule_id})
+            for m in (run if pc.observed_states else [pw]):
+                ms = st[m.assertion_id]
+                if ms.status not in ("active", "negated") or (ms.status == "negated" and ms.valid_to is not None
+                                                              and ms.valid_to <= t):
+                    continue
+                ms.set_status("superseded", "SUPERSEDED", w.assertion_id)
+                ms.superseded_by = w.assertion_id
+                ms.rule_id = rule.rule_id
+                ms.close_at(t)
+                ms.events.append({"code": "FUNCTIONAL_SUPERSESSION", "by": w.assertion_id, "valid_to": t,
+                                  "supersession_reason": how, "confidence_diff": round(w.confidence - m.confidence, 6),
+                                  "prev_tier": m.best_tier, "cur_tier": cur_tier, "rule_id": rule.rule_id})
         elif ps.status == "negated":
             # T35: the user already ended the earlier state; a newer one too close to call leaves it as it is
             ps.events.append({"code": "NEGATED_STATE_NOT_CLOSED_BY", "by": w.assertion_id,
@@ -300,4 +318,29 @@ def _functional(bases: list[Base], st: dict[str, State], rule: Rule, pc: PassCon
                       "reason": "CUR_LOWER_CONFIDENCE" if diff <= -pc.margin else "WITHIN_MARGIN"})
             for s_ in (ps, cs):
                 s_.events.append({"code": "OBJ_CONFIDENCE_TOO_CLOSE", "pair": ids, "confidence_diff": round(diff, 6)})
-        prev = (t, w, group)
+        prev, run = (t, w, group), list(group)
+
+
+def _override_stale(cands: list[Base], st: dict[str, State], rule: Rule) -> list[Base]:
+    """T45: an undated mention said *before* a dated statement whose state already covers its time is stale ("I
+    live in Berlin" in a profile, then "I moved to Paris in March" said later about a time before it): the later
+    statement overrides it. It is superseded by that statement (valid time untouched) and starts no state."""
+    dated = [b for b in cands if not b.observed and st[b.assertion_id].status == "active"]
+    if not dated:
+        return cands
+    keep = []
+    for o in cands:
+        over = [y for y in dated if o.observed and y.object_signature != o.object_signature and y.tx > o.tx
+                and y.valid_from <= o.valid_from and (st[y.assertion_id].valid_to is None
+                                                     or st[y.assertion_id].valid_to > o.valid_from)]
+        if not over:
+            keep.append(o)
+            continue
+        y = min(over, key=lambda y: (y.tx, y.assertion_id))
+        s = st[o.assertion_id]
+        if s.set_status("superseded", "SUPERSEDED", y.assertion_id) or s.superseded_by is None:
+            s.superseded_by = y.assertion_id
+            s.rule_id = rule.rule_id
+        s.events.append({"code": "OVERRIDDEN_BY_LATER_STATEMENT", "by": y.assertion_id,
+                         "by_valid_from": y.valid_from, "rule_id": rule.rule_id})
+    return keep

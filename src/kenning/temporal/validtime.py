@@ -43,6 +43,7 @@ class Base:
     valid_until_hint: str | None = None
     time_source: str = "NONE"
     has_explicit: bool = False
+    observed: bool = False                    # T40: valid time is when it was said, not a stated time
     eligible: bool = False
     reasons: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
@@ -92,6 +93,11 @@ def assign(a: dict, times: list[dict], text: str | None, cfg: Any, fallback_tx: 
     ``times``: the message's time mentions; ``cfg``: ``pipeline.temporal_reasoning``."""
     flags: list[str] = []
     grounded = a["asserted_role"] == "user" or bool(a["has_user_corroboration"])
+    said_at, said_source = a["asserted_at_utc"], "MESSAGE_TIME"
+    if said_at is None and cfg.context_dated_by_conversation and a.get("conversation_created_at_utc") \
+            and a.get("export_content_type") == "user_editable_context":
+        # T41: the custom-instructions profile has no time of its own; it held when its conversation began
+        said_at, said_source = a["conversation_created_at_utc"], "CONVERSATION_TIME"
     b = Base(
         assertion_id=a["assertion_id"], message_id=a["message_id"], subject_entity_id=a["subject_entity_id"],
         subject_entity_type=a["subject_entity_type"], predicate_id=a["predicate_id"],
@@ -99,7 +105,7 @@ def assign(a: dict, times: list[dict], text: str | None, cfg: Any, fallback_tx: 
         modality=a["modality"], polarity=a["polarity"], confidence=float(a["confidence_final"]),
         subject_tier=a["subject_detection_tier"], object_tier=a["object_detection_tier"], user_grounded=grounded,
         order=(a["conversation_id"], a["order_index"], a["message_id"], a["assertion_id"]),
-        tx=a["asserted_at_utc"] or fallback_tx, tx_source="MESSAGE_TIME" if a["asserted_at_utc"] else "INGEST_TIME",
+        tx=said_at or fallback_tx, tx_source=said_source if said_at else "INGEST_TIME",
         superseded_by=a["superseded_by_assertion_id"], supersession_type=a["supersession_type"],
         aspect=a.get("aspect"))
     t0 = [t for t in times if t["resolved_type"] in ("instant", "interval") and t["valid_from_utc"]]
@@ -146,6 +152,8 @@ def assign(a: dict, times: list[dict], text: str | None, cfg: Any, fallback_tx: 
         blocked = None
         if not cfg.fallback_valid_from_asserted:
             blocked = "FALLBACK_DISABLED"
+        elif said_source == "CONVERSATION_TIME":
+            pass
         elif a["timestamp_quality"] != "original":
             blocked = "TIMESTAMP_NOT_ORIGINAL"
             flags.append("FALLBACK_BLOCKED_TIMESTAMP_NOT_ORIGINAL")
@@ -153,8 +161,8 @@ def assign(a: dict, times: list[dict], text: str | None, cfg: Any, fallback_tx: 
             blocked = "ASSERTED_AT_NULL"
             flags.append("FALLBACK_BLOCKED_ASSERTED_AT_NULL")
         if blocked is None:
-            b.valid_time_type, b.valid_from = "instant", a["asserted_at_utc"]
-            b.time_source = "ASSERTED_AT_FALLBACK"
+            b.valid_time_type, b.valid_from = "instant", said_at
+            b.time_source = "ASSERTED_AT_FALLBACK" if said_source == "MESSAGE_TIME" else said_source
             flags.append("FALLBACK_ASSERTED_AT_USED_NONEXPLICIT")
         b.raw["fallback_blocked_reason"] = blocked
     if b.valid_time_type == "interval" and b.valid_to is not None and b.valid_from is not None \
@@ -173,7 +181,9 @@ def assign(a: dict, times: list[dict], text: str | None, cfg: Any, fallback_tx: 
         reasons.append("NOT_USER_GROUNDED")
     if b.valid_from is None:
         reasons.append("VALID_FROM_NULL")
-    if not b.has_explicit:
+    b.observed = not b.has_explicit and b.valid_from is not None
+    if not b.has_explicit and not (cfg.observed_states_eligible and b.observed):
+        # T40: with observed states on, an undated claim holds at the time it was said
         reasons.append("NONEXPLICIT_TIME_SOURCE")
     b.reasons = reasons
     b.eligible = not reasons
@@ -181,6 +191,7 @@ def assign(a: dict, times: list[dict], text: str | None, cfg: Any, fallback_tx: 
                   "qualifier_type": a["temporal_qualifier_type"], "flags": flags,
                   "subject_detection_tier": b.subject_tier, "object_detection_tier": b.object_tier,
                   "eligibility_reasons": reasons, "eligible": b.eligible, "user_grounded": grounded,
-                  "transaction_time_source": b.tx_source})
+                  "transaction_time_source": b.tx_source,
+                  "time_basis": "explicit" if b.has_explicit else "observed" if b.observed else None})
     b.raw.setdefault("fallback_blocked_reason", None)
     return b
