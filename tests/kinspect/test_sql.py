@@ -73,6 +73,7 @@ def test_rows_default_cap_and_truncation(vault):
     d = few.as_dict()
     assert {"columns", "rows", "row_count", "truncated", "execution_ms"} <= set(d) and d["execution_ms"] >= 0
     assert run_readonly_sql(c, "PRAGMA table_info(nodes)", LIMITS).rows[0][1] == "id"
+    assert run_readonly_sql(c, "SELECT x'0102', NULL, 1.5", LIMITS).rows == [["<blob 2 bytes>", None, 1.5]]
     with pytest.raises(SqlRefused, match="max_rows"):
         run_readonly_sql(c, "SELECT 1", LIMITS, max_rows=0)
     c.close()

@@ -115,6 +115,8 @@ def ask_command(
                 fail(str(e), code=2)
     if as_json:
         print_json(res)
+        if res.get("error"):
+            raise typer.Exit(2)
         return
     out.print(f"SQL: {res['sql']}")
     if res.get("error"):
