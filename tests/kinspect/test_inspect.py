@@ -123,3 +123,13 @@ def test_cli_inspect(anna, cli):
     assert "conflict score" in p.stdout
     bad = cli("inspect", "node_detail", "Nobody at all", db=path, check=False)
     assert bad.returncode == 2 and "no node" in bad.stdout + bad.stderr
+
+
+def test_vault_api(anna):
+    from kenning.api import Vault
+
+    path, ids, _ = anna
+    with Vault.open(path, readonly=True) as v:
+        assert v.inspect("node_detail", node="Anna", now=NOW)["result_data"]["id"] == ids["Anna"]
+        assert v.sql("SELECT count(*) FROM nodes WHERE canonical_name = 'Anna'")["rows"] == [[1]]
+        assert v.digest(now=NOW)["content"]["work_context_sections"][0]["approaching_deadlines"]
