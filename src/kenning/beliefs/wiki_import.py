@@ -88,7 +88,7 @@ class _Run:
     # ---- reading --------------------------------------------------------------------------------------
     def raw_text(self, raw_path: str) -> tuple[str, str, int] | None:
         if raw_path not in self.raw_texts:
-            p = self.root / raw_path
+            p = self.raw_file(raw_path)
             try:
                 size = p.stat().st_size
                 if size > self.wcfg.max_raw_file_bytes:
@@ -99,6 +99,14 @@ class _Run:
             except OSError:
                 self.raw_texts[raw_path] = None
         return self.raw_texts[raw_path]
+
+    def raw_file(self, raw_path: str) -> Path:
+        """Where a cited raw file is read from (a staged run overlays its new sources; wiki_verify_run)."""
+        return self.root / raw_path
+
+    def scan_tree(self) -> wikisrc.WikiTree:
+        """The pages and sidecars to check (a staged run overlays its staged pages on ``wiki/``)."""
+        return wikisrc.scan(self.root, self.wcfg.wiki_dir, self.wcfg.raw_dir, self.wcfg.sidecar_suffix)
 
     def stage_provenance(self, sp: StagedPage, cited_keys: set[str]) -> None:
         page = sp.page
@@ -283,8 +291,18 @@ class _Run:
 
     # ---- run ------------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        ctx, cfg, wcfg = self.ctx, self.cfg, self.wcfg
-        tree = wikisrc.scan(self.root, wcfg.wiki_dir, wcfg.raw_dir, wcfg.sidecar_suffix)
+        tree, all_beliefs, final, existing, wiki_docs = self.prepare()
+        if self.findings:
+            raise WikiRunRejected(str(self.root), self.findings)
+        judged = self.judge_checks(all_beliefs, final)
+        if self.findings:
+            raise WikiRunRejected(str(self.root), self.findings)
+        return self.commit(tree, all_beliefs, final, existing, wiki_docs, judged)
+
+    def prepare(self) -> tuple[wikisrc.WikiTree, dict[str, dict], dict[str, dict], dict[str, dict], dict[str, dict]]:
+        """Read everything and run the deterministic checks; problems land in ``self.findings``. Writes nothing."""
+        ctx, wcfg = self.ctx, self.wcfg
+        tree = self.scan_tree()
         for path, err in tree.unreadable_pages.items():
             self.reject("sidecar", "unreadable_page", f"{path} cannot be read: {err}", path)
         for sc in tree.orphan_sidecars:
@@ -352,12 +370,7 @@ class _Run:
                             all_beliefs[bid]["_page"], bid)
         final = self.resolve_rows(all_beliefs)
         self.check_supersession(all_beliefs, final)
-        if self.findings:
-            raise WikiRunRejected(str(self.root), self.findings)
-        judged = self.judge_checks(all_beliefs, final)
-        if self.findings:
-            raise WikiRunRejected(str(self.root), self.findings)
-        return self.commit(tree, all_beliefs, final, existing, wiki_docs, judged)
+        return tree, all_beliefs, final, existing, wiki_docs
 
     # ---- transaction times (W5) ----------------------------------------------------------------------------
     def resolve_rows(self, beliefs: dict[str, dict]) -> dict[str, dict]:

@@ -42,9 +42,11 @@ app.add_typer(bench_app, name="bench")
 
 from kenning.cli.beliefs import beliefs_app, reindex_command, why_command  # noqa: E402
 from kenning.cli.serve import serve_app  # noqa: E402
+from kenning.cli.wiki import wiki_app  # noqa: E402
 
 app.add_typer(beliefs_app, name="beliefs")
 app.add_typer(serve_app, name="serve")
+app.add_typer(wiki_app, name="wiki")
 app.command("why")(why_command)
 app.command("reindex")(reindex_command)
 

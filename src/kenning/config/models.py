@@ -582,6 +582,16 @@ class M1Config(Strict):
     sample_seed: int
 
 
+class WikiWritePathConfig(Strict):
+    runs_dir: str
+    staged_dir: str
+    inbox_dir: str
+    guardian_prompt: str
+    max_source_chars: int = Field(gt=0)
+    max_beliefs_in_prompt: int = Field(gt=0)
+    revise_statement_votes: list[StatementVote]
+
+
 class BeliefsConfig(Strict):
     default_workspace: str
     statement_max_chars: int = Field(gt=0, le=280)  # the SQL CHECK caps statements at 280 (seed 002)
@@ -591,6 +601,7 @@ class BeliefsConfig(Strict):
     verifier: BeliefVerifierConfig
     why: WhyConfig
     m1: M1Config
+    write_path: WikiWritePathConfig
 
     @field_validator("supersession_reasons")
     @classmethod

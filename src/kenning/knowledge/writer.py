@@ -193,6 +193,7 @@ class KnowledgeWriter:
             self._add_provenance(doc, p, now)
         if op.last_verified_at:
             doc["last_verified_at"] = op.last_verified_at
+        doc.setdefault("last_verified_at", now)  # no dated evidence: verified when it was stated here (K17)
         self._refresh(doc, now)
 
     def _op_update_node(self, op: UpdateNode, pend: _Pending, now: str) -> None:

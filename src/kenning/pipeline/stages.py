@@ -34,7 +34,10 @@ STAGES: dict[str, Stage] = {
 # Source and ledger stages outside the conversation pipeline's order: `kenning ingest` picks the source stage
 # by what a path is (sources/inputs.py); the belief commands run the others. Not part of --stages ranges.
 from kenning.beliefs.stages import JudgedM1, ManualSupersede, MarkDrifted, PublishBeliefs, WikiRebuild  # noqa: E402
+from kenning.beliefs.wiki_commit import WikiCommit  # noqa: E402
 from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
+from kenning.beliefs.wiki_stage import WikiStage  # noqa: E402
+from kenning.beliefs.wiki_verify_run import WikiVerify  # noqa: E402
 from kenning.knowledge.ask import AskStage  # noqa: E402
 
 SIDE_STAGES: dict[str, Stage] = {
@@ -44,6 +47,9 @@ SIDE_STAGES: dict[str, Stage] = {
     "beliefs-supersede": ManualSupersede(),
     "beliefs-drift": MarkDrifted(),
     "beliefs-m1": JudgedM1(),
+    "wiki-stage": WikiStage(),      # seed 002 write path (W60–W79)
+    "wiki-verify": WikiVerify(),
+    "wiki-commit": WikiCommit(),
     "self-rollback": SelfRollback(),
     "self-merge": SelfMerge(),
     "self-links": SelfLinkReview(),

@@ -224,28 +224,39 @@ def is_wiki_workspace(path: str | Path, wiki_dir: str = "wiki", sidecar_suffix: 
     return any(base.rglob("*.md")) or any(base.rglob("*" + sidecar_suffix))
 
 
+def _listing(base: Path, prefix: str, suffix: str) -> dict[str, Path]:
+    """Files under ``base`` ending in ``suffix``, by their workspace-relative path (``prefix`` + path under base)."""
+    return {prefix + f.relative_to(base).as_posix(): f for f in base.rglob("*" + suffix) if f.is_file()}
+
+
 def scan(root: Path, wiki_dir: str, raw_dir: str, sidecar_suffix: str) -> WikiTree:
     """Every page and sidecar under ``root/wiki_dir``, in path order."""
+    return scan_overlay(root, wiki_dir, raw_dir, sidecar_suffix, None)
+
+
+def scan_overlay(root: Path, wiki_dir: str, raw_dir: str, sidecar_suffix: str, overlay: Path | None) -> WikiTree:
+    """As `scan`, with the files under ``overlay`` (a folder mirroring ``wiki_dir``, e.g. a run's ``staged/``)
+    read in place of their namesakes — the wiki as it would be once the run commits."""
     base = root / wiki_dir
+    prefix = wiki_dir.rstrip("/") + "/"
+    page_files = _listing(base, prefix, ".md")
+    sidecar_files = _listing(base, prefix, sidecar_suffix)
+    if overlay is not None and overlay.is_dir():
+        page_files.update(_listing(overlay, prefix, ".md"))
+        sidecar_files.update(_listing(overlay, prefix, sidecar_suffix))
     pages: dict[str, WikiPage] = {}
     unreadable: dict[str, str] = {}
-    for f in sorted(base.rglob("*.md"), key=lambda x: x.as_posix()):
-        if not f.is_file():
-            continue
-        path = rel(root, f)
+    for path in sorted(page_files):
         try:
-            pages[path] = parse_page(path, f.read_bytes(), raw_dir)
+            pages[path] = parse_page(path, page_files[path].read_bytes(), raw_dir)
         except OSError as e:
             unreadable[path] = e.strerror or str(e)
     sidecars: dict[str, Sidecar] = {}
     orphans: list[Sidecar] = []
-    for f in sorted(base.rglob("*" + sidecar_suffix), key=lambda x: x.as_posix()):
-        if not f.is_file():
-            continue
-        path = rel(root, f)
+    for path in sorted(sidecar_files):
         page = path[: -len(sidecar_suffix)] + ".md"
         try:
-            sc = parse_sidecar(path, page, f.read_bytes())
+            sc = parse_sidecar(path, page, sidecar_files[path].read_bytes())
         except OSError as e:
             sc = Sidecar(path, page, None, f"cannot be read: {e.strerror}", None)
         if page in pages:

@@ -123,9 +123,11 @@ def capped_degrees(conn: apsw.Connection, ids: Sequence[str], cap: int) -> dict[
 # ---- candidate sources ---------------------------------------------------------------------------------------
 
 def recent_nodes(conn: apsw.Connection, since: str, *, limit: int, kinds: Sequence[str]) -> list[dict[str, Any]]:
-    """§42A.1.4 source 3: live nodes of ``kinds`` changed after ``since``, newest first (walks idx_nodes_updated)."""
-    sql = (f"SELECT {NODE_SELECT} FROM nodes n WHERE n.updated_at > ? AND {LIVE} "
-           f"AND n.node_kind IN ({marks(len(kinds))}) ORDER BY n.updated_at DESC, n.id DESC LIMIT ?")
+    """§42A.1.4 source 3: live nodes of ``kinds`` last evidenced (said, confirmed: ``last_verified_at``) after
+    ``since``, newest first (walks idx_nodes_verified). Import time is not activity: a re-import of old chats
+    makes nothing recent (decision K17)."""
+    sql = (f"SELECT {NODE_SELECT} FROM nodes n WHERE n.last_verified_at > ? AND {LIVE} "
+           f"AND n.node_kind IN ({marks(len(kinds))}) ORDER BY n.last_verified_at DESC, n.id DESC LIMIT ?")
     return _nodes(rows(conn, sql, (since, *kinds, limit)))
 
 

@@ -31,6 +31,8 @@ CREATE TABLE context_session_items (
 -- The gate's "recently active" source orders by updated_at (§42A.1.4 source 3): without an index that is a sort of
 -- every node.
 CREATE INDEX idx_nodes_updated ON nodes(updated_at);
+-- §42A.1.4 recent activity is when a node was last evidenced (said, confirmed), not when Kenning stored it.
+CREATE INDEX idx_nodes_verified ON nodes(last_verified_at);
 
 -- Each FTS term's document count (fts5vocab over the contentless index): a request word found in too large a share
 -- of nodes names nothing in particular, and BM25-ranking all its matches would cost the packet its latency budget.
