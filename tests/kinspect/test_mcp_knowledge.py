@@ -23,7 +23,7 @@ from tests.conftest import SRC
 from knowledge.delivery_fixtures import NOW
 
 ENV = {"PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
-NEW_TOOLS = {"context", "knowledge_brief", "neighbors", "inspect_knowledge", "sql"}
+NEW_TOOLS = {"context", "knowledge_brief", "neighbors", "inspect_knowledge", "sql", "describe_knowledge_schema"}
 
 CALLS = {
     "context": ("context", {"request": "plan the hike with Anna", "entity": "Anna", "now": NOW}),
@@ -33,6 +33,7 @@ CALLS = {
     "inspect": ("inspect_knowledge", {"query_type": "confidence_breakdown", "node": "Anna", "now": NOW}),
     "search": ("inspect_knowledge", {"query_type": "search_knowledge", "query": "Annie"}),
     "sql": ("sql", {"sql": "SELECT canonical_name FROM nodes WHERE node_kind = 'goal' ORDER BY 1"}),
+    "schema": ("describe_knowledge_schema", {}),
     # refusals
     "sql_write": ("sql", {"sql": "DELETE FROM nodes"}),
     "sql_attach": ("sql", {"sql": "ATTACH ':memory:' AS x"}),
@@ -91,6 +92,7 @@ def test_round_trips_over_stdio(anna):
     s = got["sql"].structured_content
     assert s["columns"] == ["canonical_name"] and s["rows"] == [["Help Anna move to Porto"],
                                                                  ["Hike the Rota Vicentina with Anna"]]
+    assert got["schema"].structured_content["tables"][0]["table"] == "nodes"
     assert _digest(path) == before
 
 

@@ -2,7 +2,8 @@
 
 Tools: ``why`` (seed 002 "The why MCP tool"), ``beliefs_list``, ``belief_history``, ``search`` (issue 9's hybrid
 search, R61); over the DOC72 knowledge store (seed 003): ``context`` (§42A.1), ``knowledge_brief`` (§41.4),
-``neighbors`` (§43 entity_neighbors), ``inspect_knowledge`` (§41.2) and ``sql`` (§41.6, D50–D53). Every call opens the vault read-only (``PRAGMA query_only``), so the server can never change it; the
+``neighbors`` (§43 entity_neighbors), ``inspect_knowledge`` (§41.2), ``sql`` and ``describe_knowledge_schema``
+(§41.6, D50–D55). Every call opens the vault read-only (``PRAGMA query_only``), so the server can never change it; the
 vector mirror is kept per process, so only a server's first search pays for loading it.
 """
 
@@ -33,7 +34,8 @@ INSTRUCTIONS = (
     "`knowledge_brief` a 200–300 token brief on one entity; `neighbors` an entity's related nodes (depth 1 or 2); "
     "`inspect_knowledge` says why a node is there (node_detail, provenance_chain, experience_record, "
     "confidence_breakdown, connected_nodes, tag_explanation, entity_knowledge_brief, search_knowledge); "
-    "`sql` runs one read-only SELECT against the vault's tables (nodes, aliases, edges, provenance_entries, …)."
+    "`sql` runs one read-only SELECT against the vault's tables (nodes, aliases, edges, provenance_entries, …); "
+    "`describe_knowledge_schema` lists those tables, their columns and meanings."
 )
 
 MAX_K = 100   # an agent asking for thousands of hits gets a tool error, not a flood (R61)
@@ -223,8 +225,16 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
             return _plain(run_readonly_sql(v.conn, sql, sql_limits(v.config), max_rows=max_rows,
                                            timeout_ms=timeout_ms).as_dict())
 
+    def describe_knowledge_schema() -> dict[str, Any]:
+        """The tables `sql` may read, with their columns and what they mean (seed 003 §41.6 "schema on demand via
+        describe_knowledge_schema"): call it before writing SQL."""
+        from kenning.knowledge.ask import schema_card
+
+        with open_ro() as v:
+            return _plain(schema_card(v.conn, v.config))
+
     for fn in (why, beliefs_list, belief_history, search, context, knowledge_brief, neighbors, inspect_knowledge,
-               sql):
+               sql, describe_knowledge_schema):
         app.add_tool(anticipated(fn), name=fn.__name__, annotations=READ_ONLY)
     return app
 
