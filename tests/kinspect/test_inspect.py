@@ -133,3 +133,24 @@ def test_vault_api(anna):
         assert v.inspect("node_detail", node="Anna", now=NOW)["result_data"]["id"] == ids["Anna"]
         assert v.sql("SELECT count(*) FROM nodes WHERE canonical_name = 'Anna'")["rows"] == [[1]]
         assert v.digest(now=NOW)["content"]["work_context_sections"][0]["approaching_deadlines"]
+
+
+def test_search_knowledge_with_node_vectors_reads_only(anna):
+    from kenning.knowledge.vectors import embed_nodes
+    from kenning.pipeline.clock import Clock
+
+    path, ids, _ = anna
+    config = load_config(overrides={"embeddings": {"backend": "hash"},
+                                    "knowledge": {"store": {"event_log": "off"}}})
+    c = open_store(path)
+    assert embed_nodes(c, config, Clock(NOW))["node_vectors_written"] > 5
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = _digest(path)
+    res = inspect_knowledge(c, config, "search_knowledge", now=NOW, query="a nurse in Lisbon, your sister",
+                            vectors=True)["result_data"]["hits"]
+    assert any("vector_score" in h for h in res) and ids["Anna"] in [h["node_id"] for h in res]
+    plain = inspect_knowledge(c, config, "search_knowledge", now=NOW, query="a nurse in Lisbon, your sister")
+    assert not any("vector_score" in h for h in plain["result_data"]["hits"])      # off by default
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c.close()
+    assert _digest(path) == before

@@ -37,6 +37,9 @@ def inspect_command(
     node: Annotated[Optional[str], typer.Argument(help="The node: id, id prefix, name or alias.")] = None,
     query: Annotated[Optional[str], typer.Option("--query", "-q", help="What to search for (search_knowledge).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", help="At most this many hits / edges.")] = None,
+    vectors: Annotated[Optional[bool], typer.Option("--vectors/--no-vectors", help="search_knowledge: also the "
+                                                    "node vectors (default inspect.search_vectors).",
+                                                    show_default=False)] = None,
     as_of: AsOfOpt = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
@@ -49,7 +52,8 @@ def inspect_command(
     now = _now(as_of)
     with open_vault(db, config, readonly=True) as v:
         try:
-            res = inspect_knowledge(v.conn, v.config, query_type, now=now, node=node, query=query, limit=limit)
+            res = inspect_knowledge(v.conn, v.config, query_type, now=now, node=node, query=query, limit=limit,
+                                    vectors=vectors)
         except (InspectError, KnowledgeError) as e:
             fail(str(e), code=2)
     if as_json:

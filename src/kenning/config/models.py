@@ -1198,6 +1198,7 @@ class DigestConfig(Strict):
 class InspectConfig(Strict):
     sql: InspectSqlConfig
     search_limit: int = Field(ge=1)
+    search_vectors: bool
     connected_limit: int = Field(ge=1)
     text_to_sql: TextToSqlConfig
     compiled_truth: CompiledTruthConfig

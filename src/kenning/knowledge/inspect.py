@@ -29,7 +29,8 @@ class InspectError(ValueError):
 
 
 def inspect_knowledge(conn: apsw.Connection, config: Config, query_type: str, *, now: str, node: str | None = None,
-                      query: str | None = None, limit: int | None = None) -> dict[str, Any]:
+                      query: str | None = None, limit: int | None = None,
+                      vectors: bool | None = None) -> dict[str, Any]:
     if query_type in NOT_IN_KENNING:
         raise InspectError(f"{query_type} describes an assistant's injection turns, which Kenning does not keep; "
                            f"use one of: {', '.join(QUERY_TYPES)}")
@@ -39,7 +40,7 @@ def inspect_knowledge(conn: apsw.Connection, config: Config, query_type: str, *,
     if query_type == "search_knowledge":
         if not (query or node or "").strip():
             raise InspectError("search_knowledge needs a query")
-        return search_knowledge(conn, config, (query or node or "").strip(), limit=limit)
+        return search_knowledge(conn, config, (query or node or "").strip(), limit=limit, vectors=vectors)
     if not node:
         raise InspectError(f"{query_type} needs a node (id, id prefix, name or alias)")
     return fn(conn, config, node, now=now, limit=limit)
@@ -185,8 +186,29 @@ def entity_knowledge_brief(conn: apsw.Connection, config: Config, ref: str, *, n
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def search_knowledge(conn: apsw.Connection, config: Config, query: str, *, limit: int | None = None) -> dict:
-    """Exact name / alias first, then FTS5 over ``fts_nodes`` (names, aliases, descriptions), best first."""
+def _vector_ids(conn: apsw.Connection, config: Config, query: str, k: int) -> list[tuple[str, float]]:
+    """Nearest nodes in the vector space ``nodes``; the query is embedded without the vault's embedding cache,
+    so the read stays a read (D56). Empty when the space has no vectors or another model made them."""
+    from kenning.knowledge.vectors import SPACE
+    from kenning.llm.embed import get_embedder
+    from kenning.llm.index import VectorIndex
+    from kenning.store import vectors as vsql
+
+    table = vsql.active_table(conn)
+    if table is None:
+        return []
+    emb = get_embedder(config, table["model_id"], dimension=int(table["dimension"]))
+    if emb.model_id != table["model_id"]:
+        return []
+    q = emb.embed([query])[0]
+    hits = VectorIndex(conn, config).search(q, k, space=SPACE, model_id=table["model_id"])
+    return [(h.item_id, h.score) for h in hits]
+
+
+def search_knowledge(conn: apsw.Connection, config: Config, query: str, *, limit: int | None = None,
+                     vectors: bool | None = None) -> dict:
+    """Exact name / alias first, then FTS5 over ``fts_nodes`` (names, aliases, descriptions), then (when
+    ``inspect.search_vectors`` or ``vectors``) the node vectors, best first."""
     cap = min(limit or config.inspect.search_limit, config.inspect.search_limit)
     ids: list[str] = []
     how: dict[str, str] = {}
@@ -202,6 +224,13 @@ def search_knowledge(conn: apsw.Connection, config: Config, query: str, *, limit
             if nid not in how:
                 ids.append(nid)
                 how[nid] = "fts"
+    scores: dict[str, float] = {}
+    if config.inspect.search_vectors if vectors is None else vectors:
+        for nid, score in _vector_ids(conn, config, query, cap):
+            scores[nid] = round(score, 4)
+            if nid not in how:
+                ids.append(nid)
+                how[nid] = "vector"
     hits = []
     for nid in ids[:cap]:
         n = ksql.get_node(conn, nid)
@@ -209,7 +238,8 @@ def search_knowledge(conn: apsw.Connection, config: Config, query: str, *, limit
             continue
         hits.append({"node_id": nid, "canonical_name": n["canonical_name"], "node_kind": n["node_kind"],
                      "confidence": n["confidence"], "lifecycle_state": n["lifecycle_state"],
-                     "is_active": bool(n["is_active"]), "matched_by": how[nid]})
+                     "is_active": bool(n["is_active"]), "matched_by": how[nid],
+                     **({"vector_score": scores[nid]} if nid in scores else {})})
     summary = (f"{len(hits)} node(s) for {query!r}: " + "; ".join(_label({**h, "id": h["node_id"]})
                                                                   for h in hits[:5])) if hits else \
         f"no node matches {query!r}"
