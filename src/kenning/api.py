@@ -219,6 +219,27 @@ class Vault:
 
         return run_query(self.conn, self.config, kind, now=now or Clock(None).now(), **args)
 
+    def inspect(self, query_type: str, *, node: str | None = None, query: str | None = None,
+                limit: int | None = None, now: str | None = None) -> dict[str, Any]:
+        """§41.2 inspect_knowledge (see :mod:`kenning.knowledge.inspect`); reads only."""
+        from kenning.knowledge.inspect import inspect_knowledge
+
+        return inspect_knowledge(self.conn, self.config, query_type, now=now or Clock(None).now(), node=node,
+                                 query=query, limit=limit)
+
+    def sql(self, sql: str, *, max_rows: int | None = None, timeout_ms: int | None = None) -> dict[str, Any]:
+        """§41.6 one read-only statement (see :mod:`kenning.store.readonly_sql`); raises SqlRefused."""
+        from kenning.store.readonly_sql import limits_of, run_readonly_sql
+
+        return run_readonly_sql(self.conn, sql, limits_of(self.config), max_rows=max_rows,
+                                timeout_ms=timeout_ms).as_dict()
+
+    def digest(self, *, since: str | None = None, now: str | None = None) -> dict[str, Any]:
+        """§42A.4.6 the weekly digest (see :mod:`kenning.knowledge.digest`)."""
+        from kenning.knowledge.digest import weekly_digest
+
+        return weekly_digest(self.conn, self.config, now=now or Clock(None).now(), since=since)
+
     def status(self) -> dict[str, Any]:
         return {
             "db": str(self.path),

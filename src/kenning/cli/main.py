@@ -108,6 +108,15 @@ def _register_knowledge_commands() -> None:
 _register_knowledge_commands()
 
 
+def _register_inspect_commands() -> None:
+    from kenning.cli.inspect import register
+
+    register(app)
+
+
+_register_inspect_commands()
+
+
 def _register_delivery_commands() -> None:
     from kenning.cli.query import register
 

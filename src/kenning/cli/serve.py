@@ -21,7 +21,8 @@ def serve_mcp(
     db: DbOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """An MCP server with the read-only tools why, beliefs_list, belief_history and search."""
+    """An MCP server with the read-only tools why, beliefs_list, belief_history, search, context, knowledge_brief,
+    neighbors, inspect_knowledge, sql and describe_knowledge_schema."""
     from kenning.api import Vault
     from kenning.serve.mcp_server import LoopbackOnly, parse_http, serve_http, serve_stdio
 

@@ -558,6 +558,7 @@ class Config(Strict):
     beliefs: "BeliefsConfig"
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
+    inspect: "InspectConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1173,6 +1174,51 @@ class KnowledgeDeliveryConfig(Strict):
     obligations: DeliveryObligationsConfig
     low_hit_rate: float = Field(ge=0, le=1)
     brief: BriefConfig
+
+
+# ---- seed 003 §41, §42A.4: inspection, read-only SQL, compiled truth, digest ------------------------------
+
+class InspectSqlConfig(Strict):
+    rows_default: int = Field(ge=1)
+    rows_cap: int = Field(ge=1)
+    timeout_ms_default: int = Field(ge=1)
+    timeout_ms_cap: int = Field(ge=1)
+
+
+class TextToSqlConfig(Strict):
+    tables: list[str]
+    max_sql_chars: int = Field(ge=1)
+
+
+class CompiledTruthConfig(Strict):
+    lock_minutes: float = Field(gt=0)
+    max_related: int = Field(ge=0, le=20)
+    low_confidence_below: float = Field(ge=0, le=1)
+    recent_provenance: int = Field(ge=0)
+    renderer_version: str
+
+
+class ConstellationConfig(Strict):
+    max_primary_entities: int = Field(ge=1)
+    max_recent_changes: int = Field(ge=1)
+    max_likely_next_procedures: int = Field(ge=1)
+
+
+class DigestConfig(Strict):
+    window_days: int = Field(ge=1)
+    max_entities: int = Field(ge=1)
+    deadline_days: int = Field(ge=0)
+
+
+class InspectConfig(Strict):
+    sql: InspectSqlConfig
+    search_limit: int = Field(ge=1)
+    search_vectors: bool
+    connected_limit: int = Field(ge=1)
+    text_to_sql: TextToSqlConfig
+    compiled_truth: CompiledTruthConfig
+    constellation: ConstellationConfig
+    digest: DigestConfig
 
 
 Config.model_rebuild()

@@ -39,6 +39,7 @@ from kenning.beliefs.wiki_commit import WikiCommit  # noqa: E402
 from kenning.beliefs.wiki_import import WikiImport  # noqa: E402
 from kenning.beliefs.wiki_stage import WikiStage  # noqa: E402
 from kenning.beliefs.wiki_verify_run import WikiVerify  # noqa: E402
+from kenning.knowledge.ask import AskStage  # noqa: E402
 
 SIDE_STAGES: dict[str, Stage] = {
     "wiki": WikiImport(),
@@ -59,6 +60,7 @@ SIDE_STAGES: dict[str, Stage] = {
     "self-conflicts": SelfConflictResolve(),
     "self-demote": SelfDemote(),
     "self-analyze": SelfAnalyze(),
+    "ask": AskStage(),
 }
 
 

@@ -1,7 +1,9 @@
 """Kenning's MCP server (official `mcp` SDK): read-only belief and search tools over stdio or streamable HTTP.
 
 Tools: ``why`` (seed 002 "The why MCP tool"), ``beliefs_list``, ``belief_history``, ``search`` (issue 9's hybrid
-search, R61). Every call opens the vault read-only (``PRAGMA query_only``), so the server can never change it; the
+search, R61); over the DOC72 knowledge store (seed 003): ``context`` (§42A.1), ``knowledge_brief`` (§41.4),
+``neighbors`` (§43 entity_neighbors), ``inspect_knowledge`` (§41.2), ``sql`` and ``describe_knowledge_schema``
+(§41.6, D50–D55). Every call opens the vault read-only (``PRAGMA query_only``), so the server can never change it; the
 vector mirror is kept per process, so only a server's first search pays for loading it.
 """
 
@@ -27,10 +29,22 @@ INSTRUCTIONS = (
     "`beliefs_list` lists beliefs (by topic, current only); `belief_history` follows one belief's chain. "
     "Use `search` to find what was said or written — turns of chats and transcripts, entities, beliefs — in the "
     "user's own words ('what car does Evan drive?', 'when did I go to that support group?'): each hit has its "
-    "text, speaker, date, conversation, per-lane ranks and its evidence chain."
+    "text, speaker, date, conversation, per-lane ranks and its evidence chain. "
+    "The knowledge graph: `context` gives the compact, novelty-gated packet of what matters for a request; "
+    "`knowledge_brief` a 200–300 token brief on one entity; `neighbors` an entity's related nodes (depth 1 or 2); "
+    "`inspect_knowledge` says why a node is there (node_detail, provenance_chain, experience_record, "
+    "confidence_breakdown, connected_nodes, tag_explanation, entity_knowledge_brief, search_knowledge); "
+    "`sql` runs one read-only SELECT against the vault's tables (nodes, aliases, edges, provenance_entries, …); "
+    "`describe_knowledge_schema` lists those tables, their columns and meanings."
 )
 
 MAX_K = 100   # an agent asking for thousands of hits gets a tool error, not a flood (R61)
+MAX_BUDGET = 2000   # a context packet's token budget an agent may ask for (D52)
+
+
+def _plain(data: Any) -> Any:
+    """JSON-plain (dates and other objects as strings), exactly what the CLI's --json prints."""
+    return orjson.loads(orjson.dumps(data, default=str))
 
 
 class LoopbackOnly(ValueError):
@@ -68,13 +82,17 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         from kenning.beliefs.timeutil import TimeValueError
         from kenning.beliefs.why import WhyError
         from kenning.config.loader import ConfigError
+        from kenning.knowledge.errors import KnowledgeError
+        from kenning.knowledge.inspect import InspectError
         from kenning.store.connection import StoreError
+        from kenning.store.readonly_sql import SqlRefused
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except (WhyError, TimeValueError, StoreError, ConfigError, LookupError) as e:
+            except (WhyError, TimeValueError, StoreError, ConfigError, LookupError, KnowledgeError, InspectError,
+                    SqlRefused) as e:
                 raise ToolError(str(e)) from e
 
         return wrapper
@@ -132,7 +150,94 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
                 raise ToolError(str(e).replace("--as-of ", "as_of ")) from e
         return orjson.loads(orjson.dumps(found, default=str))   # exactly what `kenning search --json` prints
 
-    for fn in (why, beliefs_list, belief_history, search):
+    def _now(now: str | None) -> str:
+        from kenning.pipeline.clock import Clock, ClockError
+
+        try:
+            return Clock.from_option(now).now()
+        except ClockError as e:
+            raise ToolError(str(e).replace("--as-of ", "now ")) from e
+
+    def context(request: str, entity: str | None = None, budget: int | None = None, session: str | None = None,
+                now: str | None = None) -> dict[str, Any]:
+        """The novelty-gated context packet for a request (seed 003 §42A.1): at most `budget` tokens (default 500,
+        at most 2000) of lines such as "Anna (your sister)", chosen from the work context, participants, recent
+        and cross-context knowledge, with goals, obligations due soon, memory directives and [caution] /
+        [distinguish] flags. `entity` (id, name or alias) centres it on one entity; `now` (ISO) is the time the
+        request is made. Returns lines, sections and the seed's telemetry (tokens_used, source_token_share, …).
+        The server is read-only, so the packet is not recorded and `session` novelty covers only packets other
+        programs recorded."""
+        if budget is not None and not 1 <= budget <= MAX_BUDGET:
+            raise ToolError(f"budget must be between 1 and {MAX_BUDGET} tokens, not {budget}")
+        if not request.strip():
+            raise ToolError("request is empty: say what the assistant is about to do")
+        at = _now(now)
+        with open_ro() as v:
+            packet = v.context(request, entity=entity, budget=budget, session=session, now=at, record=False)
+        return _plain(packet.as_dict())
+
+    def knowledge_brief(entity: str, now: str | None = None) -> dict[str, Any]:
+        """A 200–300 token structured brief on one entity (seed 003 §41.4): related entities, concepts, goals,
+        procedures, obligations, recent activity, confidence and what is stale. `entity`: id, name or alias."""
+        at = _now(now)
+        with open_ro() as v:
+            return _plain(v.brief(entity, now=at).as_dict())
+
+    def neighbors(entity: str, depth: int = 1, edge_types: list[str] | None = None, max_results: int | None = None,
+                  now: str | None = None) -> dict[str, Any]:
+        """An entity's related nodes (seed 003 §43 entity_neighbors), depth 1 or 2, optionally only these
+        relation types; `max_results` at most 100. Returns results, latency_ms, truncated and truncation_reason
+        (a query past its time ceiling is cut, not slowed)."""
+        if depth not in (1, 2):
+            raise ToolError(f"depth must be 1 or 2, not {depth}")
+        if max_results is not None and not 1 <= max_results <= MAX_K:
+            raise ToolError(f"max_results must be between 1 and {MAX_K}, not {max_results}")
+        at = _now(now)
+        with open_ro() as v:
+            return _plain(v.query("entity_neighbors", now=at, entity_id=entity, depth=depth, edge_types=edge_types,
+                                  max_results=max_results).as_dict())
+
+    def inspect_knowledge(query_type: str, node: str | None = None, query: str | None = None,
+                          limit: int | None = None, now: str | None = None) -> dict[str, Any]:
+        """Why is this in my knowledge? (seed 003 §41.2) `query_type`: node_detail (everything about a node),
+        provenance_chain (where it was learned, each quote checked against its source), experience_record
+        (usage and outcomes), confidence_breakdown (α/β, decay, caps), connected_nodes, tag_explanation (why it
+        would be flagged [caution] / [distinguish] / stale), entity_knowledge_brief, search_knowledge (needs
+        `query`). `node`: id, id prefix, name or alias. Returns query_type, result_summary (to relay),
+        result_data and suggested_actions. Reads only."""
+        if limit is not None and not 1 <= limit <= MAX_K:
+            raise ToolError(f"limit must be between 1 and {MAX_K}, not {limit}")
+        from kenning.knowledge.inspect import inspect_knowledge as inspect_fn
+
+        at = _now(now)
+        with open_ro() as v:
+            return _plain(inspect_fn(v.conn, v.config, query_type, now=at, node=node, query=query, limit=limit))
+
+    def sql(sql: str, max_rows: int | None = None, timeout_ms: int | None = None) -> dict[str, Any]:
+        """One read-only SQL statement against the vault (seed 003 §41.6): SELECT / WITH … SELECT / a reading
+        PRAGMA such as table_info(nodes). Tables: nodes (id, node_kind, canonical_name, confidence, payload JSON,
+        …), aliases, edges (source_id, target_id, relation_type, end_date NULL = current), provenance_entries
+        (verbatim_excerpt, source_ref, …), experience_records, knowledge_commits, messages, conversations.
+        `max_rows` default 20, at most 100; `timeout_ms` default 500, at most 2000. Returns columns, rows,
+        row_count, truncated and execution_ms. Writes, ATTACH, write pragmas, extensions and several statements
+        are refused."""
+        from kenning.store.readonly_sql import limits_of as sql_limits
+        from kenning.store.readonly_sql import run_readonly_sql
+
+        with open_ro() as v:
+            return _plain(run_readonly_sql(v.conn, sql, sql_limits(v.config), max_rows=max_rows,
+                                           timeout_ms=timeout_ms).as_dict())
+
+    def describe_knowledge_schema() -> dict[str, Any]:
+        """The tables `sql` may read, with their columns and what they mean (seed 003 §41.6 "schema on demand via
+        describe_knowledge_schema"): call it before writing SQL."""
+        from kenning.knowledge.ask import schema_card
+
+        with open_ro() as v:
+            return _plain(schema_card(v.conn, v.config))
+
+    for fn in (why, beliefs_list, belief_history, search, context, knowledge_brief, neighbors, inspect_knowledge,
+               sql, describe_knowledge_schema):
         app.add_tool(anticipated(fn), name=fn.__name__, annotations=READ_ONLY)
     return app
 
