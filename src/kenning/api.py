@@ -200,12 +200,13 @@ class Vault:
         return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes, kinds=kinds)
 
     def context(self, request: str, *, entity: str | None = None, budget: int | None = None,
-                session: str | None = None, now: str | None = None, record: bool = True) -> Any:
+                session: str | None = None, now: str | None = None, record: bool = True,
+                given: set[str] | None = None) -> Any:
         """The novelty-gated context packet for ``request`` (see :mod:`kenning.retrieve.context`)."""
         from kenning.retrieve.context import build_context
 
         return build_context(self.conn, self.config, request, now=now or Clock(None).now(), entity=entity,
-                             budget=budget, session=session, record=record)
+                             budget=budget, session=session, record=record, given=given)
 
     def brief(self, node: str, *, now: str | None = None) -> Any:
         """The 200–300 token knowledge brief for an entity (see :mod:`kenning.retrieve.brief`)."""

@@ -27,6 +27,9 @@ NEW_TOOLS = {"context", "knowledge_brief", "neighbors", "inspect_knowledge", "sq
 
 CALLS = {
     "context": ("context", {"request": "plan the hike with Anna", "entity": "Anna", "now": NOW}),
+    "ctx_s1": ("context", {"request": "plan the hike with Anna", "entity": "Anna", "session": "s1", "now": NOW}),
+    "ctx_s1_again": ("context", {"request": "plan the hike with Anna", "entity": "Anna", "session": "s1",
+                                 "now": NOW}),
     "brief": ("knowledge_brief", {"entity": "Anna", "now": NOW}),
     "neighbors": ("neighbors", {"entity": "Anna", "depth": 1, "now": NOW}),
     "neighbors2": ("neighbors", {"entity": "Anna", "depth": 2, "max_results": 3, "now": NOW}),
@@ -85,6 +88,11 @@ def test_round_trips_over_stdio(anna):
         c.close()
     packet = got["context"].structured_content
     assert packet["lines"] and packet["tokens_used"] <= 500 and packet["recorded"] is False
+    # novelty within a session, kept by the server (the vault is not written, K18)
+    first, again = got["ctx_s1"].structured_content, got["ctx_s1_again"].structured_content
+    assert first["lines"] == packet["lines"]
+    ids_of = lambda p: {i["id"] for items in p["sections"].values() for i in items}  # noqa: E731
+    assert ids_of(first) and not ids_of(first) & ids_of(again)
     names = {r.get("canonical_name") or r.get("name") for r in got["neighbors"].structured_content["results"]}
     assert "Lisbon" in names
     assert len(got["neighbors2"].structured_content["results"]) <= 3

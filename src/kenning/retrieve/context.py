@@ -92,13 +92,22 @@ class _Gate:
 
 
 def build_context(conn: apsw.Connection, config: Config, request: str, *, now: str, entity: str | None = None,
-                  budget: int | None = None, session: str | None = None, record: bool = True) -> ContextPacket:
-    return _Builder(conn, config, request, now=now, entity_ref=entity, budget=budget, session=session).build(record)
+                  budget: int | None = None, session: str | None = None, record: bool = True,
+                  given: set[str] | None = None) -> ContextPacket:
+    """``given``: item ids the caller knows this session was already given (a read-only caller such as the MCP
+    server keeps them itself, K18), besides those recorded in the vault."""
+    return _Builder(conn, config, request, now=now, entity_ref=entity, budget=budget, session=session,
+                    given=given).build(record)
+
+
+def given_items(packet: ContextPacket) -> set[str]:
+    """The item ids a packet gave (what novelty must not repeat in the same session)."""
+    return {item["id"] for items in packet.sections.values() for item in items}
 
 
 class _Builder:
     def __init__(self, conn: apsw.Connection, config: Config, request: str, *, now: str, entity_ref: str | None,
-                 budget: int | None, session: str | None):
+                 budget: int | None, session: str | None, given: set[str] | None = None):
         self.conn, self.config, self.request, self.now = conn, config, request, as_utc(now)
         self.d = config.knowledge.delivery
         self.g = self.d.gate
@@ -109,7 +118,7 @@ class _Builder:
         self.entity_ref = entity_ref
         self.deadline = Deadline(self.d.query_ceilings["context"].ceiling_ms)
         self.truncated: str | None = None
-        self.given: set[str] = kq.session_items(conn, self.session) if self.session else set()
+        self.given: set[str] = (kq.session_items(conn, self.session) if self.session else set()) | (given or set())
         self.words = words(request, config)
         self.expr = fts_expression(self.words, config, conn)
         self.generic = {normalize_alias(x) for x in self.g.generic_names}
@@ -382,7 +391,7 @@ class _Builder:
         """Store the packet (telemetry per packet) and what its session was given. The request naming an entity an
         earlier packet of the session put in its gate counts as that packet's gate hit (§42A.1.5 gate_hit_rate,
         D17)."""
-        given = [item["id"] for items in packet.sections.values() for item in items]
+        given = sorted(given_items(packet))
         with write_scope(self.conn):
             for e in earlier:
                 hits = set(e["referenced_node_ids"]) | (referenced_now & set(e["gate_node_ids"]))

@@ -158,6 +158,8 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         except ClockError as e:
             raise ToolError(str(e).replace("--as-of ", "now ")) from e
 
+    session_given: dict[str, set[str]] = {}  # session → item ids given (novelty without writing the vault, K18)
+
     def context(request: str, entity: str | None = None, budget: int | None = None, session: str | None = None,
                 now: str | None = None) -> dict[str, Any]:
         """The novelty-gated context packet for a request (seed 003 §42A.1): at most `budget` tokens (default 500,
@@ -165,15 +167,20 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         and cross-context knowledge, with goals, obligations due soon, memory directives and [caution] /
         [distinguish] flags. `entity` (id, name or alias) centres it on one entity; `now` (ISO) is the time the
         request is made. Returns lines, sections and the seed's telemetry (tokens_used, source_token_share, …).
-        The server is read-only, so the packet is not recorded and `session` novelty covers only packets other
-        programs recorded."""
+        Within a `session`, what an earlier call gave is not given again (the server remembers it while it runs;
+        the vault is not written)."""
         if budget is not None and not 1 <= budget <= MAX_BUDGET:
             raise ToolError(f"budget must be between 1 and {MAX_BUDGET} tokens, not {budget}")
         if not request.strip():
             raise ToolError("request is empty: say what the assistant is about to do")
+        from kenning.retrieve.context import given_items
+
         at = _now(now)
         with open_ro() as v:
-            packet = v.context(request, entity=entity, budget=budget, session=session, now=at, record=False)
+            packet = v.context(request, entity=entity, budget=budget, session=session, now=at, record=False,
+                               given=session_given.get(session) if session else None)
+        if session:
+            session_given.setdefault(session, set()).update(given_items(packet))
         return _plain(packet.as_dict())
 
     def knowledge_brief(entity: str, now: str | None = None) -> dict[str, Any]:
