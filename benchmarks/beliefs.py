@@ -102,7 +102,9 @@ class SynthBeliefs:
                 "superseded_in_run": None if last else ctx.run_id,
                 "supersession_reason": None if last else "contradicted_by_new_source",
                 "source_valid_from": None, "source_valid_to": None, "supporting_count": 1,
-                "contradicting_belief_ids": None, "confidence_hint": "single_source", "created_at": ctx.started_at_utc})
+                "contradicting_belief_ids": None, "confidence_hint": "single_source", "created_at": ctx.started_at_utc,
+                "recorded_at": ctx.started_at_utc,
+                "superseded_recorded_at": None if last else ctx.started_at_utc})
             links.append((f"b-{i:07d}", pid, 0))
             if len(batch_b) >= 20000:
                 sql.insert_provenance(conn, batch_p)

@@ -146,7 +146,7 @@ def vector_lane(conn: apsw.Connection, config: Config, ws: str, query: str, limi
     from kenning.llm.errors import ModelLayerError
     from kenning.llm.index import VectorIndex
 
-    if not config.beliefs.why.vectors:
+    if not config.beliefs.why.vectors or not config.retrieval.vector.enabled:
         return []
     try:
         idx = VectorIndex(conn, config)
@@ -198,8 +198,8 @@ def index_statements(conn: apsw.Connection, config: Config, ws: str, items: list
     from kenning.llm.errors import ModelLayerError
     from kenning.llm.index import VectorIndex
 
-    if not config.beliefs.why.vectors or not items:
-        return 0
+    if not config.beliefs.why.vectors or not config.retrieval.vector.enabled or not items:
+        return 0  # vectors off for the vault (retrieval.vector.enabled) means none anywhere
     try:
         # the run's clock: same input + frozen clock ⇒ identical vector rows
         return VectorIndex(conn, config, clock=clock).upsert(SPACE, [(bid, text, ws) for bid, text in items])
