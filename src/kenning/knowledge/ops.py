@@ -138,8 +138,20 @@ class EndEdge(_Op):
     reason: str = Field(min_length=1, max_length=2000)
 
 
+class MergeNodes(_Op):
+    """§42 semantic folding: ``merged_id`` folds into ``survivor_id`` (same kind). The survivor takes α = max(α)+0.5
+    and β = max(β), the merged node's aliases and provenance; every current edge of the merged node is rewired to
+    the survivor (an edge it already has keeps the higher confidence); the merged node is archived as ``merged``."""
+    op: Literal["merge_nodes"] = "merge_nodes"
+    survivor_id: str
+    merged_id: str
+    canonical_name: str | None = Field(None, min_length=1, max_length=500)
+    canonical_description: str | None = Field(None, max_length=4000)
+    reason: str = Field(min_length=1, max_length=2000)
+
+
 Operation = Annotated[Union[CreateNode, UpdateNode, Feedback, Evidence, ArchiveNode, RecordUsage, CreateEdge,
-                            EndEdge], Field(discriminator="op")]
+                            EndEdge, MergeNodes], Field(discriminator="op")]
 
 
 class KnowledgeWrite(BaseModel):

@@ -28,7 +28,7 @@ from kenning.knowledge.errors import (EdgeNotFound, HysteresisBlocked, Knowledge
 from kenning.knowledge.kinds import check_kind
 from kenning.knowledge.lifecycle import auto_promotion_allowed, repromotion_allowed, sparsity_tier, starting_state
 from kenning.knowledge.ops import (AliasIn, ArchiveNode, CreateEdge, CreateNode, EndEdge, Evidence, Feedback,
-                                   KnowledgeWrite, ProvenanceIn, RecordUsage, UpdateNode)
+                                   KnowledgeWrite, MergeNodes, ProvenanceIn, RecordUsage, UpdateNode)
 from kenning.knowledge.provenance import clip_excerpt, excerpt_hash
 from kenning.knowledge.relations import check_relation, normalize_edge
 from kenning.pipeline.clock import Clock
@@ -42,7 +42,7 @@ from kenning.store.connection import write_scope
 _RANK = {"observed": 0, "suggested": 1, "confirmed": 2, "managed": 3}
 _MUTATION_TYPE = {"create_node": "create", "update_node": "update", "feedback": "update", "evidence": "update",
                   "record_usage": "update", "archive_node": "archive", "create_edge": "edge_create",
-                  "end_edge": "edge_remove"}
+                  "end_edge": "edge_remove", "merge_nodes": "update"}
 # §34.8 extracted_item_kind for the node kinds it names; other kinds keep their own name (decision K6).
 _ITEM_KIND = {"world_entity": "entity", "memory_directive": "memory_directive", "domain_concept": "domain_concept",
               "standing_procedure": "standing_procedure", "obligation": "obligation"}
@@ -370,6 +370,60 @@ class KnowledgeWriter:
             end = doc["start_date"]
         doc["end_date"] = end
         doc["payload"] = {**(doc.get("payload") or {}), "end_reason": op.reason}
+
+    def _op_merge_nodes(self, op: MergeNodes, pend: _Pending, now: str) -> None:
+        if op.survivor_id == op.merged_id:
+            raise KnowledgeError(f"cannot merge node {op.survivor_id} into itself")
+        surv = self._existing(pend, op.survivor_id, "update")
+        old = self._existing(pend, op.merged_id, "archive")
+        if surv["node_kind"] != old["node_kind"]:
+            raise KnowledgeError(f"cannot merge a {old['node_kind']} into a {surv['node_kind']}: folding is only "
+                                 f"within one kind (seed 003 §42)")
+        if not old.get("is_active") or old.get("lifecycle_state") == "merged":
+            raise KnowledgeError(f"node {op.merged_id} is not active (already {old.get('lifecycle_state')})")
+        # §42 merge math: the survivor keeps the stronger evidence of both, plus half an observation for the fold.
+        surv["alpha"] = max(surv["alpha"], old["alpha"]) + 0.5
+        surv["beta"] = max(surv["beta"], old["beta"])
+        if op.canonical_name is not None:
+            surv["canonical_name"] = op.canonical_name.strip()
+        for a in (old.get("aliases") or {}).values():
+            self._add_alias(surv, AliasIn(alias=a["normalized_alias"], alias_type=a.get("alias_type", "name"),
+                                          confidence=a.get("confidence", 0.8)))
+        self._add_alias(surv, AliasIn(alias=old["canonical_name"], alias_type="name", confidence=1.0))
+        if op.canonical_name is not None:
+            self._add_alias(surv, AliasIn(alias=op.canonical_name, alias_type="name", confidence=1.0))
+        if op.canonical_description:
+            payload = dict(surv.get("payload") or {})
+            payload["description"] = op.canonical_description
+            surv["payload"] = validate_payload(surv["node_kind"], payload).payload
+        # The merged node's evidence moves with it (copied under new ids; α/β already counted by the merge math).
+        prov = surv.setdefault("provenance", {})
+        for pid, entry in sorted((old.get("provenance") or {}).items()):
+            new_id = self.ids.make("doc72_provenance_merged", surv["id"], pid)
+            prov.setdefault(new_id, dict(entry))
+        if not prov:
+            surv.pop("provenance", None)
+        latest = max(filter(None, (surv.get("last_verified_at"), old.get("last_verified_at"))), default=None)
+        if latest:
+            surv["last_verified_at"] = latest
+        # Rewire: end each current edge of the merged node and open the same relation on the survivor.
+        for e in ksql.edges_of(self.conn, op.merged_id, current_only=True):
+            self._op_end_edge(EndEdge(source_id=e["source_id"], relation_type=e["relation_type"],
+                                      target_id=e["target_id"], end_date=max(now, e["start_date"]),
+                                      reason=f"merged into {op.survivor_id}"), pend, now)
+            src = op.survivor_id if e["source_id"] == op.merged_id else e["source_id"]
+            tgt = op.survivor_id if e["target_id"] == op.merged_id else e["target_id"]
+            if src == tgt:
+                continue  # an edge between the two merged nodes becomes a self-loop: it ends with the merge
+            self._op_create_edge(CreateEdge(source_id=src, relation_type=e["relation_type"], target_id=tgt,
+                                            start_date=e["start_date"], confidence=e["confidence"],
+                                            payload=e.get("payload"),
+                                            lifecycle_state=e.get("lifecycle_state") or "active"), pend, now)
+        old["is_active"] = 0
+        old["lifecycle_state"] = "merged"
+        old["lifecycle_substate"] = f"merged into {op.survivor_id}: {op.reason}"[:200]
+        self._refresh(surv, now)
+        self._refresh(old, now)
 
     # ---- document helpers ----------------------------------------------------------------------------------
 
