@@ -241,6 +241,22 @@ class Vault:
 
         return weekly_digest(self.conn, self.config, now=now or Clock(None).now(), since=since)
 
+    def health(self, *, now: str | None = None) -> dict[str, Any]:
+        """Graph health (seed 003 §41, §42A.6): knowledge_debt_score, graph_density, review queues and the last
+        maintain run's hygiene receipt. Read-only."""
+        from kenning.pipeline.clock import Clock
+        from kenning.upkeep.maintain.health import health
+
+        return health(self.conn, self.config, now=Clock.from_option(now).now())
+
+    def maintain(self, *, now: str | None = None, dry_run: bool = False, llm_mode: str = "none") -> dict[str, Any]:
+        """Run the nightly upkeep (seed 003 §42) once; resumes an interrupted run. Returns the receipt."""
+        from kenning.pipeline.clock import Clock
+        from kenning.upkeep.maintain.dag import maintain
+
+        return maintain(self.conn, self.config, now=Clock.from_option(now).now(), dry_run=dry_run,
+                        llm_mode=llm_mode, llm_explicit=llm_mode != "none")
+
     def status(self) -> dict[str, Any]:
         return {
             "db": str(self.path),

@@ -77,6 +77,10 @@ def _register_temporal_commands() -> None:
 
 _register_temporal_commands()
 
+from kenning.cli.maintain import register as _register_maintain  # noqa: E402
+
+_register_maintain(app)
+
 
 def _register_model_commands() -> None:
     from kenning.cli import models

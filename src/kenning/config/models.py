@@ -559,6 +559,7 @@ class Config(Strict):
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
+    maintain: "MaintainConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1219,6 +1220,69 @@ class InspectConfig(Strict):
     compiled_truth: CompiledTruthConfig
     constellation: ConstellationConfig
     digest: DigestConfig
+
+
+# ---- seed 003 §42, §42A.5–6, §3.6: nightly upkeep ------------------------------------------------------
+
+class MaintainCleanupConfig(Strict):
+    trace_summary_days: float = Field(gt=0)
+    usage_event_days: float = Field(gt=0)
+    stale_procedure_days: float = Field(gt=0)
+    stale_procedure_top: int = Field(ge=0)
+    typo_min_similarity: float = Field(ge=0, le=100)
+    typo_min_length: int = Field(ge=1)
+    orphan_flag: bool
+
+
+class MaintainFoldingConfig(Strict):
+    max_pairs_per_night: int = Field(ge=0)
+    cosine_distance: dict[str, float]
+    concept_provenance_months: float = Field(gt=0)
+    min_state: Literal["observed", "suggested", "confirmed", "managed"]
+    prompt: str
+
+
+class MaintainHygieneConfig(Strict):
+    half_life_days: float = Field(gt=0)
+    floor: float = Field(ge=0, le=1)
+    isolated_candidate_days: float = Field(gt=0)
+
+
+class MaintainMotifsConfig(Strict):
+    max_nodes: int = Field(ge=2)
+    min_pair_support: int = Field(ge=1)
+    min_lift: float = Field(ge=0)
+    max_clique_size: int = Field(ge=2)
+    max_cliques: int = Field(ge=1)
+    hub_degree: int = Field(ge=1)
+    time_cap_seconds: float = Field(gt=0)
+    min_motif_support: int = Field(ge=1)
+    motif_length: tuple[int, int]
+    standing_success_ratio: float = Field(ge=0, le=1)
+    standing_min_confidence: float = Field(ge=0, le=1)
+
+
+class MaintainVacuumConfig(Strict):
+    archived_threshold: int = Field(ge=0)
+    weekly_days: float = Field(gt=0)
+
+
+class MaintainHealthConfig(Strict):
+    low_confidence_below: float = Field(ge=0, le=1)
+    hub_degree: int = Field(ge=1)
+    weak_edge_below: float = Field(ge=0, le=1)
+    top_hubs: int = Field(ge=1)
+    precision_window_days: float = Field(gt=0)
+    debt_weights: dict[Literal["unresolved", "low_confidence", "contradictions", "imprecision"], float]
+
+
+class MaintainConfig(Strict):
+    cleanup: MaintainCleanupConfig
+    folding: MaintainFoldingConfig
+    hygiene: MaintainHygieneConfig
+    motifs: MaintainMotifsConfig
+    vacuum: MaintainVacuumConfig
+    health: MaintainHealthConfig
 
 
 Config.model_rebuild()

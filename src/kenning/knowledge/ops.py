@@ -138,6 +138,18 @@ class EndEdge(_Op):
     reason: str = Field(min_length=1, max_length=2000)
 
 
+class UpdateEdge(_Op):
+    """Change a current edge's state, confidence or payload keys in place (§42A.6 hygiene demotes a decayed
+    promoted edge to ``observed``; a person's verdict can raise it again). ``payload_set`` None values remove."""
+    op: Literal["update_edge"] = "update_edge"
+    source_id: str
+    relation_type: str
+    target_id: str
+    lifecycle_state: Literal["active", "observed", "suppressed", "archived"] | None = None
+    confidence: float | None = Field(None, ge=0.0, le=1.0)
+    payload_set: dict[str, Any] | None = None
+
+
 class MergeNodes(_Op):
     """§42 semantic folding: ``merged_id`` folds into ``survivor_id`` (same kind). The survivor takes α = max(α)+0.5
     and β = max(β), the merged node's aliases and provenance; every current edge of the merged node is rewired to
@@ -151,7 +163,7 @@ class MergeNodes(_Op):
 
 
 Operation = Annotated[Union[CreateNode, UpdateNode, Feedback, Evidence, ArchiveNode, RecordUsage, CreateEdge,
-                            EndEdge, MergeNodes], Field(discriminator="op")]
+                            EndEdge, UpdateEdge, MergeNodes], Field(discriminator="op")]
 
 
 class KnowledgeWrite(BaseModel):

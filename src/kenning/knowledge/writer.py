@@ -28,7 +28,8 @@ from kenning.knowledge.errors import (EdgeNotFound, HysteresisBlocked, Knowledge
 from kenning.knowledge.kinds import check_kind
 from kenning.knowledge.lifecycle import auto_promotion_allowed, repromotion_allowed, sparsity_tier, starting_state
 from kenning.knowledge.ops import (AliasIn, ArchiveNode, CreateEdge, CreateNode, EndEdge, Evidence, Feedback,
-                                   KnowledgeWrite, MergeNodes, ProvenanceIn, RecordUsage, UpdateNode)
+                                   KnowledgeWrite, MergeNodes, ProvenanceIn, RecordUsage, UpdateEdge,
+                                   UpdateNode)
 from kenning.knowledge.provenance import clip_excerpt, excerpt_hash
 from kenning.knowledge.relations import check_relation, normalize_edge
 from kenning.pipeline.clock import Clock
@@ -42,7 +43,8 @@ from kenning.store.connection import write_scope
 _RANK = {"observed": 0, "suggested": 1, "confirmed": 2, "managed": 3}
 _MUTATION_TYPE = {"create_node": "create", "update_node": "update", "feedback": "update", "evidence": "update",
                   "record_usage": "update", "archive_node": "archive", "create_edge": "edge_create",
-                  "end_edge": "edge_remove", "merge_nodes": "update"}
+                  "end_edge": "edge_remove", "merge_nodes": "update",
+                  "update_edge": "update"}
 # §34.8 extracted_item_kind for the node kinds it names; other kinds keep their own name (decision K6).
 _ITEM_KIND = {"world_entity": "entity", "memory_directive": "memory_directive", "domain_concept": "domain_concept",
               "standing_procedure": "standing_procedure", "obligation": "obligation"}
@@ -370,6 +372,26 @@ class KnowledgeWriter:
             end = doc["start_date"]
         doc["end_date"] = end
         doc["payload"] = {**(doc.get("payload") or {}), "end_reason": op.reason}
+
+    def _op_update_edge(self, op: UpdateEdge, pend: _Pending, now: str) -> None:
+        rel = check_relation(op.relation_type)
+        src, rel, tgt = normalize_edge(op.source_id, rel, op.target_id)
+        current = self._pending_current_edge(pend, src, rel, tgt) or ksql.current_edge(self.conn, src, rel, tgt)
+        if not current:
+            raise EdgeNotFound(f"no current edge {src} -{rel}-> {tgt} to update")
+        doc = self._doc(pend, docs.edge_doc_key(current), "update")
+        if op.lifecycle_state is not None:
+            doc["lifecycle_state"] = op.lifecycle_state
+        if op.confidence is not None:
+            doc["confidence"] = op.confidence
+        if op.payload_set:
+            payload = dict(doc.get("payload") or {})
+            for k, v in op.payload_set.items():
+                if v is None:
+                    payload.pop(k, None)
+                else:
+                    payload[k] = v
+            doc["payload"] = payload
 
     def _op_merge_nodes(self, op: MergeNodes, pend: _Pending, now: str) -> None:
         if op.survivor_id == op.merged_id:

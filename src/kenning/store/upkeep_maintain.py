@@ -113,8 +113,8 @@ def queue_counts(conn: apsw.Connection) -> dict[str, int]:
 
 
 def resolve_queue_items_of(conn: apsw.Connection, node_id: str) -> None:
-    """A merged node's pending merge items are settled by the merge."""
-    conn.execute("UPDATE maintain_queue SET status='resolved' WHERE queue='merge' AND status='pending' AND "
+    """A merged node's pending items (its merge candidates, its orphan flag) are settled by the merge."""
+    conn.execute("UPDATE maintain_queue SET status='resolved' WHERE status='pending' AND "
                  "EXISTS (SELECT 1 FROM json_each(maintain_queue.node_ids) WHERE value=?)", (node_id,))
 
 
