@@ -1,6 +1,7 @@
 """§42 nightly cleanup [DET]: candidates that never moved on are archived (observed 14 d, suggested 30 d),
-near-duplicates go to the merge queue, conflicting provenance to the contradiction queue, nodes without active
-edges get the orphan flag, and the top stale procedures are surfaced. A person's confirmation or correction exempts
+conflicting provenance goes to the contradiction queue and the top stale procedures are surfaced; near-duplicates
+are queued for merge after the folding step, and nodes without active edges get the orphan flag at the end of the
+run (so a run leaves nothing for the next one to find). A person's confirmation or correction exempts
 a node from automatic archiving (§42A.6: user-verified never auto-archived)."""
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from kenning.upkeep.maintain.duplicates import propose_pairs
 
 def run_cleanup(sc: StepContext) -> dict[str, Any]:
     cfg, lc = sc.config.maintain.cleanup, sc.config.knowledge.lifecycle
-    counts = {"archived_node_count": 0, "merge_queue_count": 0, "contradiction_queue_count": 0,
-              "orphan_count": 0, "stale_procedure_count": 0}
+    counts = {"archived_node_count": 0, "contradiction_queue_count": 0, "stale_procedure_count": 0}
     # 1. candidate decay and suggestion expiry
     ops, exempt = [], 0
     for n in msql.lifecycle_candidates(sc.conn, lc.tiers.candidate_kinds, lc.tiers.candidate_states):
@@ -32,27 +32,14 @@ def run_cleanup(sc: StepContext) -> dict[str, Any]:
     sc.write_batches("cleanup", "§42 cleanup: archive candidates that never moved on", ops)
     counts["archived_node_count"] = len(ops)
     counts["user_verified_exempt"] = exempt
-    # 2. near-duplicates → merge queue (the folding step auto-folds the exact-alias ones it may)
-    for p in propose_pairs(sc.conn, sc.config):
-        item = {"item_id": sc.ids.make("maintain_queue", "merge", p.a, p.b), "queue": "merge",
-                "node_ids": [p.a, p.b], "reason": p.reason, "score": p.score,
-                "detail": {"evidence": p.evidence, "kind": p.kind, "names": [p.name_a, p.name_b]},
-                "first_seen_at": sc.now}
-        counts["merge_queue_count"] += msql.queue_add(sc.conn, item)
-    # 3. conflicting provenance → contradiction queue
+    # 2. conflicting provenance → contradiction queue
     for r in msql.contradicted_nodes(sc.conn):
         item = {"item_id": sc.ids.make("maintain_queue", "contradiction", r["id"]), "queue": "contradiction",
                 "node_ids": [r["id"]], "reason": f"{r['supporting']} supporting and {r['contradicting']} "
                                                   f"contradicting provenance entries",
                 "score": float(r["contradicting"]), "first_seen_at": sc.now}
         counts["contradiction_queue_count"] += msql.queue_add(sc.conn, item)
-    # 4. orphans (0 active edges): a flag for a person, nothing is archived for it here
-    if cfg.orphan_flag:
-        for r in msql.orphan_nodes(sc.conn):
-            item = {"item_id": sc.ids.make("maintain_queue", "orphan", r["id"]), "queue": "orphan",
-                    "node_ids": [r["id"]], "reason": "no active edges", "first_seen_at": sc.now}
-            counts["orphan_count"] += msql.queue_add(sc.conn, item)
-    # 5. stale procedures: the top N by confidence, oldest verification first
+    # 3. stale procedures: the top N by confidence, oldest verification first
     for r in msql.stale_procedures(sc.conn, sc.days_before(cfg.stale_procedure_days), cfg.stale_procedure_top):
         item = {"item_id": sc.ids.make("maintain_queue", "stale_procedure", r["id"], r["verified_at"]),
                 "queue": "stale_procedure", "node_ids": [r["id"]],
@@ -60,3 +47,27 @@ def run_cleanup(sc: StepContext) -> dict[str, Any]:
                 "score": float(r["confidence"]), "first_seen_at": sc.now}
         counts["stale_procedure_count"] += msql.queue_add(sc.conn, item)
     return counts
+
+
+def queue_near_duplicates(sc: StepContext) -> int:
+    """Near-duplicates → merge queue; run after the folds so the queue holds what is left for a person."""
+    added = 0
+    for p in propose_pairs(sc.conn, sc.config):
+        item = {"item_id": sc.ids.make("maintain_queue", "merge", p.a, p.b), "queue": "merge",
+                "node_ids": [p.a, p.b], "reason": p.reason, "score": p.score,
+                "detail": {"evidence": p.evidence, "kind": p.kind, "names": [p.name_a, p.name_b]},
+                "first_seen_at": sc.now}
+        added += msql.queue_add(sc.conn, item)
+    return added
+
+
+def flag_orphans(sc: StepContext) -> dict[str, int]:
+    """§42 orphan flag (0 active edges): a flag for a person, nothing is archived for it. Runs last, after
+    hygiene has demoted what it demotes, so a second run finds nothing new."""
+    added = 0
+    if sc.config.maintain.cleanup.orphan_flag:
+        for r in msql.orphan_nodes(sc.conn):
+            item = {"item_id": sc.ids.make("maintain_queue", "orphan", r["id"]), "queue": "orphan",
+                    "node_ids": [r["id"]], "reason": "no active edges", "first_seen_at": sc.now}
+            added += msql.queue_add(sc.conn, item)
+    return {"orphan_count": added}

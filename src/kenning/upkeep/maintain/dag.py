@@ -1,6 +1,7 @@
 """The nightly upkeep as one resumable DAG (seed 003 §42 "DAG", §42A nightly DAG, §3.6).
 
-Steps run in a fixed order — cleanup → folding → motifs → hygiene → compaction — then the VACUUM policy. Each
+Steps run in a fixed order — cleanup → folding (then the merge queue) → motifs → hygiene → compaction → orphan
+flags — then the VACUUM policy. Each
 step is one pipeline stage (one transaction, the generation's frozen clock) that records itself in
 ``maintain_steps`` inside that same transaction, so the step's changes and its high-water mark commit together.
 A run that dies (killed, a failing step) leaves its generation ``running``/``degraded``: the previous finished
@@ -22,14 +23,14 @@ from kenning.pipeline.runner import StageFailed, run_stage
 from kenning.sources.timestamps import format_utc, parse_utc
 from kenning.store import upkeep_maintain as msql
 from kenning.store.connection import transaction
-from kenning.upkeep.maintain.cleanup import run_cleanup
+from kenning.upkeep.maintain.cleanup import flag_orphans, run_cleanup
 from kenning.upkeep.maintain.compaction import run_compaction
 from kenning.upkeep.maintain.context import StepContext
 from kenning.upkeep.maintain.folding import run_folding
 from kenning.upkeep.maintain.hygiene import run_hygiene
 from kenning.upkeep.maintain.motifs import run_motifs
 
-STEPS: tuple[str, ...] = ("cleanup", "folding", "motifs", "hygiene", "compaction")
+STEPS: tuple[str, ...] = ("cleanup", "folding", "motifs", "hygiene", "compaction", "orphans")
 # What the receipt reports, in this order; each is a change this run made (a second run on an unchanged vault
 # reports 0 for all of them).
 CHANGE_FIELDS: tuple[str, ...] = (
@@ -48,7 +49,7 @@ class MaintainError(RuntimeError):
 
 def _step_fn(step: str) -> Callable[..., dict[str, Any]]:
     return {"cleanup": run_cleanup, "folding": run_folding, "motifs": run_motifs, "hygiene": run_hygiene,
-            "compaction": run_compaction}[step]
+            "compaction": run_compaction, "orphans": flag_orphans}[step]
 
 
 def _run_step(sc: StepContext, step: str) -> dict[str, Any]:

@@ -91,10 +91,25 @@ def _pair_doc(conn, n: dict[str, Any]) -> dict[str, Any]:
 def run_folding(sc: StepContext, llm: Any = None) -> dict[str, Any]:
     """``llm``: an enabled model-layer client (or None: rule folds only)."""
     fcfg = sc.config.maintain.folding
+    from kenning.upkeep.maintain.cleanup import queue_near_duplicates
+
     counts = {"fold_candidate_count": 0, "folded_pair_count": 0, "merged_node_count": 0, "fold_related_count": 0,
               "fold_conflict_count": 0, "fold_blocked_count": 0}
     use_model = llm is not None and getattr(llm, "enabled", False)
     decided = 0
+    # a fold can give the survivor aliases that pair it with a third node: propose again until nothing folds
+    # (bounded by the nightly cap)
+    while True:
+        before = decided
+        decided = _fold_round(sc, llm, use_model, counts, decided)
+        if decided == before or decided >= fcfg.max_pairs_per_night:
+            break
+    counts["merge_queue_count"] = queue_near_duplicates(sc)
+    return counts
+
+
+def _fold_round(sc: StepContext, llm: Any, use_model: bool, counts: dict[str, int], decided: int) -> int:
+    fcfg = sc.config.maintain.folding
     for p in propose_pairs(sc.conn, sc.config):
         if decided >= fcfg.max_pairs_per_night:
             break
@@ -141,7 +156,7 @@ def run_folding(sc: StepContext, llm: Any = None) -> dict[str, Any]:
               reason=f"{reviewed_by} fold: {p.reason}")
         counts["folded_pair_count"] += 1
         counts["merged_node_count"] += 1
-    return counts
+    return decided
 
 
 def merge(sc: StepContext, a: dict[str, Any], b: dict[str, Any], *, canonical_name: str | None = None,
