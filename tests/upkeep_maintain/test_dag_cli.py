@@ -132,6 +132,7 @@ def test_dry_run_changes_nothing_and_reports_what_a_run_would(tmp_path, vault_fi
     c.close()
 
 
+@pytest.mark.slow
 def test_cli_maintain_and_health_json_and_the_vault_api(vault_file):
     dry = json.loads(run_cli("maintain", "--dry-run", "--now", NOW, "--json", db=vault_file).stdout)
     assert dry["dry_run"] and dry["vacuum"]["would_run"] and set(CHANGE_FIELDS) <= set(dry)
@@ -156,3 +157,20 @@ def test_cli_maintain_and_health_json_and_the_vault_api(vault_file):
         assert v.maintain(now="2026-04-20T10:00:00.000Z")["changes"] == 0
     bad = run_cli("maintain", "--now", "yesterday-ish", db=vault_file, check=False)
     assert bad.returncode != 0 and "ISO-8601" in bad.stdout + bad.stderr
+
+
+def test_demo_section_shows_health_and_a_dry_run_receipt(vault_file, capsys):
+    from kenning.cli.demo_maintain import demo_maintain
+
+    c = open_store(vault_file, readonly=True)
+    before = db_state(c)
+    c.close()
+    demo_maintain(vault_file, None)
+    text = capsys.readouterr()
+    text = text.out + text.err
+    assert "$ kenning health" in text and "knowledge debt" in text
+    assert "$ kenning maintain --dry-run" in text and "folded pair 1" in text and "VACUUM would run" in text
+    assert len([ln for ln in text.splitlines() if ln.strip()]) <= 15
+    c = open_store(vault_file, readonly=True)
+    assert db_state(c) == before
+    c.close()
