@@ -37,6 +37,7 @@ from typing import Any, Iterator
 import orjson
 
 from . import synth_persona as P
+from .synth_graph import planted as _upkeep_planted
 
 __all__ = ["iter_conversations", "write_export", "build_manifest", "message_text", "split_fences",
            "N_SCENARIOS", "GENERATOR_VERSION"]
@@ -631,6 +632,9 @@ class _Gen:
             "time_expressions": [fix(e) for e in self.notes["time_expressions"]],
             "detector_bait": [fix(e) for e in self.notes["detector_bait"]],
             "lexicon": self.lex.report(),
+            # issue 20 part 6: the planted upkeep cases (duplicates, a one-off mention, a weekly pattern) the
+            # upkeep benchmark builds its knowledge graph from (kenning.bench.synth_graph)
+            "upkeep": _upkeep_planted(self.seed),
         }
         return out
 
