@@ -138,3 +138,21 @@ def test_at_most_max_pairs_per_night_get_a_verdict(conn):
     r = maintain(conn, config, now=NOW)
     assert r["folded_pair_count"] == 2
     assert maintain(conn, config, now="2026-01-06T09:00:00.000Z")["folded_pair_count"] == 2
+
+
+def test_the_event_log_replays_merges_and_demotions(tmp_path):
+    from kenning.knowledge import eventlog
+
+    c = open_store(tmp_path / "v.db")
+    rob = node(c, "Robert Smith", state="confirmed", aliases=("Bob",))
+    bob = node(c, "Bob", state="confirmed")
+    acme = node(c, "Acme", state="confirmed")
+    edge(c, rob, "part_of", acme, confidence=0.3, payload={"learned_by": "backlink_pipeline_v2"})
+    r = maintain(c, load_config(), now="2026-06-01T09:00:00.000Z")
+    assert r["merged_node_count"] == 1 and r["demoted_edge_count"] == 1
+    before = ksql.dump(c)
+    other = open_store(tmp_path / "w.db")
+    eventlog.rebuild(other, tmp_path / "v.graph_events.jsonl")
+    assert ksql.dump(other) == before
+    c.close(), other.close()
+    del bob
