@@ -48,6 +48,10 @@ def test_near_duplicates_contradictions_orphans_and_stale_procedures_are_queued_
     bob = node(conn, "Bob", state="confirmed", at="2026-01-20T09:00:00.000Z")  # a nickname: no evidence
     acme = node(conn, "Acme", state="confirmed", at="2026-01-20T09:00:00.000Z")
     edge(conn, robert, "affiliated_with", acme)
+    edge(conn, typo, "affiliated_with", acme)  # shared context: both work at Acme
+    edge(conn, okafor, "affiliated_with", acme)
+    edge(conn, chidi, "affiliated_with", acme)
+    lonely = node(conn, "Robert Smit", state="confirmed", at="2026-01-20T09:00:00.000Z")  # look-alike, no context
     disputed = node(conn, "Disputed Dan", state="confirmed", at="2026-01-20T09:00:00.000Z", provenance=(
         ProvenanceIn(entry_type="conversation", source_ref="a", evidence_event="learned_from_chat"),
         ProvenanceIn(entry_type="conversation", source_ref="b", evidence_event="learned_from_chat",
@@ -59,6 +63,7 @@ def test_near_duplicates_contradictions_orphans_and_stale_procedures_are_queued_
     assert merge[tuple(sorted((robert, typo)))] == "typo"
     assert merge[tuple(sorted((okafor, chidi)))] == "name_part"
     assert not any(smith in k for k in merge)
+    assert not any(lonely in k for k in merge)
     assert not any(bob in k for k in merge)
     assert [i["node_ids"] for i in msql.queue_items(conn, "contradiction")] == [[disputed]]
     orphans = {i["node_ids"][0] for i in msql.queue_items(conn, "orphan")}

@@ -113,7 +113,9 @@ def test_a_failing_step_is_rolled_back_keeps_the_prior_generation_and_resumes(tm
         maintain(c, cfg, now="2026-04-21T09:00:00.000Z")
     assert msql.latest_generation(c)["status"] == "degraded"
     assert msql.last_finished_generation(c)["generation"] == 1  # health still shows the prior generation
-    assert db_state(c)["maintain_queue"] != before["maintain_queue"]  # cleanup + folding of gen 2 committed
+    assert set(msql.steps_of(c, 2)) == {"cleanup", "folding", "motifs"}  # two committed, one failed
+    assert msql.steps_of(c, 2)["motifs"]["status"] == "failed"
+    assert db_state(c)["nodes"] == before["nodes"]
     monkeypatch.setattr(dag, "_step_fn", real)
     r = maintain(c, cfg, now="2026-04-30T09:00:00.000Z")
     assert r["resumed"] and r["generation"] == 2 and r["now"] == "2026-04-21T09:00:00.000Z"

@@ -52,8 +52,8 @@ def test_exact_alias_pair_folds_without_a_model_with_the_merge_math(conn):
 
 
 def test_without_a_model_typo_pairs_only_wait_in_the_merge_queue(conn):
-    a = node(conn, "Robert Smith", state="confirmed")
-    b = node(conn, "Robret Smith", state="confirmed")
+    a = node(conn, "Robert Smith", state="confirmed", seen=(("t1", 0, T0),))
+    b = node(conn, "Robret Smith", state="confirmed", seen=(("t1", 1, T0),))  # same thread: shared context
     r = maintain(conn, load_config(), now=NOW)
     assert r["folded_pair_count"] == 0 and active(conn, a) and active(conn, b)
     assert [i["node_ids"] for i in msql.queue_items(conn, "merge")] == [sorted((a, b))]
@@ -103,12 +103,10 @@ def _verdicts(mapping: dict[str, dict]):
 
 def test_with_a_model_the_verdict_decides_and_every_call_is_logged(conn, llm_server, llm_config):
     config = llm_config(llm_server)
-    rob = node(conn, "Robert Smith", state="confirmed")
-    typo = node(conn, "Robret Smith", state="confirmed")
-    anna = node(conn, "Anna Lindqvist", state="confirmed")
-    anne = node(conn, "Anne Lindqvist", state="confirmed")
-    kim = node(conn, "Kim Nakamura", state="confirmed")
-    kin = node(conn, "Kin Nakamura", state="confirmed")
+    rob, typo, anna, anne, kim, kin = (
+        node(conn, name, state="confirmed", seen=((f"t{i // 2}", i % 2, T0),))  # each pair shares a thread
+        for i, name in enumerate(("Robert Smith", "Robret Smith", "Anna Lindqvist", "Anne Lindqvist",
+                                  "Kim Nakamura", "Kin Nakamura")))
     answers = {"Robert Smith": {"verdict": "FOLD", "canonical_name": "Robert Smith", "confidence": 0.95},
                "Anna Lindqvist": {"verdict": "RELATED", "confidence": 0.8},
                "Kim Nakamura": {"verdict": "CONFLICT", "confidence": 0.7}}

@@ -7,6 +7,7 @@ Planted (ground truth):
   recorded as an alias of the other node (the exact-alias case, the only one a model-less fold may take);
 - a one-off mention (a person seen once, in one thread);
 - a recurring weekly pattern (the same three nodes together every Monday for eight weeks).
+Both names of a planted duplicate link to one shared node (the same employer): the context a real duplicate has.
 Filler nodes get names from a first × last name grid, so near-duplicate filler names (real-world noise) exist too.
 Only ``random.Random(seed)`` is used: the same seed gives the same graph."""
 
@@ -123,6 +124,12 @@ def graph(n_nodes: int, seed: int = 1, *, now_day: str = "2026-03-01") -> tuple[
         pos += size
         t += 1
     edges = []
+    # a planted duplicate is seen in the same company as its twin: both names link to one shared node (the
+    # context a typo'd duplicate really has — the same colleagues, the same employer)
+    for c in range(len(plan["duplicates"])):
+        shared = filler[c]
+        edges.append((2 * c, "affiliated_with", shared, 0.8))
+        edges.append((2 * c + 1, "affiliated_with", shared, 0.6))
     rels = ("collaborated_with", "affiliated_with", "part_of", "used_in")
     for _ in range(int(n_nodes * 1.5)):
         a, b = rng.randrange(len(nodes)), rng.randrange(len(nodes))

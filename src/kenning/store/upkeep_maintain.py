@@ -201,6 +201,30 @@ def aliases_by_node(conn: apsw.Connection, node_ids: Iterable[str]) -> dict[str,
     return out
 
 
+def context_of(conn: apsw.Connection, node_ids: Iterable[str]) -> dict[str, set[str]]:
+    """What surrounds each node: its current edges' other ends ("n:<id>") and the threads it was seen in
+    ("t:<thread>") — the shared context that makes a typo pair worth a person's look (G34)."""
+    ids = sorted(set(node_ids))
+    out: dict[str, set[str]] = {i: set() for i in ids}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        q = ",".join("?" * len(chunk))
+        for s, t in conn.execute(f"SELECT source_id, target_id FROM edges WHERE end_date IS NULL AND source_id IN "
+                                 f"({q}) UNION ALL SELECT source_id, target_id FROM edges WHERE end_date IS NULL "
+                                 f"AND target_id IN ({q})", (*chunk, *chunk)):
+            if s in out:
+                out[s].add("n:" + t)
+            if t in out:
+                out[t].add("n:" + s)
+        for nid, thread in conn.execute(
+                f"SELECT p.node_id, COALESCE(m.conversation_id, json_extract(p.source_metadata, '$.thread_id')) "
+                f"FROM provenance_entries p LEFT JOIN messages m ON m.message_id = p.message_id "
+                f"WHERE p.node_id IN ({q})", chunk):
+            if thread:
+                out[nid].add("t:" + thread)
+    return out
+
+
 def contradicted_nodes(conn: apsw.Connection) -> list[dict[str, Any]]:
     """Active nodes whose provenance both supports and contradicts them (§42 conflicting provenance)."""
     return rows(conn, """

@@ -4,9 +4,11 @@ Three kinds of evidence, all within one node kind:
 - ``shared_alias``: both nodes carry the same normalized alias — the only evidence that may fold without a model
   (§42: without a model only exact-alias folds);
 - ``typo``: the normalized names are within a small edit distance (rapidfuzz ratio ≥ typo_min_similarity, names
-  of at least typo_min_length characters) — review only;
+  of at least typo_min_length characters) and the two share context (a common neighbour or thread) — review only;
 - ``name_part``: a one-word person name is the first or last word of exactly one longer name of the same kind
-  ("Smith" / "Robert Smith") — review only.
+  ("Smith" / "Robert Smith"), with shared context — review only.
+Look-alike names with nothing around them in common are two different people far more often than one (at 100k
+synthetic nodes, 8,336 typo-like pairs of which 10 were real), so shared context is required.
 Nicknames ("Bob" / "Robert") have no deterministic evidence and are left to the model or a person."""
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def propose_pairs(conn: apsw.Connection, config: Config) -> list[Pair]:
     names = {r["id"]: r for r in msql.active_names(conn)}
     found: dict[tuple[str, str], Pair] = {}
 
+    pending: list[tuple[str, str, str, str, float, str]] = []  # typo/name-part pairs, checked for context below
+
     def add(kind: str, x: str, y: str, evidence: str, score: float, reason: str) -> None:
         a, b = sorted((x, y))
         old = found.get((a, b))
@@ -77,8 +81,9 @@ def propose_pairs(conn: apsw.Connection, config: Config) -> list[Pair]:
             for dx, y in zip(*sims.nonzero()):
                 x = start + int(dx)
                 if x < y and texts[x] != texts[y]:
-                    add(kind, ids[x], ids[y], "typo", float(sims[dx, y]) / 100,
-                        f"names differ by a typo ({texts[x]!r} / {texts[y]!r}, similarity {sims[dx, y]})")
+                    pending.append((kind, ids[x], ids[y], "typo", float(sims[dx, y]) / 100,
+                                    f"names differ by a typo ({texts[x]!r} / {texts[y]!r}, similarity "
+                                    f"{sims[dx, y]})"))
 
     # one-word names that are part of exactly one longer name of the same kind
     parts: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -95,6 +100,11 @@ def propose_pairs(conn: apsw.Connection, config: Config) -> list[Pair]:
     for i in sorted(singles):
         owners = parts.get((names[i]["node_kind"], norm[i]), [])
         if len(owners) == 1:
-            add(names[i]["node_kind"], i, owners[0], "name_part", 0.5,
-                f"{norm[i]!r} is part of {norm[owners[0]]!r} (and of no other name)")
+            pending.append((names[i]["node_kind"], i, owners[0], "name_part", 0.5,
+                            f"{norm[i]!r} is part of {norm[owners[0]]!r} (and of no other name)"))
+    ctx = msql.context_of(conn, {x for p in pending for x in p[1:3]})
+    for kind, x, y, evidence, score, reason in pending:
+        shared = (ctx[x] & ctx[y]) - {"n:" + x, "n:" + y}
+        if shared:
+            add(kind, x, y, evidence, score, f"{reason}; {len(shared)} shared neighbour(s)/thread(s)")
     return sorted(found.values(), key=lambda p: (_EVIDENCE_RANK[p.evidence], -p.score, p.a, p.b))
