@@ -154,3 +154,27 @@ def test_the_event_log_replays_merges_and_demotions(tmp_path):
     assert ksql.dump(other) == before
     c.close(), other.close()
     del bob
+
+
+def test_with_a_model_embedding_neighbours_of_one_kind_are_candidates(conn, llm_server, llm_config):
+    """§42 [EMB]: two nodes no rule links (same words, other order) are close in the node vector space (hash
+    embedder, distance 0.07 — under a threshold of 0.08 configured for people here) and get a verdict; a node of
+    another kind with nearly the same text does not."""
+    from kenning.knowledge.vectors import embed_nodes
+    from kenning.pipeline.clock import Clock
+
+    config = llm_config(llm_server, extra={"maintain": {"folding": {"cosine_distance": {
+        "world_entity": 0.08, "domain_concept": 0.08, "memory_directive": 0.10, "procedure": 0.06,
+        "standing_procedure": 0.06}}}})
+    payload = {"entity_type": "person", "description": "runs the Lisbon office"}
+    a = node(conn, "Kate Moreau", state="confirmed", payload=payload)
+    b = node(conn, "Moreau Kate", state="confirmed", payload=payload)
+    g = node(conn, "Kate Moreau office", kind="goal", state="confirmed")
+    embed_nodes(conn, config, Clock(T0))
+    llm_server.script_chat(Answer.json({"verdict": "FOLD", "canonical_name": "Kate Moreau", "confidence": 0.9}))
+    r = maintain(conn, config, now=NOW, llm_mode="live", llm_explicit=True)
+    assert r["folded_pair_count"] == 1 and len(llm_server.chat_requests) == 1
+    sent = [m for m in llm_server.chat_requests[0]["body"]["messages"] if m["role"] == "user"][-1]["content"]
+    assert "cosine distance" in sent
+    assert active(conn, g) and [active(conn, a), active(conn, b)].count(True) == 1
+    assert msql.fold_decision(conn, *sorted((a, b)))["reviewed_by"] == "llm"

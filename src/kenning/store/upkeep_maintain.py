@@ -176,6 +176,14 @@ def active_names(conn: apsw.Connection) -> list[dict[str, Any]]:
                       "ORDER BY id")
 
 
+def nodes_updated_since(conn: apsw.Connection, since: str | None, kinds: Sequence[str],
+                        limit: int) -> list[dict[str, Any]]:
+    kq = ",".join("?" * len(kinds))
+    return [{**r, "payload": from_json(r["payload"])} for r in rows(
+        conn, f"SELECT id, node_kind, canonical_name, payload FROM nodes WHERE is_active = 1 AND node_kind IN ({kq}) "
+              "AND updated_at > ? ORDER BY updated_at DESC, id LIMIT ?", (*kinds, since or "", limit))]
+
+
 def shared_alias_groups(conn: apsw.Connection) -> list[dict[str, Any]]:
     """Active nodes of one kind that share a normalized alias: (kind, alias, node ids)."""
     out = rows(conn, """

@@ -24,7 +24,8 @@ from kenning.config import Config
 from kenning.knowledge.writer import normalize_alias
 from kenning.store import upkeep_maintain as msql
 
-_EVIDENCE_RANK = {"shared_alias": 0, "typo": 1, "name_part": 2}
+_EVIDENCE_RANK = {"shared_alias": 0, "typo": 1, "name_part": 2, "embedding": 3}
+MAX_EMBEDDING_QUERIES = 2000  # recently updated nodes looked up in the vector space per run
 _MAX_ALIAS_GROUP = 10  # an alias shared by more nodes ("mom", "the team") is not evidence of identity
 
 
@@ -108,3 +109,39 @@ def propose_pairs(conn: apsw.Connection, config: Config) -> list[Pair]:
         if shared:
             add(kind, x, y, evidence, score, f"{reason}; {len(shared)} shared neighbour(s)/thread(s)")
     return sorted(found.values(), key=lambda p: (_EVIDENCE_RANK[p.evidence], -p.score, p.a, p.b))
+
+
+def embedding_pairs(conn: apsw.Connection, config: Config, since: str | None) -> list[Pair]:
+    """§42 [EMB]: nodes updated since ``since`` against active nodes of the same kind in the node vector space,
+    paired when the cosine distance is under the kind's threshold (``maintain.folding.cosine_distance``). Empty
+    when the vault has no node vectors (or another model made them). Used only when a model gives verdicts."""
+    from kenning.knowledge.vectors import SPACE, node_text
+    from kenning.llm.embed import get_embedder
+    from kenning.llm.index import VectorIndex
+    from kenning.store import vectors as vsql
+
+    limits = config.maintain.folding.cosine_distance
+    table = vsql.active_table(conn)
+    if table is None or not limits:
+        return []
+    recent = msql.nodes_updated_since(conn, since, sorted(limits), MAX_EMBEDDING_QUERIES)
+    if not recent:
+        return []
+    emb = get_embedder(config, table["model_id"], dimension=int(table["dimension"]))
+    if emb.model_id != table["model_id"]:
+        return []
+    vecs = emb.embed([node_text(n) for n in recent])
+    idx = VectorIndex(conn, config)
+    names = {r["id"]: r for r in msql.active_names(conn)}
+    found: dict[tuple[str, str], Pair] = {}
+    for n, v in zip(recent, vecs):
+        dist = limits[n["node_kind"]]
+        for h in idx.search(v, 10, space=SPACE, kinds=[n["node_kind"]], min_score=1 - dist,
+                            model_id=table["model_id"]):
+            if h.item_id == n["id"] or h.item_id not in names:
+                continue
+            a, b = sorted((n["id"], h.item_id))
+            found.setdefault((a, b), Pair(n["node_kind"], a, b, "embedding", round(float(h.score), 4),
+                                          f"cosine distance {1 - h.score:.3f} < {dist:g} ({n['node_kind']})",
+                                          names[a]["canonical_name"], names[b]["canonical_name"]))
+    return sorted(found.values(), key=lambda p: (-p.score, p.a, p.b))

@@ -18,7 +18,7 @@ from kenning.knowledge.ops import MergeNodes
 from kenning.store import knowledge as ksql
 from kenning.store import upkeep_maintain as msql
 from kenning.upkeep.maintain.context import StepContext
-from kenning.upkeep.maintain.duplicates import Pair, propose_pairs
+from kenning.upkeep.maintain.duplicates import Pair, embedding_pairs, propose_pairs
 
 _RANK = {"observed": 0, "suggested": 1, "confirmed": 2, "managed": 3}
 
@@ -110,7 +110,12 @@ def run_folding(sc: StepContext, llm: Any = None) -> dict[str, Any]:
 
 def _fold_round(sc: StepContext, llm: Any, use_model: bool, counts: dict[str, int], decided: int) -> int:
     fcfg = sc.config.maintain.folding
-    for p in propose_pairs(sc.conn, sc.config):
+    pairs = propose_pairs(sc.conn, sc.config)
+    if use_model:  # §42 [EMB] candidates: nodes updated since the last finished fold step, same kind, close
+        seen = {(p.a, p.b) for p in pairs}
+        since = msql.last_high_water(sc.conn, "folding")
+        pairs += [p for p in embedding_pairs(sc.conn, sc.config, since) if (p.a, p.b) not in seen]
+    for p in pairs:
         if decided >= fcfg.max_pairs_per_night:
             break
         if not use_model and p.evidence != "shared_alias":
