@@ -39,6 +39,7 @@ def test_hygiene_demotes_decayed_promoted_edges_returns_the_bundle_and_spares_us
     edge(conn, a, "part_of", b, confidence=0.8, payload=learned)
     edge(conn, c, "part_of", d, confidence=0.8, payload={**learned, "bundle_id": "b2", "user_verified": True})
     edge(conn, a, "used_in", d, confidence=0.8)  # not learned by a pipeline: hygiene leaves it alone
+    edge(conn, b, "part_of", c, confidence=0.8, payload={"learned_by": "user"})  # `kenning edge add`: the person's
     # the back-link pipeline's bundles table (its own migration on another branch): a real table here
     conn.execute("CREATE TABLE evidence_bundles (bundle_id TEXT PRIMARY KEY, promotion_state TEXT, support_count "
                  "INTEGER)")
@@ -56,6 +57,7 @@ def test_hygiene_demotes_decayed_promoted_edges_returns_the_bundle_and_spares_us
         == [("candidate_relation", 4), ("promoted", 5)]
     assert _edge_state(conn, c, d)["lifecycle_state"] == "active"
     assert _edge_state(conn, a, d)["lifecycle_state"] == "active"
+    assert _edge_state(conn, b, c)["lifecycle_state"] == "active"
     assert r["hygiene_receipt"] == {"demoted_edge_count": 1, "archived_candidate_node_count": 0,
                                     "reviewed_bundle_count": 1}
     assert maintain(conn, load_config(), now="2026-07-21T09:00:00.000Z")["changes"] == 0

@@ -18,7 +18,7 @@ def decayed(confidence: float, days: float, half_life_days: float) -> float:
 
 
 def _exempt(payload: dict[str, Any]) -> bool:
-    return bool(payload.get("user_verified") or payload.get("authority_backed")
+    return bool(payload.get("user_verified") or payload.get("authority_backed") or payload.get("learned_by") == "user"
                 or payload.get("user_verdict") in ("approved", "relation_corrected"))
 
 
