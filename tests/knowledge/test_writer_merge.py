@@ -80,3 +80,27 @@ def test_merge_refuses_other_kinds_and_itself_and_writes_nothing(vault):
         w(vault).write(KnowledgeWrite(source_event="t", change_summary="x", ops=[
             MergeNodes(survivor_id=a, merged_id=a, reason="x")]))
     assert ksql.commit_count(vault) == before and ksql.get_node(vault, g)["is_active"] == 1
+
+
+def test_update_edge_demotes_and_raises_again_and_refuses_a_missing_edge(vault):
+    from kenning.knowledge.errors import EdgeNotFound
+    from kenning.knowledge.ops import UpdateEdge
+
+    a, b = node(vault, "Anna"), node(vault, "Acme")
+    w(vault).write(KnowledgeWrite(source_event="t", change_summary="e", ops=[
+        CreateEdge(source_id=a, relation_type="part_of", target_id=b, confidence=0.6,
+                   payload={"learned_by": "backlink_pipeline_v2"})]))
+    w(vault, T1).write(KnowledgeWrite(source_event="t", change_summary="demote", ops=[
+        UpdateEdge(source_id=a, relation_type="part_of", target_id=b, lifecycle_state="observed", confidence=0.1,
+                   payload_set={"demoted_at": T1})]))
+    (e,) = ksql.edges_of(vault, a, current_only=True)
+    assert (e["lifecycle_state"], e["confidence"], e["payload"]["demoted_at"]) == ("observed", 0.1, T1)
+    assert e["payload"]["learned_by"] == "backlink_pipeline_v2"
+    w(vault, T1).write(KnowledgeWrite(source_event="t", change_summary="re-promote", ops=[
+        UpdateEdge(source_id=a, relation_type="part_of", target_id=b, lifecycle_state="active", confidence=0.7,
+                   payload_set={"demoted_at": None})]))
+    (e,) = ksql.edges_of(vault, a, current_only=True)
+    assert (e["lifecycle_state"], e["confidence"]) == ("active", 0.7) and "demoted_at" not in e["payload"]
+    with pytest.raises(EdgeNotFound):
+        w(vault).write(KnowledgeWrite(source_event="t", change_summary="x", ops=[
+            UpdateEdge(source_id=b, relation_type="used_in", target_id=a, lifecycle_state="observed")]))
