@@ -106,3 +106,15 @@ def test_weekly_clique_becomes_a_standing_procedure_candidate_and_motifs_need_3_
     assert all(once not in i["node_ids"] for i in msql.queue_items(conn, None, limit=1000)
                if i["queue"] != "orphan")
     assert maintain(conn, load_config(), now="2026-02-01T10:00:00.000Z")["changes"] == 0
+
+
+def test_traces_older_than_180_days_are_compacted_into_their_summary(conn):
+    import json
+
+    old = node(conn, "Ran the VAT export", kind="execution_trace", at="2025-05-01T09:00:00.000Z")
+    new = node(conn, "Ran the VAT export again", kind="execution_trace", at="2026-01-01T09:00:00.000Z")
+    r = maintain(conn, load_config(), now="2026-01-10T09:00:00.000Z")
+    assert r["trace_compacted_count"] == 1 and not active(conn, old) and active(conn, new)
+    summary = json.loads(msql.state_get(conn, "trace_summary"))
+    assert sum(s["count"] for s in summary.values()) == 1
+    assert maintain(conn, load_config(), now="2026-01-10T10:00:00.000Z")["trace_compacted_count"] == 0

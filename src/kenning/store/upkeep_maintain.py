@@ -277,7 +277,7 @@ def old_usage_events(conn: apsw.Connection, before: str) -> list[dict[str, Any]]
         SELECT x.target_node_id AS id, n.node_kind, n.lifecycle_state, json_extract(n.payload, '$.entity_type')
                AS entity_type,
                (SELECT count(*) FROM json_each(x.recent_events) j
-                 WHERE json_extract(j.value, '$.occurred_at') < ?) AS old_events
+                 WHERE json_extract(j.value, '$.used_at') < ?) AS old_events
         FROM experience_records x JOIN nodes n ON n.id = x.target_node_id
         WHERE n.is_active = 1 ORDER BY x.target_node_id""", (before,))
 
