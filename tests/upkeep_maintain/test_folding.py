@@ -59,12 +59,13 @@ def test_without_a_model_typo_pairs_only_wait_in_the_merge_queue(conn):
     assert [i["node_ids"] for i in msql.queue_items(conn, "merge")] == [sorted((a, b))]
 
 
-@pytest.mark.parametrize("case", ["observed", "context", "contradiction", "never_fold", "dismissed"])
+@pytest.mark.parametrize("case", ["observed", "context", "contradiction", "never_fold", "dismissed", "owner"])
 def test_the_seeds_blocks_keep_an_exact_alias_pair_apart(conn, case):
     payload = {"entity_type": "person", "description": "x"}
     a = node(conn, "Robert Smith", state="observed" if case == "observed" else "confirmed", aliases=("Bob",),
              payload={**payload, "work_context_id": "w1"} if case == "context" else
-             {**payload, "never_fold": True} if case == "never_fold" else payload)
+             {**payload, "never_fold": True} if case == "never_fold" else
+             {**payload, "is_vault_owner": True} if case == "owner" else payload)
     b = node(conn, "Bob", state="confirmed", payload=payload, provenance=(
         ProvenanceIn(entry_type="conversation", source_ref="p", evidence_event="learned_from_chat"),
         ProvenanceIn(entry_type="conversation", source_ref="q", evidence_event="learned_from_chat",

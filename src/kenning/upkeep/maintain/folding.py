@@ -44,6 +44,8 @@ def fold_blocked(sc: StepContext, a: dict[str, Any], b: dict[str, Any], *, revie
     pa, pb = a.get("payload") or {}, b.get("payload") or {}
     if pa.get("never_fold") or pb.get("never_fold"):
         return "a person said never fold"
+    if pa.get("is_vault_owner") or pb.get("is_vault_owner"):
+        return "the vault owner is never folded automatically"
     if pa.get("work_context_id") != pb.get("work_context_id"):
         return "different active work contexts"
     dismissed, open_contra = _queue_sets(sc)
