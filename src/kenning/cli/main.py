@@ -124,6 +124,9 @@ def _register_delivery_commands() -> None:
 
 
 _register_delivery_commands()
+from kenning.cli.ui import register as _register_ui  # noqa: E402
+
+_register_ui(app)
 
 
 @app.command()
