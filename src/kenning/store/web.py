@@ -39,8 +39,8 @@ def runs_after(conn: apsw.Connection, since: str, limit: int = 50) -> list[dict[
 def commits_after(conn: apsw.Connection, since: str, limit: int = 50) -> list[dict[str, Any]]:
     if not _exists(conn, "knowledge_commits"):
         return []
-    return rows(conn, "SELECT commit_id, kind, source_event, change_summary, created_at FROM knowledge_commits "
-                      "WHERE created_at > ? ORDER BY seq DESC LIMIT ?", (since, limit))
+    return rows(conn, "SELECT commit_id, kind, source_event, change_summary, timestamp AS created_at "
+                      "FROM knowledge_commits WHERE timestamp > ? ORDER BY seq DESC LIMIT ?", (since, limit))
 
 
 def vault_version(conn: apsw.Connection) -> tuple:

@@ -73,7 +73,7 @@ def months_svg(windows: list[dict[str, Any]], *, width: int = 880) -> Markup:
         return Markup("")
     n = len(windows)
     peak = max(w.get("assertion_count") or 0 for w in windows) or 1
-    left, height, base = 30, 180, 150
+    left, height, base = 30, 200, 140
     bw = max(4.0, (width - left - 10) / n)
     parts = [Markup('<svg class="months" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="claims per month">')
              % (width, height)]
