@@ -45,3 +45,5 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
     assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
+    # issue 21: the demo ends with the one command that opens the UI on this vault
+    assert proc.stdout.rstrip().splitlines()[-1].startswith(f"open it in your browser: kenning ui --db {db}")

@@ -48,6 +48,10 @@ def create_app(db: str | Path, *, config_path: str | None = None, access_token: 
     for mod in (home, search, why, node, self_beliefs, timeline, conversations, review):
         app.include_router(mod.router)
 
+    @app.on_event("startup")
+    def _warm() -> None:
+        state._pool.submit(state.warm)
+
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
         token = state.access_token

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -52,6 +53,9 @@ class WebState:
     _cache: dict[Any, Any] = field(default_factory=dict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
     env: Environment = field(init=False)
+    # one worker for work too slow for a request (an entity's month windows computed from the whole graph, U6)
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="kenning-ui"))
+    _inflight: dict[Any, Future] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("kenning.serve.web", "templates"),
@@ -85,6 +89,40 @@ class WebState:
         with self._cache_lock:
             self._cache[key] = (version, value)
         return value
+
+    def cached_or_background(self, key: Any, version: Any, fn: Callable[[], Any],
+                             wait_s: float) -> tuple[bool, Any]:
+        """(True, value) when ``fn()`` is cached or finishes within ``wait_s``; else (False, None) while it goes
+        on in the background worker (the page says so and reloads). Exceptions come back to the caller."""
+        done, value = self.peek(key, version)
+        if done:
+            return True, value
+        with self._cache_lock:
+            fut = self._inflight.get((key, version))
+            if fut is None:
+                fut = self._inflight[(key, version)] = self._pool.submit(self._fill, key, version, fn)
+        try:
+            return True, fut.result(timeout=wait_s)
+        except TimeoutError:
+            return False, None
+
+    def _fill(self, key: Any, version: Any, fn: Callable[[], Any]) -> Any:
+        try:
+            value = fn()
+            with self._cache_lock:
+                self._cache[key] = (version, value)
+            return value
+        finally:
+            with self._cache_lock:
+                self._inflight.pop((key, version), None)
+
+    def warm(self) -> None:
+        """Load what the first search would (the vector mirror, the embedder) before anyone asks; errors are the
+        first real search's to report."""
+        try:
+            self.reader().search("warm up", k=1)
+        except Exception:
+            pass
 
     def peek(self, key: Any, version: Any) -> tuple[bool, Any]:
         with self._cache_lock:

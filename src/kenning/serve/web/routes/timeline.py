@@ -16,13 +16,22 @@ router = APIRouter()
 PAGE = 24
 
 
-def timeline_data(state, entity: str | None) -> dict:
+WAIT_S = 0.1     # how long a page waits for a timeline being computed before it says "computing…" (U6)
+
+
+def timeline_data(state, entity: str | None) -> dict | None:
+    """The timeline, or None while it is being computed in the background."""
     vault = state.reader()
     version = web_sql.vault_version(vault.conn)
     if not tsql.has_stage5(vault.conn):
         return {"name": entity or "You", "windows": [], "states": [], "missing": "stage 5 has not run on this vault"}
-    return state.cached(("timeline", (entity or "").casefold()), version,
-                        lambda: load_timeline(vault.conn, entity or None, vault.config))
+
+    def load() -> dict:
+        v = state.reader()      # the worker thread's own read-only vault
+        return load_timeline(v.conn, entity or None, v.config)
+
+    done, tl = state.cached_or_background(("timeline", (entity or "").casefold()), version, load, WAIT_S)
+    return tl if done else None
 
 
 @router.get("/timeline", response_class=HTMLResponse)
@@ -32,6 +41,8 @@ def timeline(request: Request, entity: str = "", page: int = -1) -> HTMLResponse
         tl = timeline_data(state, entity.strip() or None)
     except LookupError as e:
         return HTMLResponse(state.render("error.html", title="Timeline", message=str(e)), status_code=404)
+    if tl is None:
+        return HTMLResponse(state.render("computing.html", title="Timeline", entity=entity))
     windows = tl["windows"]
     pages = max(1, -(-len(windows) // PAGE))
     page = pages - 1 if page < 0 or page >= pages else page        # newest months first shown
