@@ -20,10 +20,12 @@ router = APIRouter()
 
 
 def review_queue(vault) -> dict:
-    """The evidence-bundle queue through `Vault.review_queue()` when that API exists (feature probe, U4)."""
-    if hasattr(vault, "review_queue"):
-        return {"available": True, "items": list(vault.review_queue())}
-    return {"available": False, "items": []}
+    """The evidence-bundle queue through `Vault.review_queue()` when that API exists (feature probe, U4): its
+    first page (§42A.2.17 BackLinkReviewQueuePage: items with title, description, primary_ref, actions)."""
+    if not hasattr(vault, "review_queue"):
+        return {"available": False, "items": []}
+    page = vault.review_queue(page=1, page_size=20)
+    return {"available": True, "items": page.get("items", []), "total": page.get("total_items", 0)}
 
 
 @router.get("/review", response_class=HTMLResponse)
@@ -80,6 +82,27 @@ async def node_feedback(request: Request) -> RedirectResponse:
             return _back(request, form, "/review", msg=f"{action} refused: {e}")
     return _back(request, form, f"/node/{target['id']}", undo=res.commit_id or "",
                  msg=f"{action}ed {target['canonical_name']} (commit {(res.commit_id or '')[:12]})")
+
+
+@router.post("/review/bundle")
+async def bundle_verdict(request: Request) -> RedirectResponse:
+    """approve / reject one evidence bundle through `Vault.review()` (once on main); a knowledge commit, so the
+    undo button rolls it back like any other."""
+    state = request.app.state.web
+    form = await request.form()
+    check_csrf(state, form)
+    action, ref = str(form.get("action") or ""), str(form.get("ref") or "")
+    if action not in ("approve", "reject"):
+        return _back(request, form, "/review", msg=f"unknown action {action!r}")
+    with state.writer() as vault:
+        if not hasattr(vault, "review"):
+            return _back(request, form, "/review", msg="the evidence-bundle review is not on this version yet")
+        try:
+            args = {"reason": "rejected in the web UI"} if action == "reject" else {}
+            receipt = vault.review(action, ref, as_of=state.now, **args)
+        except (KnowledgeError, ValueError) as e:
+            return _back(request, form, "/review", msg=f"{action} refused: {e}")
+    return _back(request, form, "/review", undo=str(receipt.get("commit_id") or ""), msg=f"{action}d {ref[:12]}")
 
 
 @router.post("/review/undo")
