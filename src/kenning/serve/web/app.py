@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
@@ -39,18 +40,21 @@ def create_app(db: str | Path, *, config_path: str | None = None, access_token: 
                now: str | None = None) -> FastAPI:
     from kenning.serve.web.routes import conversations, home, node, review, search, self_beliefs, timeline, why
 
-    app = FastAPI(title="Kenning", docs_url=None, redoc_url=None, openapi_url=None)
     from kenning.pipeline.clock import Clock
 
     state = WebState(Path(db), config_path, access_token, Clock.from_option(now).frozen_at)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state._pool.submit(state.warm)     # the first search's loading, done before anyone asks
+        yield
+        state._pool.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(title="Kenning", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.web = state
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for mod in (home, search, why, node, self_beliefs, timeline, conversations, review):
         app.include_router(mod.router)
-
-    @app.on_event("startup")
-    def _warm() -> None:
-        state._pool.submit(state.warm)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
