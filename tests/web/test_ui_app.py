@@ -77,3 +77,51 @@ def test_unknown_things_are_404_with_a_message(ui_vault):
 def test_cli_refuses_a_missing_vault(tmp_path, cli):
     proc = cli("ui", "--port", "1", db=tmp_path / "none.db", check=False)
     assert proc.returncode != 0 and "no vault" in (proc.stdout + proc.stderr)
+
+
+def _copy(vault, tmp_path):
+    import apsw
+
+    dst = tmp_path / "copy.db"
+    src = apsw.Connection(str(vault), flags=apsw.SQLITE_OPEN_READONLY)
+    with apsw.Connection(str(dst)).backup("main", src, "main") as b:
+        b.step()
+    src.close()
+    return dst
+
+
+def test_review_resolves_a_self_conflict_and_a_tentative_link_as_recorded_runs(ui_vault, tmp_path):
+    db = _copy(ui_vault, tmp_path)
+    app = create_app(db, now=AS_OF)
+    c = TestClient(app)
+    page = c.get("/review").text
+    edges = re.findall(r'name="edge" value="([^"]+)"', page)
+    links = re.findall(r'name="link" value="([^"]+)"', page)
+    assert edges and links, "the sample vault has self-belief conflicts and tentative links"
+    tok = app.state.web.csrf_token
+    r = c.post("/review/conflict", data={"csrf": tok, "edge": edges[0], "keep": "both"}, follow_redirects=False)
+    assert r.status_code == 303 and "resolved" in r.headers["location"]
+    r = c.post("/review/link", data={"csrf": tok, "link": links[0], "decision": "reject"}, follow_redirects=False)
+    assert r.status_code == 303 and "rejected" in r.headers["location"]
+    after = c.get("/review").text
+    assert edges[0] not in after and links[0] not in after
+    from kenning.api import Vault
+
+    with Vault.open(db, readonly=True) as v:
+        stages = {r["stage"]: r["status"] for r in v.status()["last_runs"]}
+    assert stages.get("self-conflicts") == "ok" and stages.get("self-links") == "ok"
+
+
+def test_a_correction_renames_the_node_and_undo_restores_it(ui_vault, tmp_path):
+    db = _copy(ui_vault, tmp_path)
+    app = create_app(db, now=AS_OF)
+    c = TestClient(app)
+    tok = app.state.web.csrf_token
+    r = c.post("/review/node", data={"csrf": tok, "node": "Sam", "action": "correct", "name": "Samuel <b>"},
+               follow_redirects=False)
+    assert r.status_code == 303
+    node_url, commit = r.headers["location"].split("?")[0], re.search(r"undo=([^&]+)", r.headers["location"])[1]
+    page = c.get(node_url).text
+    assert "<h1>Samuel &lt;b&gt;" in page and "user_correction" in page
+    r = c.post("/review/undo", data={"csrf": tok, "commit": commit, "back": node_url}, follow_redirects=True)
+    assert "<h1>Sam <span" in r.text
