@@ -107,3 +107,17 @@ def test_posts_without_the_csrf_token_are_refused(ui_server):
     assert err.value.code == 403
     with urllib.request.urlopen(ui_server + "/node/Sam", timeout=10) as r:    # nothing was rejected
         assert "retracted" not in r.read().decode()
+
+
+def test_the_timeline_chart_is_interactive(ui_server, page):
+    page.goto(ui_server + "/timeline?entity=Anna")
+    page.wait_for_selector("svg.months", timeout=15000)     # after "computing…" reloads, if it was not ready
+    bars = page.locator("svg.months g.month")
+    assert bars.count() > 0
+    bars.last.click()
+    row = page.locator("tr.on")
+    assert row.count() == 1
+    assert page.locator("#month-detail").inner_text().strip().startswith(row.locator("td").first.inner_text().strip())
+    # and yours, with the life-state lanes drawn on a time axis
+    page.goto(ui_server + "/timeline")
+    assert page.locator("svg.vt g.bar").count() > 0 and "lives in" in page.locator("svg.vt").text_content()
