@@ -50,9 +50,11 @@ def targets(vault: Path, n: int) -> dict[str, list[str]]:
     from kenning.store import web as web_sql
 
     with Vault.open(vault, readonly=True) as v:
-        ents = [e["canonical_name"] for e in esql.list_entities(v.conn, "PERSON", n)]
-        ents += [e["canonical_name"] for e in esql.list_entities(v.conn, "LOCATION", n // 2)]
-        nodes = [x["id"] for x in ksql.list_nodes(v.conn, limit=n)]
+        top = esql.list_entities(v.conn, "PERSON", n) + esql.list_entities(v.conn, "LOCATION", n // 2)
+        ents = [e["canonical_name"] for e in top]
+        # the nodes of the most salient entities (their pages also carry mentions and facts), then any others
+        nodes = [f[0]["id"] for f in (ksql.find_nodes(v.conn, e) for e in ents) if f]
+        nodes += [x["id"] for x in ksql.list_nodes(v.conn, limit=n) if x["id"] not in nodes]
         convs, total = web_sql.list_conversations(v.conn, limit=n)
     q = urllib.parse.quote
     words = ["garden", "running last winter", "what did my sister say about Leo", "trip to Lisbon", "new job",
@@ -64,7 +66,8 @@ def targets(vault: Path, n: int) -> dict[str, list[str]]:
         "why": [f"/why?q={q(w)}" for w in (["where do I live?", "where do I work?"] + ents)[:n]],
         "why on a date": [f"/why?q={q('where do I live?')}&until=20{y}-0{m}-01" for y in (22, 23, 24)
                           for m in (1, 4, 7)][:n],
-        "node": [f"/node/{i}" for i in nodes],
+        "node": [f"/node/{i}" for i in nodes[:n]],
+        "entity": [f"/entity/{e['entity_id']}" for e in top[:n]],
         "nodes": [f"/nodes?page={i}" for i in range(n)],
         "self": ["/self", "/self?stream=identity", "/self?status=core", "/self?stream=state"] * (n // 4 + 1),
         "timeline (you)": [f"/timeline?page={i}" for i in range(-1, 3)] * (n // 4 + 1),

@@ -21,6 +21,7 @@ STATIC = Path(__file__).with_name("static")
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 TOKEN_COOKIE = "kenning_token"
+READ_THREADS = 4
 
 
 def is_loopback(host: str) -> bool:
@@ -46,6 +47,11 @@ def create_app(db: str | Path, *, config_path: str | None = None, access_token: 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        # Pages run in worker threads, each with its own read-only connection and so its own page cache: a few
+        # threads (not anyio's default 40) keep those caches warm — 2 cores gain nothing from more (U11).
+        anyio.to_thread.current_default_thread_limiter().total_tokens = READ_THREADS
         state._pool.submit(state.warm)     # the first search's loading, done before anyone asks
         yield
         state._pool.shutdown(wait=False, cancel_futures=True)
