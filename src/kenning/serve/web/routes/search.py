@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 router = APIRouter()
-KINDS = ("message", "assertion", "belief", "entity")
+KINDS = ("message", "entity", "belief")      # the search index's document kinds (`kenning search --kind`)
 
 
 def _spans(hit: dict) -> list[tuple[int, int, str]]:
