@@ -125,3 +125,14 @@ def test_a_correction_renames_the_node_and_undo_restores_it(ui_vault, tmp_path):
     assert "<h1>Samuel &lt;b&gt;" in page and "user_correction" in page
     r = c.post("/review/undo", data={"csrf": tok, "commit": commit, "back": node_url}, follow_redirects=True)
     assert "<h1>Sam <span" in r.text
+
+
+def test_search_filters_by_kind_and_as_of(ui_vault):
+    c = TestClient(create_app(ui_vault, now=AS_OF))
+    kinds = re.findall(r'<span class="kind">(\w+)</span>', c.get("/search?q=Lisbon&kind=entity").text)
+    assert kinds and set(kinds) == {"entity"}
+    dates = re.findall(r'<span class="date">([^<]+)</span>', c.get("/search?q=Lisbon&as_of=2023-01-01").text)
+    assert dates and max(dates) <= "2023-01-01"
+    assert max(re.findall(r'<span class="date">([^<]+)</span>', c.get("/search?q=Lisbon").text)) > "2023-01-01"
+    bad = c.get("/search?q=Lisbon&as_of=notadate")
+    assert bad.status_code == 200 and 'class="error"' in bad.text and "notadate" in bad.text
