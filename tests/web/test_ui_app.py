@@ -136,3 +136,23 @@ def test_search_filters_by_kind_and_as_of(ui_vault):
     assert max(re.findall(r'<span class="date">([^<]+)</span>', c.get("/search?q=Lisbon").text)) > "2023-01-01"
     bad = c.get("/search?q=Lisbon&as_of=notadate")
     assert bad.status_code == 200 and 'class="error"' in bad.text and "notadate" in bad.text
+
+
+def test_cli_warns_and_requires_a_token_beyond_loopback(ui_vault, cli):
+    # 192.0.2.1 (TEST-NET-1) is on no machine: the CLI warns, prints the token URL, then says it cannot bind —
+    # and never listens anywhere
+    proc = cli("ui", "--host", "192.0.2.1", "--port", "8765", "--token", "tok123", db=ui_vault, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "warning" in text and "not loopback" in text and "cannot serve on 192.0.2.1:8765" in text
+
+
+def test_cli_says_when_the_port_is_taken(ui_vault, cli):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        proc = cli("ui", "--port", str(port), db=ui_vault, check=False)
+    assert proc.returncode != 0 and f"cannot serve on 127.0.0.1:{port}" in proc.stdout + proc.stderr

@@ -46,11 +46,26 @@ def ui_command(
         access = token
     if not 0 < port < 65536:
         fail(f"--port {port} is not a port (1–65535)")
+    _check_bindable(host, port)
     app = create_app(path, config_path=str(config) if config else None, access_token=access, now=now)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{port}/" + (f"?token={access}" if access else "")
     console.print(f"Kenning UI for {path} on {url}  (Ctrl-C stops it)", highlight=False)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _check_bindable(host: str, port: int) -> None:
+    """Say why the server cannot start (port taken, address not on this machine) before uvicorn's traceback would."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(infos[0][4])
+    except OSError as e:
+        fail(f"cannot serve on {host}:{port}: {e.strerror or e} — is another `kenning ui` running? try --port "
+             f"{port + 1}" + ("" if host == "127.0.0.1" else f", or an address of this machine for --host"))
 
 
 def register(app: typer.Typer) -> None:
