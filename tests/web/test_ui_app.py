@@ -105,6 +105,8 @@ def test_review_resolves_a_self_conflict_and_a_tentative_link_as_recorded_runs(u
     assert r.status_code == 303 and "rejected" in r.headers["location"]
     after = c.get("/review").text
     assert edges[0] not in after and links[0] not in after
+    r = c.post("/review/conflict", data={"csrf": tok, "edge": edges[0], "keep": "both"}, follow_redirects=False)
+    assert r.status_code == 303 and "resolve%20refused" in r.headers["location"]     # said, not a 500
     from kenning.api import Vault
 
     with Vault.open(db, readonly=True) as v:

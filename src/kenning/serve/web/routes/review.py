@@ -138,7 +138,7 @@ async def conflict(request: Request) -> RedirectResponse:
         try:
             _side(state, vault, "self-conflicts", {"edge_id": edge, "all": False, "method": "user_override",
                                                    "keep": keep})
-        except (KnowledgeError, ValueError) as e:
+        except Exception as e:   # the stage's refusal (unknown or already resolved conflict), shown, not a 500
             return _back(request, form, "/review", msg=f"resolve refused: {e}")
     return _back(request, form, "/review", msg=f"conflict {edge[:8]} resolved (kept {'both' if keep == 'both' else keep[:8]})")
 
@@ -154,6 +154,6 @@ async def link(request: Request) -> RedirectResponse:
     with state.writer() as vault:
         try:
             _side(state, vault, "self-links", {"decisions": [(link_id, decision)]})
-        except (KnowledgeError, ValueError) as e:
+        except Exception as e:   # the stage's refusal (unknown or already decided link), shown, not a 500
             return _back(request, form, "/review", msg=f"{decision} refused: {e}")
     return _back(request, form, "/review", msg=f"link {link_id[:8]} {decision}ed")
