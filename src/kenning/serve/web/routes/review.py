@@ -134,7 +134,13 @@ async def conflict(request: Request) -> RedirectResponse:
     form = await request.form()
     check_csrf(state, form)
     edge, keep = str(form.get("edge") or ""), str(form.get("keep") or "")
+    from kenning.store import selfbeliefs as sb_sql
+
     with state.writer() as vault:
+        e = sb_sql.get_edge_by_id(vault.conn, edge) if edge else None
+        if e is None or e["status"] != "active":
+            return _back(request, form, "/review", msg=f"resolve refused: conflict {edge[:8]!r} is "
+                         + ("unknown" if e is None else f"already {e['status']}"))
         try:
             _side(state, vault, "self-conflicts", {"edge_id": edge, "all": False, "method": "user_override",
                                                    "keep": keep})
@@ -151,7 +157,13 @@ async def link(request: Request) -> RedirectResponse:
     link_id, decision = str(form.get("link") or ""), str(form.get("decision") or "")
     if decision not in ("accept", "reject"):
         return _back(request, form, "/review", msg=f"unknown decision {decision!r}")
+    from kenning.store import selfbeliefs as sb_sql
+
     with state.writer() as vault:
+        lk = sb_sql.get_link_by_id(vault.conn, link_id) if link_id else None
+        if lk is None or lk["status"] != "pending":
+            return _back(request, form, "/review", msg=f"{decision} refused: link {link_id[:8]!r} is "
+                         + ("unknown" if lk is None else f"already {lk['status']}"))
         try:
             _side(state, vault, "self-links", {"decisions": [(link_id, decision)]})
         except Exception as e:   # the stage's refusal (unknown or already decided link), shown, not a 500
