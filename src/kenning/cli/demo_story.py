@@ -170,7 +170,6 @@ def _try_next(db: Path) -> None:
         (f'kenning search "running" --db {db}', "hybrid search with the evidence chain"),
         (f"kenning self list --db {db}", "what you say about yourself"),
         (f"kenning nodes --db {db}", "the knowledge graph: people, goals, obligations, preferences"),
-        (f"kenning ui --db {db}", "browse all of it in your browser (127.0.0.1 only)"),
         (f"kenning serve mcp --db {db}", "hand it to an assistant over MCP, read-only"),
         (f"kenning demo --verbose --db {db}.full", "the full tour, every table"),
     ]:
@@ -191,3 +190,6 @@ def run_story(db: Path | None, config: Path | None) -> None:
         _assistant(vault)
         _more(vault)
     _try_next(path)
+    from kenning.cli.demo_ui import demo_ui   # the last line: the one command that opens it in the browser
+
+    demo_ui(path, config)
