@@ -38,6 +38,11 @@ def day(ts: str | None) -> str:
     return (ts or "")[:10]
 
 
+def when(ts: str | None) -> str:
+    """2024-12-31T07:02:39.311Z → 2024-12-31 07:02 (UTC)."""
+    return (ts or "")[:16].replace("T", " ")
+
+
 def pct(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
@@ -61,7 +66,7 @@ class WebState:
         self.env = Environment(loader=PackageLoader("kenning.serve.web", "templates"),
                                autoescape=select_autoescape(["html"], default=True), trim_blocks=True,
                                lstrip_blocks=True)
-        self.env.filters.update(day=day, pct=pct)
+        self.env.filters.update(day=day, pct=pct, when=when)
         self.env.globals.update(highlight=highlight)
 
     def clock_now(self) -> str:
