@@ -26,11 +26,14 @@ def ui_command(
     """Open the vault in your browser: home, search, why (quotes with ✓/✗), nodes and entities, self-beliefs,
     timeline, conversations, review (confirm / reject / correct, with undo). Serves only 127.0.0.1 by default;
     pages read through a read-only vault; the review forms carry a CSRF token. Stop with Ctrl-C."""
-    import uvicorn
+    try:
+        import uvicorn
 
+        from kenning.serve.web.app import create_app, is_loopback
+    except ImportError as e:
+        fail(f"kenning ui needs the web extras ({e.name} is missing): pip install 'kenning[serve]'")
     from kenning.api import Vault
     from kenning.pipeline.clock import Clock
-    from kenning.serve.web.app import create_app, is_loopback
 
     with user_errors():
         vault = Vault.open(db, config_path=config, readonly=True)    # fail now (no vault), not on the first page
