@@ -158,3 +158,11 @@ def test_cli_says_when_the_port_is_taken(ui_vault, cli):
         port = s.getsockname()[1]
         proc = cli("ui", "--port", str(port), db=ui_vault, check=False)
     assert proc.returncode != 0 and f"cannot serve on 127.0.0.1:{port}" in proc.stdout + proc.stderr
+
+
+def test_nodes_are_found_by_name(ui_vault):
+    c = TestClient(create_app(ui_vault, now=AS_OF))
+    page = c.get("/nodes?q=Sam").text
+    names = re.findall(r'<a href="/node/[^"]+">([^<]+)</a>', page)
+    assert names and names[0] == "Sam"
+    assert re.findall(r'<a href="/node/[^"]+">', c.get("/nodes?q=Sam&kind=goal").text) == []

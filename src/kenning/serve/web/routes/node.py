@@ -50,10 +50,17 @@ def entity_page(request: Request, entity_id: str) -> HTMLResponse:
 
 
 @router.get("/nodes", response_class=HTMLResponse)
-def nodes_page(request: Request, kind: str = "", page: int = 0) -> HTMLResponse:
+def nodes_page(request: Request, kind: str = "", q: str = "", page: int = 0) -> HTMLResponse:
+    """The node list by kind, or the nodes a name finds (§41.2 search_knowledge: name / alias, then full text)."""
     state = request.app.state.web
     vault = state.reader()
     page = max(0, page)
-    res = node_rows(vault.conn, vault.config, now=state.clock_now(), kind=kind or None, limit=PAGE,
-                    offset=page * PAGE)
-    return HTMLResponse(state.render("nodes.html", title="Nodes", res=res, kind=kind, page=page, per_page=PAGE))
+    if q.strip():
+        found = vault.inspect("search_knowledge", query=q.strip(), now=state.clock_now())["result_data"]["hits"]
+        nodes = [{"id": h["node_id"], **h} for h in found if not kind or h["node_kind"] == kind]
+        res = {"nodes": nodes, "total": len(nodes), "shown": len(nodes), "offset": 0}
+    else:
+        res = node_rows(vault.conn, vault.config, now=state.clock_now(), kind=kind or None, limit=PAGE,
+                        offset=page * PAGE)
+    return HTMLResponse(state.render("nodes.html", title="Nodes", res=res, kind=kind, q=q, page=page,
+                                     per_page=PAGE))
