@@ -559,6 +559,7 @@ class Config(Strict):
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
+    intake: "IntakeConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1219,6 +1220,87 @@ class InspectConfig(Strict):
     compiled_truth: CompiledTruthConfig
     constellation: ConstellationConfig
     digest: DigestConfig
+
+
+# ---- DOC72 intake funnel (seed 003 §20A, §13.4, §22–24, §38; decisions I1–I19) -----------------------------
+
+class IntakeWeights(Strict):
+    intent: float = Field(ge=0)
+    novelty: float = Field(ge=0)
+    domain: float = Field(ge=0)
+    centrality: float = Field(ge=0)
+    action: float = Field(ge=0)
+    matter: float = Field(ge=0)
+    dup: float = Field(ge=0)
+    privacy: float = Field(ge=0)
+    min_score_for_shallow: float = Field(ge=0, le=1)
+    min_score_for_deep: float = Field(ge=0, le=1)
+
+
+class IntakeCalibration(Strict):
+    days: int = Field(ge=0)
+    min_score_for_shallow: float = Field(ge=0, le=1)
+    min_score_for_deep: float = Field(ge=0, le=1)
+    first_week_deep_max_total: int = Field(ge=0)
+
+
+class IntakePattern(Strict):
+    pattern: str
+    weight: float = Field(ge=0, le=1)
+
+
+class IntakePrivacyPattern(Strict):
+    pattern: str
+    risk: float = Field(ge=0, le=1)
+
+
+class IntakeIntentPatterns(Strict):
+    correction: str
+    focus: str
+    accept: str
+    ask: str
+
+
+class IntakeIncognito(Strict):
+    conversations: list[str]
+    title_patterns: list[str]
+    folders: list[str]
+    keep: Literal["raw_only", "drop"]
+
+
+class IntakeBudget(Strict):
+    deep_max_total: int = Field(ge=0)
+    token_max_total: int = Field(ge=0)
+    usd_max_total: float = Field(ge=0)
+    gpu_minutes_max_total: float = Field(ge=0)
+    deep_max_browser: int = Field(ge=0)
+    deep_max_notes: int = Field(ge=0)
+    deep_max_docs: int = Field(ge=0)
+    reserved_critical_slots: int = Field(ge=0)
+    carried_forward_max: int = Field(ge=0)
+    usd_per_1k_tokens: float = Field(ge=0)
+    focus_mode: Literal["normal", "deep", "conservative", "context_focus"]
+
+
+class IntakeQueue(Strict):
+    max_retries: int = Field(ge=0)
+    max_age_hours: int = Field(ge=1)
+    crash_minutes: int = Field(ge=1)
+    rules_version: str
+
+
+class IntakeConfig(Strict):
+    weights: IntakeWeights
+    calibration: IntakeCalibration
+    high_value_patterns: dict[str, IntakePattern]
+    intent_patterns: IntakeIntentPatterns
+    action_pattern: str
+    privacy_patterns: dict[str, IntakePrivacyPattern]
+    context_turns: int = Field(ge=0)
+    min_chars: int = Field(ge=0)
+    incognito: IntakeIncognito
+    budget: IntakeBudget
+    queue: IntakeQueue
 
 
 Config.model_rebuild()
