@@ -7,20 +7,20 @@ except on the critical lane, which is never archived (it fails with its error in
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from kenning.intake import extractors as seam
 from kenning.intake.budget import FIRST_WEEK_DAYS, DailyExtractionBudget, calibrating
 from kenning.intake.funnel import extraction_id_for
 from kenning.intake.modes import incognito_conversations
+from kenning.sources.timestamps import format_utc, parse_utc
 from kenning.store import intake as isql
 from kenning.store import knowledge as ksql
 
 
 def _minus(now: str, **delta: float) -> str:
-    at = datetime.fromisoformat(now.replace("Z", "+00:00")) - timedelta(**delta)
-    return at.strftime("%Y-%m-%dT%H:%M:%S") + ("Z" if now.endswith("Z") else "")
+    return format_utc(parse_utc(now) - timedelta(**delta))
 
 
 def recover_crashed(conn: Any, config: Any, now: str) -> Counter:
@@ -156,9 +156,18 @@ class Drain:
         isql.savepoint(self.conn, sp)
         try:
             for name, fn in self.extractors.items():
+                isql.savepoint(self.conn, "intake_extractor")
                 res = fn(ctx, obs)
                 if not isinstance(res, seam.ExtractionResult):
                     raise TypeError(f"extractor {name} returned {type(res).__name__}, not ExtractionResult")
+                if obs.persistence_mode == "episodic_recall" and res.commit_ids:
+                    # §20A.1 MUST: episodic content is never auto-promoted into the graph; the extractor's
+                    # other work (a thread summary, say) would go with it, so it is all undone and said why.
+                    isql.rollback_to(self.conn, "intake_extractor")
+                    res = seam.ExtractionResult(name, skipped_reason="episodic_not_promoted")
+                    self.counts["episodic_promotions_blocked"] += 1
+                else:
+                    isql.release(self.conn, "intake_extractor")
                 results.append(res)
         except Exception as e:  # an extractor's failure is this extraction's failure, audited, never the stage's
             isql.rollback_to(self.conn, sp)
