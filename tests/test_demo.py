@@ -45,3 +45,8 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
     assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
+    # issue 18: the funnel's decisions with reasons, the queue, and an incognito conversation leaving nothing
+    assert "Intake funnel (issue 18)" in text and "observations assessed (rules only, no model)" in text
+    assert re.search(r"^  skip +\d+  score_dispatch\+below_shallow_threshold", proc.stdout, re.M)
+    assert re.search(r"Ljubljana.*: [1-9]\d* node\(s\) learned only from it retracted", text.replace("\n", " "))
+    assert "0 trace(s) of it left on active nodes" in text.replace("\n", " ")

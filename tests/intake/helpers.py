@@ -51,6 +51,7 @@ SECRET = [
     ("user", "My therapist Dr Vale says I should journal every evening. Remember that."),
     ("assistant", "That sounds like a helpful habit."),
     ("user", "I prefer writing in a paper notebook, and I want to start on Monday."),
+    ("user", "My sister Anna lives in Lisbon, she gave me the notebook."),
 ]
 
 

@@ -147,7 +147,7 @@ def test_one_decision_per_observation_stored_and_skips_audited(tmp_path, with_te
     try:
         obs = v.conn.execute("SELECT COUNT(*) FROM intake_observations").fetchone()[0]
         decs = isql.decisions(v.conn)
-        assert obs == len(decs) == 7 + 3 + 2  # every turn and each conversation
+        assert obs == len(decs) == 7 + 4 + 2  # every turn and each conversation
         assert all(d["reason_codes"] for d in decs)
         by_ref = {d["source_ref"]: d for d in decs}
         correction = by_ref["message:" + msg_id(v, "conv-plans", 4)]
@@ -208,6 +208,6 @@ def test_shallow_scoring_is_rules_only(tmp_path):
     v = ingest(tmp_path, two_conversations(tmp_path), llm="none")
     try:
         assert v.conn.execute("SELECT COUNT(*) FROM llm_extraction_runs").fetchone()[0] == 0
-        assert v.conn.execute("SELECT COUNT(*) FROM intake_dispatch_decisions").fetchone()[0] == 12
+        assert v.conn.execute("SELECT COUNT(*) FROM intake_dispatch_decisions").fetchone()[0] == 13
     finally:
         v.close()

@@ -94,20 +94,30 @@ def purge_incognito(ctx: Any) -> dict[str, int]:
     """Remove what was derived from incognito content, through the single writer (one commit per node): a node
     whose only evidence is incognito is retracted (archived out of every read); the funnel's queued extractions
     of those messages are cancelled; with ``keep: drop`` the raw text goes too."""
-    from kenning.knowledge.ops import ArchiveNode, KnowledgeWrite
+    from kenning.knowledge.ops import ArchiveNode, KnowledgeWrite, UpdateNode
     from kenning.knowledge.writer import KnowledgeWriter
 
     conn, config = ctx.conn, ctx.config
     found = incognito_conversations(conn, config)
-    counts = {"incognito_conversations": len(found.basis), "nodes_retracted": 0, "extractions_cancelled": 0,
-              "messages_dropped": 0}
+    counts = {"incognito_conversations": len(found.basis), "nodes_retracted": 0, "provenance_withdrawn": 0,
+              "extractions_cancelled": 0, "messages_dropped": 0}
     if not found.basis:
         return counts
     msgs = isql.message_ids_of(conn, found.conversation_ids)
     cited = isql.provenance_by_message(conn, sorted(msgs))
     candidates = sorted({r["node_id"] for r in cited if r["is_active"]})
     writer = KnowledgeWriter(conn, config, clock=ctx.clock, run_id=ctx.run_id)
-    for nid in sorted(incognito_only_nodes(conn, config, candidates)):
+    only = incognito_only_nodes(conn, config, candidates)
+    # A node other content supports too stays, but the incognito evidence comes off it (one commit per node).
+    for nid in candidates:
+        if nid in only:
+            continue
+        pids = tuple(sorted(r["id"] for r in cited if r["node_id"] == nid))
+        res = writer.write(KnowledgeWrite(
+            source_event="intake.incognito", change_summary="incognito evidence withdrawn from the node",
+            ops=[UpdateNode(id=nid, remove_provenance=pids)]))
+        counts["provenance_withdrawn"] += len(pids) if res.created else 0
+    for nid in sorted(only):
         res = writer.write(KnowledgeWrite(
             source_event="intake.incognito",
             change_summary="derived only from incognito content: removed from the knowledge graph",

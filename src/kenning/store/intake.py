@@ -271,13 +271,16 @@ def message_ids_of(conn: apsw.Connection, conversation_ids: Sequence[str]) -> se
     return out
 
 
-def provenance_by_message(conn: apsw.Connection, message_ids: Sequence[str]) -> list[dict[str, Any]]:
+def provenance_by_message(conn: apsw.Connection, message_ids: Sequence[str],
+                          active_only: bool = False) -> list[dict[str, Any]]:
     """Provenance entries citing any of these messages, with their node (the derived knowledge to remove)."""
     out: list[dict[str, Any]] = []
+    active = " AND n.is_active=1" if active_only else ""
     for part in chunks(sorted(message_ids)):
         out += rows(conn, f"SELECT p.id, p.node_id, p.message_id, n.is_active, n.lifecycle_state "
                           f"FROM provenance_entries p JOIN nodes n ON n.id=p.node_id "
-                          f"WHERE p.message_id IN ({marks(len(part))}) ORDER BY p.node_id, p.id", tuple(part))
+                          f"WHERE p.message_id IN ({marks(len(part))}){active} ORDER BY p.node_id, p.id",
+                    tuple(part))
     return out
 
 
