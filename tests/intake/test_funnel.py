@@ -211,3 +211,12 @@ def test_shallow_scoring_is_rules_only(tmp_path):
         assert v.conn.execute("SELECT COUNT(*) FROM intake_dispatch_decisions").fetchone()[0] == 13
     finally:
         v.close()
+
+
+def test_a_bad_pattern_in_config_is_a_clear_error(tmp_path):
+    from kenning.config import load_config
+
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("intake:\n  incognito:\n    title_patterns: ['([unclosed']\n", encoding="utf-8")
+    with pytest.raises(Exception, match=r"intake.incognito.title_patterns\[0\] is not a valid regular expression"):
+        load_config(cfg, None)

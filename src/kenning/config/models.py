@@ -1302,5 +1302,21 @@ class IntakeConfig(Strict):
     budget: IntakeBudget
     queue: IntakeQueue
 
+    @model_validator(mode="after")
+    def _regexes_compile(self) -> "IntakeConfig":
+        import re
+
+        named = [(f"intake.high_value_patterns.{k}", p.pattern) for k, p in self.high_value_patterns.items()]
+        named += [(f"intake.privacy_patterns.{k}", p.pattern) for k, p in self.privacy_patterns.items()]
+        named += [(f"intake.intent_patterns.{k}", v) for k, v in self.intent_patterns.model_dump().items()]
+        named += [("intake.action_pattern", self.action_pattern)]
+        named += [(f"intake.incognito.title_patterns[{i}]", p) for i, p in enumerate(self.incognito.title_patterns)]
+        for where, pattern in named:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ValueError(f"{where} is not a valid regular expression ({e}): {pattern!r}") from None
+        return self
+
 
 Config.model_rebuild()

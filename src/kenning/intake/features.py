@@ -19,6 +19,9 @@ _STOP = frozenset("the and for that this with have has had was were are you your
 
 INTENT = {"user_correction": 1.0, "user_flagged_focus": 1.0, "explicit_accepted_recommendation": 0.90}
 ASK_INTENT = 0.80
+# Rules read a unit's first SCAN_CHARS characters: what a turn is about shows early, and a pasted document must
+# not make the funnel slow (shallow is < 100 ms per observation, §20A.2).
+SCAN_CHARS = 4000
 
 
 @dataclass
@@ -33,26 +36,31 @@ class FeatureRules:
         self.action = re.compile(c.action_pattern, re.IGNORECASE)
         self.ask = re.compile(c.intent_patterns.ask)
         self.min_chars = c.min_chars
-        self.max_alias_words = max((a.count(" ") + 1 for a in self.aliases), default=1)
+        self.max_alias_words = min(4, max((a.count(" ") + 1 for a in self.aliases), default=1))
+        # Only n-grams starting with an alias's first word can match: one set lookup rules most positions out.
+        self.first_words = {a.split(" ", 1)[0] for a in self.aliases}
+        self.hits: dict[str, list[str]] = {}  # source_ref → aliases named (for the skip audit)
 
     def words(self, text: str) -> set[str]:
         return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
-    def centrality(self, text: str) -> float:
-        """Known entities named in the text (alias matching): one name .34, three or more 1.0."""
+    def named(self, text: str) -> list[str]:
+        """Known entities named in the text (alias matching, §20A.2 shallow)."""
         if not self.aliases:
-            return 0.0
+            return []
         toks = re.findall(r"[\w'\-]+", text.lower())
         hits = set()
-        for n in range(1, min(self.max_alias_words, 4) + 1):
-            for i in range(len(toks) - n + 1):
+        for i, tok in enumerate(toks):
+            if tok not in self.first_words:
+                continue
+            for n in range(1, self.max_alias_words + 1):
                 g = " ".join(toks[i:i + n])
                 if g in self.aliases:
                     hits.add(g)
-        return min(1.0, round(0.34 * len(hits), 6))
+        return sorted(hits)
 
     def features(self, unit: IntakeUnit, *, seen_words: set[str], duplicate: bool) -> IntakeScoreFeatures:
-        text = unit.text or ""
+        text = (unit.text or "")[:SCAN_CHARS]
         if len(text.strip()) < self.min_chars and unit.critical_class is None:
             # "ok", "thanks": nothing to learn; duplication_risk 1 keeps it out of the funnel visibly (I4).
             return IntakeScoreFeatures(duplication_risk=1.0)
@@ -64,9 +72,11 @@ class FeatureRules:
         domain = min(1.0, round(sum(w for p, w in self.domain if p.search(text)), 6))
         action = 0.8 if unit.actor == "user" and self.action.search(text) else 0.0
         privacy = max((r for p, r in self.privacy if p.search(text)), default=0.0)
+        named = self.named(text)
+        self.hits[unit.source_ref] = named
         return IntakeScoreFeatures(
             explicit_user_intent=intent, novelty_score=novelty, domain_impact_score=domain,
-            entity_centrality_score=self.centrality(text), action_strength_score=action,
+            entity_centrality_score=min(1.0, round(0.34 * len(named), 6)), action_strength_score=action,
             matter_link_confidence=0.0,  # chat has no work contexts (matters) to link to yet
             duplication_risk=1.0 if duplicate else 0.0, privacy_risk=privacy)
 

@@ -110,7 +110,7 @@ class Funnel:
         an incognito skip keeps no fingerprint or names (nothing of its content is derived)."""
         incog = "incognito_mode" in row["reason_codes"]
         words = sorted(self.rules.words(env.unit.text))[:40] if not incog else []
-        mentions = sorted(a for a in self.rules.aliases if a in (env.unit.text or "").lower())[:20] if not incog else []
+        mentions = self.rules.hits.pop(env.source_ref, [])[:20] if not incog else []
         eid = extraction_id_for(env.observation_id, "skip")
         ksql.insert_audit(self.conn, {
             "extraction_id": eid, "surface": env.surface, "source_content_ref": env.source_ref,

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 KnowledgePersistenceMode = Literal["accessible_only", "episodic_recall", "candidate_graph", "durable_graph"]
@@ -38,10 +38,11 @@ class MemoryModeState:
     basis: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["excluded_matter_ids"] = list(self.excluded_matter_ids)
-        d["basis"] = list(self.basis)
-        return d
+        return {"mode": self.mode, "activated_at": self.activated_at, "activated_by": self.activated_by,
+                "ttl_minutes": self.ttl_minutes, "suppress_extraction": self.suppress_extraction,
+                "suppress_injection": self.suppress_injection,
+                "suppress_cross_scope_linking": self.suppress_cross_scope_linking,
+                "excluded_matter_ids": list(self.excluded_matter_ids), "basis": list(self.basis)}
 
     @classmethod
     def incognito(cls, at: str, by: str, basis: tuple[str, ...]) -> "MemoryModeState":

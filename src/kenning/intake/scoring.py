@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 IntakeSurface = Literal["note", "document", "browser", "chat", "room", "panel", "forum", "candor", "task", "email",
@@ -25,7 +25,11 @@ class IntakeScoreFeatures:
     privacy_risk: float = 0.0         # stored positive, subtracted
 
     def as_dict(self) -> dict[str, float]:
-        return {k: round(v, 6) for k, v in asdict(self).items()}
+        return {k: round(getattr(self, k), 6) for k in FEATURE_NAMES}
+
+
+FEATURE_NAMES = ("explicit_user_intent", "novelty_score", "domain_impact_score", "entity_centrality_score",
+                 "action_strength_score", "matter_link_confidence", "duplication_risk", "privacy_risk")
 
 
 @dataclass(frozen=True)
