@@ -44,6 +44,15 @@ def main() -> None:
         for t in texts:
             hashlib.sha256(t.encode()).hexdigest()
         base_s = time.perf_counter() - t0
+        # a second baseline: one bare row written per message in one transaction (what storing a decision costs
+        # at the least)
+        v.conn.execute("CREATE TEMP TABLE bench_rows (k TEXT PRIMARY KEY, v TEXT)")
+        t0 = time.perf_counter()
+        with v.conn:
+            for i, t in enumerate(texts):
+                v.conn.execute("INSERT INTO bench_rows VALUES (?, ?)", (hashlib.sha256(f"{i}:{t}".encode()).hexdigest(),
+                                                                       str(i)))
+        insert_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         (intake,) = v.ingest([export], as_of=AS_OF, stages="intake")
         intake_s = time.perf_counter() - t0
@@ -59,6 +68,8 @@ def main() -> None:
            "ms_per_observation": round(1000 * intake_s / obs, 3),
            "baseline_ms_per_message": round(1000 * base_s / max(1, len(texts)), 4),
            "ratio_vs_baseline": round((intake_s / obs) / (base_s / max(1, len(texts))), 1),
+           "insert_baseline_ms_per_message": round(1000 * insert_s / max(1, len(texts)), 4),
+           "ratio_vs_insert_baseline": round((intake_s / obs) / (insert_s / max(1, len(texts))), 1),
            "queue_rows": rows, "extract_s": round(extract_s, 3),
            "rows_per_s": round(rows / extract_s, 1) if extract_s and rows else None,
            "decisions": {k: v for k, v in intake.counts.items() if k.startswith(("decision_", "reason_"))}}
