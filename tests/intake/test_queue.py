@@ -176,3 +176,39 @@ def test_cli_queue_mine_and_mode(tmp_path):
     assert cleared["rules_cleared"] == 1
     assert json.loads(run_cli("mode", "show", "--json", "--config", str(cfg), db=db).stdout)[
         "incognito_conversations"] == []
+
+
+def test_old_normal_rows_expire_but_critical_and_deferred_never(tmp_path):
+    v = vault_with_queue(tmp_path)
+    try:
+        rows = isql.queue_rows(v.conn, limit=100)
+        crit = next(r["pending_id"] for r in rows if r["priority"] == "critical")
+        normal = next(r["pending_id"] for r in rows if r["priority"] == "normal")
+        with transaction(v.conn):
+            isql.set_pending(v.conn, normal, priority="deferred")  # a deferred row waits, whatever its age
+        later = "2024-06-09T00:00:01.000Z"  # 8 days: past the 168-hour default
+        counts = drain(v, {}, now=later)
+        assert counts["expired"] == sum(r["priority"] == "normal" for r in rows) - 1
+        assert isql.get_pending(v.conn, crit)["status"] == "audited"
+        assert isql.get_pending(v.conn, normal)["status"] in ("queued", "audited")
+        expired = [r for r in isql.queue_rows(v.conn, limit=100) if r["status"] == "stale_archived"]
+        assert expired and {r["error_code"] for r in expired} == {"max_age_exceeded"}
+        assert {r["priority"] for r in expired} == {"normal"}
+    finally:
+        v.close()
+
+
+def test_surface_caps_bind_per_surface(tmp_path):
+    from kenning.intake.budget import DailyExtractionBudget
+
+    v = Vault.open(tmp_path / "v.db", overrides={**HASH, "intake": {"budget": {"deep_max_notes": 1}}})
+    try:
+        with transaction(v.conn):
+            b = DailyExtractionBudget(v.conn, v.config, NOW)
+            assert b.deep_ok("note") and b.deep_ok("chat")
+            b.take_deep(surface="note")
+            assert not b.deep_ok("note") and b.deep_ok("chat")
+            again = DailyExtractionBudget(v.conn, v.config, NOW)  # stored, not only in memory
+            assert not again.deep_ok("note") and again.as_dict()["deep_by_surface"] == {"note": 1}
+    finally:
+        v.close()

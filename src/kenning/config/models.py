@@ -1272,14 +1272,11 @@ class IntakeBudget(Strict):
     deep_max_total: int = Field(ge=0)
     token_max_total: int = Field(ge=0)
     usd_max_total: float = Field(ge=0)
-    gpu_minutes_max_total: float = Field(ge=0)
     deep_max_browser: int = Field(ge=0)
     deep_max_notes: int = Field(ge=0)
     deep_max_docs: int = Field(ge=0)
     reserved_critical_slots: int = Field(ge=0)
-    carried_forward_max: int = Field(ge=0)
     usd_per_1k_tokens: float = Field(ge=0)
-    focus_mode: Literal["normal", "deep", "conservative", "context_focus"]
 
 
 class IntakeQueue(Strict):

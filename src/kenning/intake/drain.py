@@ -38,6 +38,18 @@ def recover_crashed(conn: Any, config: Any, now: str) -> Counter:
     return counts
 
 
+def expire_old(conn: Any, now: str) -> Counter:
+    """Normal rows still queued after their max_age_hours are stale_archived 'max_age_exceeded' (I15). Critical
+    rows never are (§24), and deferred rows wait for budget, never for age (§23: defer, never drop)."""
+    counts: Counter = Counter()
+    for r in isql.queued_normal(conn):
+        if r["queued_at"] < _minus(now, hours=r["max_age_hours"]):
+            isql.set_pending(conn, r["pending_id"], status="stale_archived", error_code="max_age_exceeded",
+                             updated_at=now)
+            counts["expired"] += 1
+    return counts
+
+
 class Drain:
     def __init__(self, conn: Any, config: Any, now: str, llm: Any = None,
                  extractors: dict[str, seam.Extractor] | None = None):
@@ -87,6 +99,7 @@ class Drain:
 
     def run(self, limit: int | None = None, progress: Any = None) -> Counter:
         self.counts.update(recover_crashed(self.conn, self.config, self.now))
+        self.counts.update(expire_old(self.conn, self.now))
         items = isql.runnable(self.conn)
         for i, item in enumerate(items):
             if limit is not None and self.counts["extractions"] >= limit:

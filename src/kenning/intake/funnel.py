@@ -61,7 +61,7 @@ class Funnel:
         critical = unit.critical_class is not None
         critical_depth = "deep" if self.budget.critical_deep_ok() else "shallow"
         res = resolve_extraction_policy(mode=mode, event_class="critical" if critical else "normal",
-                                        budget_ok=self.budget.deep_ok(), score_decision=wanted,
+                                        budget_ok=self.budget.deep_ok(env.surface), score_decision=wanted,
                                         focus_pressed=unit.focus, critical_depth=critical_depth)  # type: ignore[arg-type]
         decision, reasons = res.decision, [res.reason_code]
         if res.reason_code == "budget_deferred" and not self.model_configured:
@@ -83,7 +83,7 @@ class Funnel:
         self.counts[f"decision_{decision}"] += 1
         self.counts[f"reason_{res.reason_code}"] += 1
         if decision == "deep":
-            self.budget.take_deep(critical=critical)
+            self.budget.take_deep(critical=critical, surface=env.surface)
         if decision == "defer":
             self.budget.note_deferred()
         if decision == "skip":

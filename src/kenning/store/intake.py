@@ -141,6 +141,11 @@ def stuck_running(conn: apsw.Connection, older_than: str) -> list[dict[str, Any]
                       f"WHERE status='running' AND updated_at < ? ORDER BY pending_id", (older_than,))
 
 
+def queued_normal(conn: apsw.Connection) -> list[dict[str, Any]]:
+    return rows(conn, "SELECT pending_id, queued_at, max_age_hours FROM pending_extractions "
+                      "WHERE status='queued' AND priority='normal' ORDER BY pending_id")
+
+
 def runnable(conn: apsw.Connection) -> list[dict[str, Any]]:
     """Queued rows, critical first, then normal, then deferred (§24: critical processes ahead of all)."""
     return rows(conn, f"SELECT {', '.join(PENDING_COLS)} FROM pending_extractions WHERE status='queued' "
@@ -210,6 +215,11 @@ def budget_add(conn: apsw.Connection, day: str, **delta: Any) -> None:
     cols = sorted(delta)
     conn.execute(f"UPDATE extraction_budget_days SET {', '.join(f'{c}={c}+?' for c in cols)} WHERE day=?",
                  (*(delta[c] for c in cols), day))
+
+
+def budget_surface(conn: apsw.Connection, day: str, surface: str) -> None:
+    conn.execute("UPDATE extraction_budget_days SET deep_by_surface=json_set(deep_by_surface, '$.' || ?, "
+                 "COALESCE(json_extract(deep_by_surface, '$.' || ?), 0) + 1) WHERE day=?", (surface, surface, day))
 
 
 def budget_days(conn: apsw.Connection, limit: int = 7) -> list[dict[str, Any]]:

@@ -88,5 +88,6 @@ CREATE TABLE extraction_budget_days (
     tokens_used INTEGER NOT NULL DEFAULT 0,
     usd_used REAL NOT NULL DEFAULT 0,
     deferred INTEGER NOT NULL DEFAULT 0,
+    deep_by_surface JSON NOT NULL DEFAULT '{}',   -- deep slots taken per surface (browser, note, document caps)
     last_reset_at DATETIME NOT NULL
 );
