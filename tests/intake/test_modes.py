@@ -177,3 +177,45 @@ def test_episodic_content_is_never_auto_promoted(tmp_path, monkeypatch):
                               "'%episodic_not_promoted%'").fetchone()[0] == 2
     finally:
         v.close()
+
+
+def test_clearing_the_mode_lets_the_conversation_be_learned_from_again(tmp_path):
+    v = Vault.open(tmp_path / "v.db", overrides=HASH)
+    export = two_conversations(tmp_path)
+    try:
+        v.ingest([export], as_of=AS_OF, stages="0,1")
+        cid = v.conn.execute("SELECT conversation_id FROM conversations WHERE export_conversation_id='conv-secret'"
+                             ).fetchone()[0]
+        run_stage(v.conn, SIDE_STAGES["intake-mode"], v.config, Clock.from_option(AS_OF),
+                  inputs={"set": [("conversation", cid)]})
+        v.ingest([export], as_of=AS_OF, stages="2A,2B,3,4,5,knowledge,intake,extract")
+        secret = [d for d in isql.decisions(v.conn) if d["conversation_id"] == cid]
+        assert secret and {tuple(d["reason_codes"]) for d in secret} == {("incognito_mode",)}
+        assert active_nodes_citing(v, secret_ids(v)) == []
+        res = run_stage(v.conn, SIDE_STAGES["intake-mode"], v.config, Clock.from_option(AS_OF),
+                        inputs={"clear": [("conversation", cid)], "purge": False})
+        assert res.counts["rules_cleared"] == 1 and res.counts["observations_reopened"] == len(secret)
+        v.ingest([export], as_of="2024-06-02T00:00:00Z", stages="knowledge,intake,extract")
+        again = [d for d in isql.decisions(v.conn) if d["conversation_id"] == cid]
+        assert len(again) == len(secret) and "incognito_mode" not in {c for d in again for c in d["reason_codes"]}
+        assert active_nodes_citing(v, secret_ids(v))  # learned from now
+    finally:
+        v.close()
+
+
+def test_cli_ingest_incognito(tmp_path):
+    from tests.conftest import run_cli
+    import json
+
+    db = tmp_path / "v.db"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("embeddings:\n  backend: hash\n", encoding="utf-8")
+    export = two_conversations(tmp_path)
+    out = json.loads(run_cli("ingest", str(export), "--incognito", "--as-of", AS_OF, "--stages", RUN, "--json",
+                             "--config", str(cfg), db=db).stdout)
+    assert out["runs"][0]["stage"] == "intake-mode" and out["runs"][0]["counts"]["rules_set"] == 1
+    shown = json.loads(run_cli("mode", "show", "--json", "--config", str(cfg), db=db).stdout)
+    assert len(shown["incognito_conversations"]) == 2 and shown["rules"][0]["scope"] == "source"
+    assert {b for c in shown["incognito_conversations"] for b in c["basis"]} == {"import"}
+    q = json.loads(run_cli("queue", "--json", "--config", str(cfg), db=db).stdout)
+    assert q["by_status"] == {} and list(q["decisions"]) == ["skip:incognito_mode"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from kenning.intake.drain import Drain
 from kenning.intake.funnel import assess_chat, make_funnel
-from kenning.intake.modes import purge_incognito
+from kenning.intake.modes import incognito_conversations, purge_incognito
 from kenning.pipeline.runner import StageContext
 from kenning.store import intake as isql
 
@@ -67,8 +67,17 @@ class IntakeModeStage:
         counts: dict[str, Any] = {"rules_set": 0, "rules_cleared": 0}
         for scope, value in ctx.inputs.get("set", []):
             counts["rules_set"] += isql.set_mode_rule(ctx.conn, scope, value, "incognito", now, "user")
+        cleared = []
         for scope, value in ctx.inputs.get("clear", []):
-            counts["rules_cleared"] += isql.clear_mode_rule(ctx.conn, scope, value)
+            if isql.clear_mode_rule(ctx.conn, scope, value):
+                counts["rules_cleared"] += 1
+                if scope == "conversation":
+                    cleared.append(value)
+        still = incognito_conversations(ctx.conn, ctx.config)
+        # A conversation no rule covers any more is observed afresh by the next intake run (I10).
+        free = [c for c in cleared if c not in still]
+        if free:
+            counts["observations_reopened"] = isql.forget_incognito_skips(ctx.conn, free)
         if ctx.inputs.get("purge", True):
             counts.update(purge_incognito(ctx))
         return counts

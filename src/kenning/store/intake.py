@@ -123,6 +123,23 @@ def observations_of_conversations(conn: apsw.Connection, conversation_ids: Seque
     return out
 
 
+def forget_incognito_skips(conn: apsw.Connection, conversation_ids: Sequence[str]) -> int:
+    """Observations of these conversations that were skipped only for being incognito, with their decisions: a
+    cleared mode lets the next intake run observe them afresh (their audit rows stay as history)."""
+    n = 0
+    for part in chunks(sorted(conversation_ids)):
+        ids = [r[0] for r in conn.execute(
+            f"SELECT o.observation_id FROM intake_observations o JOIN intake_dispatch_decisions d "
+            f"USING (observation_id) WHERE o.conversation_id IN ({marks(len(part))}) "
+            f"AND d.reason_codes='[\"incognito_mode\"]'", tuple(part))]
+        for sub in chunks(ids):
+            conn.execute(f"DELETE FROM intake_dispatch_decisions WHERE observation_id IN ({marks(len(sub))})",
+                         tuple(sub))
+            conn.execute(f"DELETE FROM intake_observations WHERE observation_id IN ({marks(len(sub))})", tuple(sub))
+            n += len(sub)
+    return n
+
+
 # ---- the queue ---------------------------------------------------------------------------------------------
 
 def insert_pending(conn: apsw.Connection, values: dict[str, Any]) -> bool:
