@@ -212,3 +212,42 @@ def test_surface_caps_bind_per_surface(tmp_path):
             assert not again.deep_ok("note") and again.as_dict()["deep_by_surface"] == {"note": 1}
     finally:
         v.close()
+
+
+def test_deep_extraction_uses_the_configured_model_and_counts_its_tokens(tmp_path, llm_server, monkeypatch):
+    """Deep work gets the run's model (a real OpenAI-compatible server on 127.0.0.1), shallow never does; the
+    calls' tokens land in the day's budget and the audit names the model path."""
+    from tests.conftest import TEST_KEY
+    from tests.llm_helpers import AtomizerOutput, atomizer_responder
+
+    seen: list[tuple[str, bool]] = []
+
+    def asks_the_model(ctx, obs):
+        res = seam.ExtractionResult("asks_the_model")
+        seen.append((ctx.depth, ctx.llm is not None))
+        if ctx.llm is not None and obs.unit_kind == "message" and obs.role == "user":
+            out = ctx.llm.structured("atomizer", {"candidates": [{"idx": 0, "text": obs.text}]}, AtomizerOutput,
+                                     message_id=obs.message_id, item_key="0")
+            res.model_call_ids.extend(out.call_ids)
+            res.items = len(out.value.atoms) if out.ok else 0
+        return res
+
+    llm_server.default_chat = atomizer_responder
+    monkeypatch.setattr(seam, "registered", lambda: {"asks_the_model": asks_the_model})
+    over = {**HASH, "llm": {"base_url": llm_server.base_url, "model": "scripted", "api_key": TEST_KEY,
+                            "timeout_s": 5, "backoff_initial_s": 0.001, "backoff_max_s": 0.01}}
+    v = Vault.open(tmp_path / "v.db", overrides=over)
+    try:
+        v.ingest([two_conversations(tmp_path)], as_of=AS_OF, stages="0,1,2A,2B,3,knowledge,intake,extract",
+                 llm="live")
+        assert ("deep", True) in seen and ("shallow", False) in seen and ("shallow", True) not in seen
+        assert llm_server.chat_requests
+        day = isql.budget_days(v.conn)[0]
+        assert day["tokens_used"] > 0
+        versions = {r[0] for r in v.conn.execute(
+            "SELECT extraction_prompt_version FROM extraction_audit WHERE dispatch_decision='deep'")}
+        assert versions == {"intake_rules_v1+model"}
+        assert v.conn.execute("SELECT COUNT(*) FROM extraction_audit WHERE error_code LIKE 'deep_rules_fallback%'"
+                              ).fetchone()[0] == 0
+    finally:
+        v.close()
