@@ -11,7 +11,7 @@ from kenning.intake import extractors as seam
 from kenning.intake.modes import incognito_message_ids
 from kenning.pipeline.clock import Clock
 from kenning.pipeline.runner import run_stage
-from kenning.pipeline.stages import SIDE_STAGES, STAGES
+from kenning.pipeline.stages import SIDE_STAGES
 from kenning.retrieve.context import build_context
 from kenning.store import intake as isql
 from tests.intake.helpers import AS_OF, HASH, STAGES as RUN, remember_extractor, two_conversations

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from kenning.api import Vault
 from kenning.intake import extractors as seam
 from kenning.intake.drain import Drain, recover_crashed
@@ -15,7 +13,7 @@ from kenning.pipeline.clock import Clock
 from kenning.store import intake as isql
 from kenning.store.connection import transaction
 from tests.conftest import run_cli
-from tests.intake.helpers import AS_OF, HASH, STAGES, failing_extractor, remember_extractor, two_conversations
+from tests.intake.helpers import AS_OF, HASH, failing_extractor, remember_extractor, two_conversations
 
 NOW = Clock.from_option(AS_OF).now()
 BEFORE_THE_DRAIN = "0,1,2A,2B,3,4,5,knowledge,intake"

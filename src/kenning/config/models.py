@@ -1259,6 +1259,7 @@ class IntakeIntentPatterns(Strict):
     focus: str
     accept: str
     ask: str
+    decide: str
 
 
 class IntakeIncognito(Strict):

@@ -19,6 +19,7 @@ _STOP = frozenset("the and for that this with have has had was were are you your
 
 INTENT = {"user_correction": 1.0, "user_flagged_focus": 1.0, "explicit_accepted_recommendation": 0.90}
 ASK_INTENT = 0.80
+DECIDE_INTENT = 0.75  # a user's own decision, goal, commitment or standing order (I4)
 # Rules read a unit's first SCAN_CHARS characters: what a turn is about shows early, and a pasted document must
 # not make the funnel slow (shallow is < 100 ms per observation, §20A.2).
 SCAN_CHARS = 4000
@@ -35,6 +36,7 @@ class FeatureRules:
         self.privacy = [(re.compile(p.pattern, re.IGNORECASE), p.risk) for _, p in sorted(c.privacy_patterns.items())]
         self.action = re.compile(c.action_pattern, re.IGNORECASE)
         self.ask = re.compile(c.intent_patterns.ask)
+        self.decide = re.compile(c.intent_patterns.decide, re.IGNORECASE)
         self.min_chars = c.min_chars
         self.max_alias_words = min(4, max((a.count(" ") + 1 for a in self.aliases), default=1))
         # Only n-grams starting with an alias's first word can match: one set lookup rules most positions out.
@@ -67,6 +69,8 @@ class FeatureRules:
         intent = INTENT.get(unit.critical_class or "", 0.0)
         if not intent and unit.actor == "user" and self.ask.search(text):
             intent = ASK_INTENT
+        elif not intent and unit.actor == "user" and self.decide.search(text):
+            intent = DECIDE_INTENT
         words = self.words(text)
         novelty = round(len(words - seen_words) / len(words), 6) if words else 0.0
         domain = min(1.0, round(sum(w for p, w in self.domain if p.search(text)), 6))

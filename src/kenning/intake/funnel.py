@@ -73,7 +73,7 @@ class Funnel:
             reasons.append(unit.critical_class)  # type: ignore[arg-type]
         incog = mode.mode == "incognito"
         row = {"observation_id": env.observation_id, "decision": decision,
-               "queue_class": queue_class_for(decision, res.reason_code, score, critical and res.allow),
+               "queue_class": queue_class_for(decision, critical and res.allow),
                "reason_codes": reasons, "score": score,
                "persistence_mode": persistence_mode_for(decision, unit.unit_kind, incog),
                "created_at": self.now}

@@ -93,7 +93,8 @@ def persistence_mode_for(decision: str, unit_kind: str, incognito: bool) -> Know
         decision, "accessible_only")  # type: ignore[return-value]
 
 
-def queue_class_for(decision: str, reason: str, score: float, critical: bool) -> str:
+def queue_class_for(decision: str, critical: bool) -> str:
+    """§20A.2 queue_class: the critical lane, deep work, shallow or deferred work, and skips (background)."""
     if critical:
         return "critical_non_drop"
     if decision == "deep":
