@@ -219,3 +219,21 @@ def test_cli_ingest_incognito(tmp_path):
     assert {b for c in shown["incognito_conversations"] for b in c["basis"]} == {"import"}
     q = json.loads(run_cli("queue", "--json", "--config", str(cfg), db=db).stdout)
     assert q["by_status"] == {} and list(q["decisions"]) == ["skip:incognito_mode"]
+
+
+def test_ingest_incognito_of_a_zip_export(tmp_path):
+    import zipfile
+
+    src = two_conversations(tmp_path)
+    z = tmp_path / "export.zip"
+    with zipfile.ZipFile(z, "w") as f:
+        f.write(src, "conversations.json")
+    v = Vault.open(tmp_path / "v.db", overrides=HASH)
+    try:
+        v.ingest([z], as_of=AS_OF, stages=RUN, incognito=True)
+        assert v.conn.execute("SELECT path FROM sources").fetchone()[0].endswith("export.zip!conversations.json")
+        every = {r[0] for r in v.conn.execute("SELECT message_id FROM messages")}
+        assert every and incognito_message_ids(v.conn, v.config) == every
+        assert {tuple(d["reason_codes"]) for d in isql.decisions(v.conn)} == {("incognito_mode",)}
+    finally:
+        v.close()

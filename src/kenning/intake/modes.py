@@ -40,6 +40,9 @@ class IncognitoSet:
 
 
 def _under(path: str, folder: str) -> bool:
+    """``path`` is the file itself or inside ``folder``; a member of an archive ("export.zip!conversations.json")
+    counts as the archive."""
+    path = path.split("!", 1)[0]
     try:
         p, f = Path(path).expanduser().resolve(), Path(folder).expanduser().resolve()
     except (OSError, RuntimeError):
