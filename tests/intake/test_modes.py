@@ -139,9 +139,13 @@ def test_context_packet_filters_incognito_only_nodes_even_before_a_purge(tmp_pat
 
 
 def test_keep_drop_removes_the_raw_text_too(tmp_path):
+    from kenning.retrieve.search import Searcher
+
     v = Vault.open(tmp_path / "v.db", overrides={**HASH, "intake": {"incognito": {"keep": "drop"}}})
     try:
-        v.ingest([two_conversations(tmp_path)], as_of=AS_OF, stages=RUN, incognito=True)
+        v.ingest([two_conversations(tmp_path)], as_of=AS_OF, stages=RUN + ",index", incognito=True)
+        hits = Searcher(v.conn, v.config).search("paper notebook", now="2024-06-01").hits
+        assert not [h for h in hits if "notebook" in (h.get("text") or "")]
         assert v.conn.execute("SELECT COUNT(*) FROM messages WHERE text_raw LIKE '%paper notebook%'"
                               ).fetchone()[0] == 0
         assert v.conn.execute("SELECT COUNT(*) FROM conversations WHERE raw_conversation_json LIKE "
@@ -235,5 +239,29 @@ def test_ingest_incognito_of_a_zip_export(tmp_path):
         every = {r[0] for r in v.conn.execute("SELECT message_id FROM messages")}
         assert every and incognito_message_ids(v.conn, v.config) == every
         assert {tuple(d["reason_codes"]) for d in isql.decisions(v.conn)} == {("incognito_mode",)}
+    finally:
+        v.close()
+
+
+def test_drop_after_indexing_takes_the_words_out_of_search(tmp_path):
+    from kenning.retrieve.search import Searcher
+
+    v = Vault.open(tmp_path / "v.db", overrides={**HASH, "intake": {"incognito": {"keep": "drop"}}})
+    export = two_conversations(tmp_path)
+    try:
+        v.ingest([export], as_of=AS_OF, stages=RUN + ",index")
+
+        def found() -> list:
+            hits = Searcher(v.conn, v.config).search("paper notebook", now="2024-06-01").hits
+            return [h for h in hits if "notebook" in (h.get("text") or "")]
+
+        assert found()
+        cid = v.conn.execute("SELECT conversation_id FROM conversations WHERE export_conversation_id='conv-secret'"
+                             ).fetchone()[0]
+        res = run_stage(v.conn, SIDE_STAGES["intake-mode"], v.config, Clock.from_option("2024-06-02T00:00:00Z"),
+                        inputs={"set": [("conversation", cid)]})
+        assert res.counts["messages_dropped"] == len(secret_ids(v))
+        v.ingest([export], as_of="2024-06-02T00:00:00Z", stages="index")
+        assert found() == []
     finally:
         v.close()

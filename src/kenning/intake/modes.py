@@ -135,6 +135,6 @@ def purge_incognito(ctx: Any) -> dict[str, int]:
             isql.set_pending(conn, item["pending_id"], status="failed", error_code="incognito_mode", updated_at=now)
             counts["extractions_cancelled"] += 1
     if config.intake.incognito.keep == "drop":
-        counts["messages_dropped"] = isql.drop_message_text(conn, sorted(msgs))
+        counts["messages_dropped"] = isql.drop_message_text(conn, sorted(msgs), ctx.run_id)
         isql.drop_conversation_raw(conn, found.conversation_ids)
     return counts

@@ -320,14 +320,16 @@ def node_provenance_messages(conn: apsw.Connection, node_ids: Sequence[str]) -> 
     return out
 
 
-def drop_message_text(conn: apsw.Connection, message_ids: Sequence[str]) -> int:
+def drop_message_text(conn: apsw.Connection, message_ids: Sequence[str], run_id: str) -> int:
     """``intake.incognito.keep: drop`` (I11): the raw text of incognito messages is removed from the raw layer
-    (the row stays, so ids and the conversation's shape hold; its text is gone)."""
+    (the row stays, so ids and the conversation's shape hold; its text is gone). ``last_changed_run_id`` moves so
+    the search index re-reads them (and forgets their words) on its next run."""
     n = 0
     for part in chunks(sorted(message_ids)):
-        conn.execute(f"UPDATE messages SET text_raw='', raw_message_json='{{}}', text_part_map_json=NULL "
+        conn.execute(f"UPDATE messages SET text_raw='', raw_message_json='{{}}', text_part_map_json=NULL, "
+                     f"last_changed_run_id=? "
                      f"WHERE message_id IN ({marks(len(part))}) AND (text_raw<>'' OR raw_message_json<>'{{}}')",
-                     tuple(part))
+                     (run_id, *part))
         n += conn.changes()
         conn.execute(f"UPDATE message_parts SET text_content=NULL, raw_part_json='{{}}' "
                      f"WHERE message_id IN ({marks(len(part))})", tuple(part))
