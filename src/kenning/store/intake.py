@@ -333,6 +333,9 @@ def drop_message_text(conn: apsw.Connection, message_ids: Sequence[str], run_id:
         n += conn.changes()
         conn.execute(f"UPDATE message_parts SET text_content=NULL, raw_part_json='{{}}' "
                      f"WHERE message_id IN ({marks(len(part))})", tuple(part))
+        # earlier versions kept when a re-export changed a message hold its words too
+        conn.execute(f"DELETE FROM raw_archive WHERE table_name='messages' AND row_id IN ({marks(len(part))})",
+                     tuple(part))
     return n
 
 
@@ -341,3 +344,5 @@ def drop_conversation_raw(conn: apsw.Connection, conversation_ids: Sequence[str]
     for part in chunks(sorted(conversation_ids)):
         conn.execute(f"UPDATE conversations SET raw_conversation_json='{{}}' "
                      f"WHERE conversation_id IN ({marks(len(part))}) AND raw_conversation_json<>'{{}}'", tuple(part))
+        conn.execute(f"DELETE FROM raw_archive WHERE table_name='conversations' AND row_id IN ({marks(len(part))})",
+                     tuple(part))
