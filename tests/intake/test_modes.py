@@ -265,3 +265,21 @@ def test_drop_after_indexing_takes_the_words_out_of_search(tmp_path):
         assert found() == []
     finally:
         v.close()
+
+
+def test_a_source_folder_in_config_is_incognito(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir()
+    export = two_conversations(private)
+    v = Vault.open(tmp_path / "v.db", overrides={**HASH, "intake": {"incognito": {"folders": [str(private)]}}})
+    try:
+        v.ingest([export], as_of=AS_OF, stages=RUN)
+        from kenning.intake.modes import incognito_conversations
+
+        found = incognito_conversations(v.conn, v.config)
+        assert len(found.basis) == 2 and {b for s in found.basis.values() for b in s} == {"folder"}
+        assert {tuple(d["reason_codes"]) for d in isql.decisions(v.conn)} == {("incognito_mode",)}
+        snap = v.conn.execute("SELECT memory_mode_snapshot FROM intake_observations LIMIT 1").fetchone()[0]
+        assert '"mode":"incognito"' in snap and '"basis":["folder"]' in snap
+    finally:
+        v.close()
