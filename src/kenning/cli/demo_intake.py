@@ -39,3 +39,25 @@ def demo_intake(db: Path | None, config: Path | None) -> None:
               f"learned only from it retracted, its evidence withdrawn from {c.get('provenance_withdrawn', 0)} "
               f"more; {left} trace(s) of it left on active nodes (it was cited by {len(cited)}); never mined or "
               f"shown in context again", markup=False, highlight=False)
+
+
+def _register_headline() -> None:
+    from kenning.cli.demo_story import headline
+
+    @headline
+    def intake_funnel(vault) -> str | None:
+        """One line for the short demo: what the funnel decided on the sample."""
+        from kenning.cli.intake import queue_state
+
+        st = queue_state(vault.conn, vault.config, limit=0)
+        if not st["decisions"]:
+            return None
+        total = sum(st["decisions"].values())
+        queued = sum(n for k, n in st["decisions"].items() if not k.startswith("skip:"))
+        critical = sum(n for k, n in st["decisions"].items() if "critical_lane" in k)
+        return (f"Intake funnel: {total} turns and conversations assessed with rules, {queued} mined "
+                f"({critical} on the critical lane), {total - queued} skipped, each with its reason "
+                f"(`kenning queue`; `kenning mode incognito` to never learn from a conversation)")
+
+
+_register_headline()

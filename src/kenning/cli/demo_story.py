@@ -191,3 +191,6 @@ def run_story(db: Path | None, config: Path | None) -> None:
         _assistant(vault)
         _more(vault)
     _try_next(path)
+
+
+import kenning.cli.demo_intake  # noqa: E402,F401  (registers the intake funnel's headline)
