@@ -25,6 +25,7 @@ def test_demo_story_is_short_and_tells_the_story(tmp_path, cli):
     assert "Sam (person)" in text and f"kenning ui --db {db}" in text
     assert "vector_items" not in text and "assertion_tx_history" not in text   # no row dumps in the story
     assert lines[-1].startswith(f"open it in your browser: kenning ui --db {db}")   # issue 21: ends with the UI
+    assert re.search(r"Intake funnel: \d+ turns and conversations assessed with rules, \d+ mined", text)
 
 
 def test_demo_runs_end_to_end(tmp_path, cli):
@@ -69,3 +70,8 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
     # issue 21: the demo ends with the one command that opens the UI on this vault
     assert proc.stdout.rstrip().splitlines()[-1].startswith(f"open it in your browser: kenning ui --db {db}")
+    # issue 18: the funnel's decisions with reasons, the queue, and an incognito conversation leaving nothing
+    assert "Intake funnel (issue 18)" in text and "observations assessed (rules only, no model)" in text
+    assert re.search(r"^  skip +\d+  score_dispatch\+below_shallow_threshold", proc.stdout, re.M)
+    assert re.search(r"Ljubljana.*: [1-9]\d* node\(s\) learned only from it retracted", text.replace("\n", " "))
+    assert "0 trace(s) of it left on active nodes" in text.replace("\n", " ")

@@ -55,12 +55,13 @@ class Vault:
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
-               judge: Any = None, self_name: str | None = None, llm: str | None = None) -> list[RunResult]:
+               judge: Any = None, self_name: str | None = None, llm: str | None = None,
+               incognito: bool = False) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
         (none | live | replay; None = from config), stored in the run args and handed to the stages as
-        ``ctx.llm_mode``."""
+        ``ctx.llm_mode``. ``incognito`` marks these files do-not-learn (§13.4) before anything is derived."""
         from kenning.llm.client import mode_is_explicit, resolve_mode
 
         clock = Clock.from_option(as_of)
@@ -71,6 +72,13 @@ class Vault:
         exports = [p for p, k in kinds.items() if k == CHATGPT_EXPORT]
         wikis = [p for p, k in kinds.items() if k == WIKI_WORKSPACE]
         results = []
+        if incognito and exports:
+            from kenning.intake.stages import source_rules
+
+            rules = source_rules(exports)
+            results.append(run_stage(self.conn, SIDE_STAGES["intake-mode"], self.config, clock,
+                                     inputs={"set": rules, "purge": False},
+                                     args={"set": rules, "as_of": as_of}))
         if exports or not wikis:
             args: dict[str, Any] = {"paths": exports, "stages": names, "as_of": as_of, "llm": llm_mode}
             if self_name:

@@ -187,6 +187,9 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
     demo_delivery(db, config)
+    from kenning.cli.demo_intake import demo_intake
+
+    demo_intake(db, config)
     from kenning.cli.demo_ui import demo_ui
 
     demo_ui(db, config)

@@ -16,6 +16,8 @@ from kenning.cli.demo import (AS_OF, CHAT_WHY, DAMAGED, DEMO_QUERIES, SAMPLE, SA
 # One line each for capabilities that live in other packages; each returns None when its part is not installed
 # or has nothing to say on the sample, so the story never shows an empty heading.
 HEADLINES: list[Callable[[Any], str | None]] = []
+# Modules whose import registers a headline (``@headline``), in the order the story tells them.
+HEADLINE_MODULES = ("kenning.cli.demo_intake",)
 
 
 def headline(fn: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
@@ -149,6 +151,10 @@ def _assistant(vault) -> None:
 
 
 def _more(vault) -> None:
+    import importlib
+
+    for name in HEADLINE_MODULES:
+        importlib.import_module(name)
     lines = [text for fn in HEADLINES if (text := _safe(fn, vault))]
     if lines:
         console.rule("[bold]Also in your vault")
@@ -193,3 +199,4 @@ def run_story(db: Path | None, config: Path | None) -> None:
     from kenning.cli.demo_ui import demo_ui   # the last line: the one command that opens it in the browser
 
     demo_ui(path, config)
+

@@ -129,6 +129,15 @@ from kenning.cli.ui import register as _register_ui  # noqa: E402
 _register_ui(app)
 
 
+def _register_intake_commands() -> None:
+    from kenning.cli.intake import register
+
+    register(app)
+
+
+_register_intake_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""
@@ -155,6 +164,9 @@ def ingest(
     llm: LlmOpt = None,
     self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
                                                      "role 'user' (others 'unknown').")] = None,
+    incognito: Annotated[bool, typer.Option("--incognito", help="Do not learn from these files: their "
+                                            "conversations are kept raw only (or dropped, intake.incognito.keep) "
+                                            "and never mined or shown in context.")] = False,
 ) -> None:
     """Import ChatGPT exports, transcripts (JSON/JSONL), LoCoMo files and wiki workspaces. Re-importing the same
     input changes nothing; a newer one adds what is new.
@@ -176,7 +188,7 @@ def ingest(
             fail(str(e))
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
-                                                   llm=llm))
+                                                   llm=llm, incognito=incognito))
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)

@@ -559,6 +559,7 @@ class Config(Strict):
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
+    intake: "IntakeConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1219,6 +1220,101 @@ class InspectConfig(Strict):
     compiled_truth: CompiledTruthConfig
     constellation: ConstellationConfig
     digest: DigestConfig
+
+
+# ---- DOC72 intake funnel (seed 003 §20A, §13.4, §22–24, §38; decisions I1–I19) -----------------------------
+
+class IntakeWeights(Strict):
+    intent: float = Field(ge=0)
+    novelty: float = Field(ge=0)
+    domain: float = Field(ge=0)
+    centrality: float = Field(ge=0)
+    action: float = Field(ge=0)
+    matter: float = Field(ge=0)
+    dup: float = Field(ge=0)
+    privacy: float = Field(ge=0)
+    min_score_for_shallow: float = Field(ge=0, le=1)
+    min_score_for_deep: float = Field(ge=0, le=1)
+
+
+class IntakeCalibration(Strict):
+    days: int = Field(ge=0)
+    min_score_for_shallow: float = Field(ge=0, le=1)
+    min_score_for_deep: float = Field(ge=0, le=1)
+    first_week_deep_max_total: int = Field(ge=0)
+
+
+class IntakePattern(Strict):
+    pattern: str
+    weight: float = Field(ge=0, le=1)
+
+
+class IntakePrivacyPattern(Strict):
+    pattern: str
+    risk: float = Field(ge=0, le=1)
+
+
+class IntakeIntentPatterns(Strict):
+    correction: str
+    focus: str
+    accept: str
+    ask: str
+    decide: str
+
+
+class IntakeIncognito(Strict):
+    conversations: list[str]
+    title_patterns: list[str]
+    folders: list[str]
+    keep: Literal["raw_only", "drop"]
+
+
+class IntakeBudget(Strict):
+    deep_max_total: int = Field(ge=0)
+    token_max_total: int = Field(ge=0)
+    usd_max_total: float = Field(ge=0)
+    deep_max_browser: int = Field(ge=0)
+    deep_max_notes: int = Field(ge=0)
+    deep_max_docs: int = Field(ge=0)
+    reserved_critical_slots: int = Field(ge=0)
+    usd_per_1k_tokens: float = Field(ge=0)
+
+
+class IntakeQueue(Strict):
+    max_retries: int = Field(ge=0)
+    max_age_hours: int = Field(ge=1)
+    crash_minutes: int = Field(ge=1)
+    rules_version: str
+
+
+class IntakeConfig(Strict):
+    weights: IntakeWeights
+    calibration: IntakeCalibration
+    high_value_patterns: dict[str, IntakePattern]
+    intent_patterns: IntakeIntentPatterns
+    action_pattern: str
+    privacy_patterns: dict[str, IntakePrivacyPattern]
+    context_turns: int = Field(ge=0)
+    min_chars: int = Field(ge=0)
+    incognito: IntakeIncognito
+    budget: IntakeBudget
+    queue: IntakeQueue
+
+    @model_validator(mode="after")
+    def _regexes_compile(self) -> "IntakeConfig":
+        import re
+
+        named = [(f"intake.high_value_patterns.{k}", p.pattern) for k, p in self.high_value_patterns.items()]
+        named += [(f"intake.privacy_patterns.{k}", p.pattern) for k, p in self.privacy_patterns.items()]
+        named += [(f"intake.intent_patterns.{k}", v) for k, v in self.intent_patterns.model_dump().items()]
+        named += [("intake.action_pattern", self.action_pattern)]
+        named += [(f"intake.incognito.title_patterns[{i}]", p) for i, p in enumerate(self.incognito.title_patterns)]
+        for where, pattern in named:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ValueError(f"{where} is not a valid regular expression ({e}): {pattern!r}") from None
+        return self
 
 
 Config.model_rebuild()

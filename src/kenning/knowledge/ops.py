@@ -77,6 +77,9 @@ class UpdateNode(_Op):
     add_aliases: tuple[AliasIn, ...] = ()
     remove_aliases: tuple[str, ...] = ()
     add_provenance: tuple[ProvenanceIn, ...] = ()
+    # Provenance entry ids to take off the node (§13.4 incognito turned on later: the evidence is withdrawn; the
+    # confidence it once moved is history, kept in the commit's reverse patch).
+    remove_provenance: tuple[str, ...] = ()
     staleness_state: str | None = None
     lifecycle_state: str | None = None
     lifecycle_substate: str | None = None

@@ -219,6 +219,8 @@ class KnowledgeWriter:
                 del doc["aliases"][aid]
         for p in op.add_provenance:
             self._add_provenance(doc, p, now)
+        for pid in op.remove_provenance:
+            (doc.get("provenance") or {}).pop(pid, None)
         if op.staleness_state is not None:
             doc["staleness_state"] = self._enum("staleness_state", op.staleness_state, _STALENESS)
         if op.lifecycle_state is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kenning.intake.stages import ExtractStage, IntakeModeStage, IntakeStage
 from kenning.pipeline.runner import Stage
 from kenning.pipeline.stage0 import Preprocess
 from kenning.pipeline.stage1 import RawImport
@@ -27,6 +28,8 @@ STAGES: dict[str, Stage] = {
     "6": GraphMaterialization(),
     "self": SelfBeliefStage(),   # seed 000: self-statements → belief nodes (issue 7)
     "knowledge": KnowledgeBridge(),  # issue 17: ingest publishes into the DOC72 node store
+    "intake": IntakeStage(),         # issue 18: envelopes, scoring, policy, the extraction queue (§20A)
+    "extract": ExtractStage(),       # issue 18: drain the queue through the registered extractors
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
@@ -61,6 +64,7 @@ SIDE_STAGES: dict[str, Stage] = {
     "self-demote": SelfDemote(),
     "self-analyze": SelfAnalyze(),
     "ask": AskStage(),
+    "intake-mode": IntakeModeStage(),  # issue 18: `kenning mode`, `ingest --incognito` (§13.4)
 }
 
 
