@@ -343,6 +343,15 @@ def all_bundles(conn: apsw.Connection) -> list[dict[str, Any]]:
                                         "ORDER BY evidence_bundle_id")]
 
 
+def bundles_with_verdict(conn: apsw.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT evidence_bundle_id FROM evidence_bundles_derived WHERE "
+                                       "user_verdict<>'none' OR promotion_state='suppressed' ORDER BY 1")]
+
+
+def rejections(conn: apsw.Connection) -> list[dict[str, Any]]:
+    return rows(conn, "SELECT * FROM backlink_rejections_derived ORDER BY rejection_id")
+
+
 def set_promotion_state(conn: apsw.Connection, bundle_id: str, state: str) -> None:
     conn.execute("UPDATE evidence_bundles_derived SET promotion_state=? WHERE evidence_bundle_id=?",
                  (state, bundle_id))

@@ -440,7 +440,7 @@ def refresh_review_state(conn) -> dict[str, dict[str, Any]]:
     usql.replace_rejections(conn, list(rejections.values()))
     usql.replace_suppressions(conn, list(patterns.values()))
     usql.unsuppress_all(conn)
-    touched = set(verdicts)
+    touched = set(verdicts) | set(usql.bundles_with_verdict(conn))  # a rolled-back verdict is forgotten
     for pat in patterns.values():
         touched |= set(usql.suppress_mentions(conn, pat["normalized_mention"], pat["span_class"], pat["scope"],
                                               pat["work_context_id"], pat["surface"], pat["reason"]))
