@@ -324,3 +324,29 @@ def tier5_candidates(conn, config, now: str, *, sweep: bool = False) -> int:
     for c in fresh[:room]:
         usql.insert_candidate(conn, c)
     return min(room, len(fresh))
+
+
+def http_ask(config) -> Callable[[str], str]:
+    """The Tier 4 model call: one chat completion on the configured OpenAI-compatible endpoint (``llm.base_url``;
+    a local server keeps same_machine_local_only items on the machine). Returns the raw message text; the strict
+    parse is ``parse_tier4``'s (G19)."""
+    import urllib.request
+
+    from kenning.llm.client import api_key
+
+    base = (config.llm.base_url or "").rstrip("/")
+    if not base or not config.llm.model:
+        raise ValueError("Tier 4 needs a model: set llm.base_url and llm.model (see `kenning llm ping`)")
+    key = api_key(config)
+
+    def ask(prompt: str) -> str:
+        body = json.dumps({"model": config.llm.model, "temperature": 0,
+                           "messages": [{"role": "user", "content": prompt}]}).encode()
+        req = urllib.request.Request(f"{base}/chat/completions", data=body, method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              **({"Authorization": f"Bearer {key}"} if key else {})})
+        with urllib.request.urlopen(req, timeout=config.llm.timeout_s) as r:
+            data = json.loads(r.read())
+        return data["choices"][0]["message"]["content"] or ""
+
+    return ask
