@@ -13,8 +13,11 @@ from kenning.upkeep.promotion import BacklinkRun
 
 
 def node_vectors(ctx: StageContext) -> Any:
-    """The vector index for Pass C / Tier 3.5, or None when vectors are off."""
-    if not ctx.config.retrieval.vector.enabled:
+    """The vector index for Pass C / Tier 3.5, or None when vectors are off or no node has a vector yet (the
+    index stage embeds nodes after this stage: a first import resolves by alias and FTS only; G8)."""
+    from kenning.store import knowledge as ksql
+
+    if not ctx.config.retrieval.vector.enabled or ksql.state_get(ctx.conn, "nodes_embedded_through") is None:
         return None
     from kenning.llm.index import VectorIndex
 
