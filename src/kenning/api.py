@@ -265,12 +265,13 @@ class Vault:
     def review(self, action: str, ref: str, *, as_of: str | None = None, **args: Any) -> dict[str, Any]:
         """A verdict: ``approve`` / ``reject`` (reason=) / ``correct`` (to_relation=) a bundle, ``retarget`` a
         mention (new_target=, reason=), ``suppress`` a mention pattern (ref = the mention text; span_class=,
-        scope=, reason=). Each is one knowledge commit (undo with ``kenning rollback``); returns its receipt."""
+        scope=, reason=), or resolve an ``entity`` candidate (resolution= create_new | link_existing | dismiss,
+        canonical_name=, existing_node_id=, reason=). Each is one knowledge commit (undo with ``kenning rollback``); returns its receipt."""
         from kenning.upkeep.review import Reviewer
 
         r = Reviewer(self.conn, self.config, clock=Clock.from_option(as_of))
         handlers = {"approve": r.approve, "reject": r.reject, "correct": r.correct, "retarget": r.retarget,
-                    "suppress": r.suppress}
+                    "suppress": r.suppress, "entity": r.resolve_candidate}
         if action not in handlers:
             raise ValueError(f"unknown review action {action!r}: one of {', '.join(handlers)}")
         return handlers[action](ref, **args).as_dict()

@@ -101,3 +101,35 @@ def test_tier5_gates_and_daily_cap(vault):
     usql.insert_mentions(conn, rows2)
     assert tier5_candidates(conn, capped, "2030-01-02T00:00:00.000Z") == 1
     assert tier5_candidates(conn, capped, "2030-01-02T00:00:00.000Z") == 0
+
+
+def test_tier5_candidate_resolution(vault):
+    conn = vault.conn
+    base = dict(source_node_id="s", resolved_node_id=None, state="observed_mention", visibility_class="cloud_allowed",
+                work_context_id="c", occurred_at=AS_OF, is_nested=0, relation_hypothesis=None,
+                resolution_method="unresolved", resolution_confidence=0, graph_context_score=0,
+                suppression_reason=None, context_window="", polarity="support", evidence_bundle_id=None,
+                parent_mention_id=None, start_offset=0, end_offset=5, span_class="organization_name")
+    rows = []
+    for name in ("Zorblax Industries", "Globex"):  # Globex is a node already: create_new becomes link_existing
+        for o, s in (("o1", "a"), ("o2", "b")):
+            rows.append(dict(base, mention_id=f"{name}{o}", observation_id=o, surface=s, mention_text=name,
+                             normalized_mention=name.lower(), group_id=f"{name}{o}"))
+    conn.execute("DELETE FROM mention_observations_derived WHERE normalized_mention='globex'")
+    usql.insert_mentions(conn, rows)
+    conn.execute("DELETE FROM entity_creation_candidates")
+    tier5_candidates(conn, vault.config, NOW)
+    cands = {c["suggested_canonical_name"]: c for c in usql.pending_candidates(conn)}
+    assert {"Zorblax Industries", "Globex"} <= set(cands)
+    res = vault.review("entity", cands["Zorblax Industries"]["candidate_id"], resolution="create_new", as_of=AS_OF)
+    assert res["created"]
+    (node,) = [n for n in res["node_ids"]]
+    assert usql.node_facts(conn, [node])[node]["canonical_name"] == "Zorblax Industries"
+    assert {r[0] for r in conn.execute("SELECT resolved_node_id FROM mention_observations_derived WHERE "
+                                       "normalized_mention='zorblax industries'")} == {node}
+    globex = vault.review("entity", cands["Globex"]["candidate_id"][:10], resolution="create_new", as_of=AS_OF)
+    prov = [p for p in usql.review_provenance(conn) if p["source_metadata"].get("candidate_id") ==
+            cands["Globex"]["candidate_id"]]
+    assert globex["created"] and prov[0]["source_metadata"]["action"] == "link_existing"
+    assert not usql.pending_candidates(conn) or all(
+        c["suggested_canonical_name"] not in ("Globex", "Zorblax Industries") for c in usql.pending_candidates(conn))

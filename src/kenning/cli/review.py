@@ -58,7 +58,8 @@ def review_queue(
         t.add_row(i["primary_ref"][:12], i["item_kind"].replace("_", " "), i["title"], i["description"],
                   f"{i['sort_score']:.3f}", " ".join(i["available_actions"]))
     out.print(t)
-    out.print("act on an item: kenning review approve|reject|correct <ref> …; details: kenning review show <ref>")
+    out.print("act on an item: kenning review approve|reject|correct <ref> …, kenning review entity <ref> --action …; "
+              "details: kenning review show <ref>")
 
 
 @review_app.command("show")
@@ -133,6 +134,20 @@ def suppress(text: Annotated[str, typer.Argument(help="The mention text to stop 
     """Suppress a mention pattern: matching mentions stop counting as evidence."""
     _verdict("suppress", text, as_of, db, config, as_json, f"suppressed “{text}”", span_class=span_class,
              scope=scope, reason=reason)
+
+
+@review_app.command("entity")
+def entity(ref: Annotated[str, typer.Argument(help="Entity-candidate id (or its first characters).")],
+           action: Annotated[str, typer.Option("--action", help="create_new | link_existing | dismiss")],
+           name: Annotated[Optional[str], typer.Option("--name", help="create_new: the name to use.")] = None,
+           node: Annotated[Optional[str], typer.Option("--node", help="link_existing: the node it names.")] = None,
+           reason: Annotated[str, typer.Option("--reason", help="dismiss: noise | duplicate_of_existing | "
+                                                                "generic_reference | not_durable")] = "noise",
+           as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """Resolve a new-entity candidate: create it (an existing name match links instead), link it to a node (its
+    text becomes an alias), or dismiss it."""
+    _verdict("entity", ref, as_of, db, config, as_json, action.replace("_", " "), resolution=action,
+             canonical_name=name, existing_node_id=node, reason=reason)
 
 
 @review_app.command("run")

@@ -427,6 +427,11 @@ def resolve_mention(conn: apsw.Connection, mention_id: str, node_id: str, method
                  "resolution_confidence=? WHERE mention_id=?", (node_id, method, confidence, mention_id))
 
 
+def resolve_pattern(conn: apsw.Connection, normalized: str, node_id: str) -> None:
+    conn.execute("UPDATE mention_observations_derived SET resolved_node_id=?, resolution_method='user_corrected' "
+                 "WHERE normalized_mention=? AND resolved_node_id IS NULL", (node_id, normalized))
+
+
 def candidate_exists(conn: apsw.Connection, candidate_id: str) -> bool:
     return scalar(conn, "SELECT 1 FROM entity_creation_candidates WHERE candidate_id=?", (candidate_id,)) is not None
 

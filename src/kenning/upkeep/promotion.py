@@ -433,6 +433,11 @@ def refresh_review_state(conn) -> dict[str, dict[str, Any]]:
                                    "correct_target_node_id": md["new_target_node_id"], "created_at": p["created_at"]}
         elif kind == "relation":
             usql.rekey_bundle_mentions(conn, md["bundle_id"], md["to_relation_type"], md["new_bundle_id"])
+        elif kind == "candidate":
+            status = {"create_new": "approved", "link_existing": "linked_existing", "dismiss": "rejected"}[md["action"]]
+            usql.set_candidate_status(conn, md["candidate_id"], status)
+            if md.get("node_id"):  # the mentions that waited for this node resolve to it now
+                usql.resolve_pattern(conn, md["normalized_mention"], md["node_id"])
         elif kind == "suppress":
             patterns[md["pattern_id"]] = {k: md.get(k) for k in ("pattern_id", "normalized_mention", "span_class",
                                                                  "scope", "work_context_id", "surface", "reason")}

@@ -13,7 +13,8 @@ from typing import Any
 
 from kenning.knowledge.errors import KnowledgeError
 from kenning.knowledge.eventlog import export_pending
-from kenning.knowledge.ops import CreateEdge, EndEdge, Evidence, KnowledgeWrite, ProvenanceIn, UpdateNode
+from kenning.knowledge.ops import (AliasIn, CreateEdge, CreateNode, EndEdge, Evidence, KnowledgeWrite, ProvenanceIn,
+                                   UpdateNode)
 from kenning.knowledge.relations import check_relation
 from kenning.knowledge.writer import CommitResult, KnowledgeWriter
 from kenning.store import upkeep as usql
@@ -25,6 +26,9 @@ from kenning.upkeep.promotion import aggregate_bundles, edge_payload, promote_al
 REJECTION_REASONS = ("wrong_entity", "no_relationship", "wrong_relation_type", "spurious_mention")
 RETARGET_REASONS = ("wrong_entity", "merge_to_existing", "reviewer_correction")
 SCOPES = ("global", "work_context", "surface_specific")
+DISMISS_REASONS = ("noise", "duplicate_of_existing", "generic_reference", "not_durable")
+_ENTITY_TYPE = {"organization_name": "organization", "role_titled_person": "person", "canonical_alias": "other",
+                "product_or_model_reference": "product"}
 
 
 class ReviewError(KnowledgeError):
@@ -78,7 +82,7 @@ def refresh_queue(conn, config, now: str) -> int:
             "item_kind": "entity_creation_candidate", "primary_ref": c["candidate_id"],
             "title": f"new {c['suggested_node_kind']}? “{c['suggested_canonical_name']}”"[:240],
             "description": f"seen unresolved in {len(c['source_observation_ids'])} message(s) ({c['span_class']})",
-            "evidence_refs": c["source_observation_ids"][:10], "available_actions": ["create_new", "dismiss"],
+            "evidence_refs": c["source_observation_ids"][:10], "available_actions": ["create_new", "link_existing", "dismiss"],
             "visibility_class": c["visibility_class"], "status": "pending", "created_at": c["created_at"],
             "impact": round(impact, 6), "uncertainty": round(uncertainty, 6), "recency": round(recency, 6),
             "sort_score": round(impact * uncertainty * recency, 6)})
@@ -269,3 +273,57 @@ class Reviewer:
             ops.append(UpdateNode(id=owner, add_provenance=(self._prov(
                 f"backlink_suppress:{pid}", f"mention pattern suppressed: {reason}", meta, None),)))
         return self._apply(f"review: suppressed “{norm}” ({span_class}, {scope})", ops, [])
+
+    # ---- Tier 5 candidates (§42A.2.12 ResolveEntityCreationCandidateCommand) ----------------------------------
+
+    def resolve_candidate(self, candidate_id: str, resolution: str, *, canonical_name: str | None = None,
+                          existing_node_id: str | None = None, reason: str = "noise") -> CommitResult:
+        """create_new (re-checked at approval: an existing alias match turns it into link_existing), link_existing
+        (the mention text becomes an alias of that node), or dismiss."""
+        rows = [c for c in usql.pending_candidates(self.conn) if c["candidate_id"].startswith(candidate_id)]
+        if len(rows) != 1:
+            raise ReviewError(f"no pending entity candidate {candidate_id!r} (see `kenning review --kind "
+                              f"entity_creation_candidate`)")
+        c = rows[0]
+        action = resolution
+        meta = {"review": "candidate", "candidate_id": c["candidate_id"], "action": action,
+                "normalized_mention": c["normalized_mention"]}
+        ref = f"backlink_candidate:{c['candidate_id']}"
+        if action == "create_new":
+            name = (canonical_name or c["suggested_canonical_name"]).strip()
+            kinds = self.config.backlinks.resolvable_node_kinds
+            hit = usql.alias_exact(self.conn, [normalize_for_lookup(name), " ".join(name.casefold().split())], 1,
+                                   kinds)
+            if hit:  # NP07 approval-time re-resolve: the name exists already
+                action, existing_node_id = "link_existing", hit[0]["id"]
+                meta.update(action=action, converted_from="create_new")
+            elif c["suggested_node_kind"] != "world_entity":
+                raise ReviewError(f"only world_entity candidates are created here; add a {c['suggested_node_kind']} "
+                                  f"with `kenning node add`")
+            else:
+                node_id = self.writer.node_id("world_entity", name)
+                ops = [CreateNode(id=node_id, node_kind="world_entity", canonical_name=name, if_exists="merge",
+                                  payload={"entity_type": _ENTITY_TYPE.get(c["span_class"], "other"),
+                                           "description": f"named in {len(c['source_observation_ids'])} of your "
+                                                          f"messages"},
+                                  provenance=(self._prov(ref, "created from an unresolved mention",
+                                                         {**meta, "node_id": node_id}, "confirmed_by_user"),))]
+                return self._apply(f"review: new entity “{name}” from unresolved mentions", ops, [])
+        if action == "link_existing":
+            if not existing_node_id or not usql.node_facts(self.conn, [existing_node_id]):
+                raise ReviewError(f"link_existing needs an existing node id (got {existing_node_id!r})")
+            ops = [Evidence(id=existing_node_id, event_type="taught_by_user", provenance=self._prov(
+                       ref, "linked to an existing node", {**meta, "node_id": existing_node_id}, "taught_by_user")),
+                   UpdateNode(id=existing_node_id, add_aliases=(AliasIn(alias=c["suggested_canonical_name"][:300],
+                                                                        alias_type="name", confidence=0.8),))]
+            return self._apply(f"review: “{c['suggested_canonical_name']}” is an existing node", ops, [])
+        if action == "dismiss":
+            if reason not in DISMISS_REASONS:
+                raise ReviewError(f"dismiss reason {reason!r} is not one of {', '.join(DISMISS_REASONS)}")
+            owner = usql.owner_node(self.conn)
+            if owner is None:
+                raise ReviewError("no node to record the dismissal on (import something first)")
+            ops = [UpdateNode(id=owner, add_provenance=(self._prov(ref, f"candidate dismissed: {reason}",
+                                                                   {**meta, "reason": reason}, None),))]
+            return self._apply(f"review: dismissed “{c['suggested_canonical_name']}” ({reason})", ops, [])
+        raise ReviewError(f"unknown action {action!r}: create_new, link_existing or dismiss")
