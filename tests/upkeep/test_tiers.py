@@ -133,3 +133,30 @@ def test_tier5_candidate_resolution(vault):
     assert globex["created"] and prov[0]["source_metadata"]["action"] == "link_existing"
     assert not usql.pending_candidates(conn) or all(
         c["suggested_canonical_name"] not in ("Globex", "Zorblax Industries") for c in usql.pending_candidates(conn))
+
+
+def test_vector_passes_use_the_nodes_space(vault):
+    """Pass C and Tier 3.5 on the real vector index (hash embedder): a span Tiers 1–2 cannot place is compared with
+    node vectors; under the seed's thresholds (≥ .82 and context ≥ .4) it is not accepted and its vector candidates
+    go to Tier 4; with the thresholds at 0 the best one is accepted as vec_coreference."""
+    from kenning.knowledge.vectors import embed_nodes
+    from kenning.llm.index import VectorIndex
+    from kenning.upkeep.mentions import Span
+
+    conn, config = vault.conn, vault.config
+    assert embed_nodes(conn, config, Clock.from_option(AS_OF))["node_vectors_written"] > 0
+    idx = VectorIndex(conn, config, clock=Clock.from_option(AS_OF))
+    text = "We argued with the client about the Globex invoice for the Paris office."
+    span = Span(text.index("the client"), text.index("the client") + 10, "the client", "definite_description",
+                "pattern")
+    ctx = Context("o", None, "chatgpt:user", NOW)
+    strict = Resolver(conn, config, NOW, vectors=idx).resolve(span, text, ctx)
+    assert strict["node_id"] is None and strict["candidates"]
+    assert all(c["method"] == "vec_coreference" for c in strict["candidates"])
+    loose_cfg = config.model_copy(update={"backlinks": config.backlinks.model_copy(update={
+        "coreference_min_similarity": 0.0, "coreference_min_graph_context": 0.0})})
+    loose = Resolver(conn, loose_cfg, NOW, vectors=idx).resolve(span, text, ctx)
+    assert loose["method"] == "vec_coreference" and loose["node_id"] == strict["candidates"][0]["node_id"]
+    w = config.backlinks.raw_weight["vec_coreference"]
+    best = strict["candidates"][0]
+    assert best["score"] == pytest.approx(best["raw"] * w + best["graph_context"] * (1 - w), abs=1e-5)

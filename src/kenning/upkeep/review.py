@@ -82,7 +82,8 @@ def refresh_queue(conn, config, now: str) -> int:
             "item_kind": "entity_creation_candidate", "primary_ref": c["candidate_id"],
             "title": f"new {c['suggested_node_kind']}? “{c['suggested_canonical_name']}”"[:240],
             "description": f"seen unresolved in {len(c['source_observation_ids'])} message(s) ({c['span_class']})",
-            "evidence_refs": c["source_observation_ids"][:10], "available_actions": ["create_new", "link_existing", "dismiss"],
+            "evidence_refs": c["source_observation_ids"][:10],
+            "available_actions": ["create_new", "link_existing", "dismiss"],
             "visibility_class": c["visibility_class"], "status": "pending", "created_at": c["created_at"],
             "impact": round(impact, 6), "uncertainty": round(uncertainty, 6), "recency": round(recency, 6),
             "sort_score": round(impact * uncertainty * recency, 6)})
