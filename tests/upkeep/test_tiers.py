@@ -50,12 +50,20 @@ def test_tier4_strict_json_retries_and_dead_letter(vault, llm_server, llm_config
     row = next(i for i in usql.tier4_due(conn, "2999-01-01T00:00:00.000Z", 50) if i["queue_item_id"] == first["queue_item_id"])
     assert row["status"] == "failed" and row["retry_count"] == 1 and row["last_error_code"] == "failed_parse"
     later = "2999-01-01T00:00:00.000Z"
-    llm_server.script_chat({"mention_id": first["mention_id"], "matched_candidate_id": "c1", "confidence": 0.9,
-                            "relation_type": "collaborated_with", "schema_version": 1})
+    pick = next((c for c in first["candidate_set"] if c["node_id"] != first["source_node_id"]),
+                first["candidate_set"][0])
+    llm_server.script_chat({"mention_id": first["mention_id"], "matched_candidate_id": pick["candidate_id"],
+                            "confidence": 0.9, "relation_type": "collaborated_with", "schema_version": 1})
     c = process_tier4(conn, cfg, later, ask, limit=1)
     assert c["tier4_resolved"] == 1
     m = usql.get_mention(conn, first["mention_id"])
-    assert m["resolved_node_id"] == first["candidate_set"][0]["node_id"] and m["resolution_method"] == "llm_closed_set"
+    assert m["resolved_node_id"] == pick["node_id"] and m["resolution_method"] == "llm_closed_set"
+    # the observation is scanned again on the next run, and the span now counts as that node's mention
+    assert vault.backlinks(as_of=AS_OF).counts["observations_scanned"] == 1
+    again = conn.execute("SELECT count(*) FROM mention_observations_derived WHERE observation_id=? AND "
+                         "start_offset=? AND resolved_node_id=? AND resolution_method='llm_closed_set'",
+                         (m["observation_id"], m["start_offset"], m["resolved_node_id"])).fetchone()[0]
+    assert again >= (2 if pick["node_id"] != first["source_node_id"] else 1)
     # a candidate outside the closed set is a parse failure; five failures dead-letter the item
     if len(items) > 1:
         left = [i["queue_item_id"] for i in items[1:]]

@@ -432,6 +432,18 @@ def resolve_pattern(conn: apsw.Connection, normalized: str, node_id: str) -> Non
                  "WHERE normalized_mention=? AND resolved_node_id IS NULL", (node_id, normalized))
 
 
+def decided_resolutions(conn: apsw.Connection, observation_id: str) -> dict[tuple[int, int], str]:
+    """(start, end) → node of this observation's spans a model or a person resolved (Tier 4, retarget)."""
+    return {(r[0], r[1]): r[2] for r in conn.execute(
+        "SELECT start_offset, end_offset, resolved_node_id FROM mention_observations_derived WHERE observation_id=? "
+        "AND resolution_method IN ('llm_closed_set','user_corrected') AND resolved_node_id IS NOT NULL "
+        "ORDER BY append_seq", (observation_id,))}
+
+
+def rescan_observation(conn: apsw.Connection, observation_id: str) -> None:
+    conn.execute("DELETE FROM backlink_observations WHERE observation_id=?", (observation_id,))
+
+
 def candidate_exists(conn: apsw.Connection, candidate_id: str) -> bool:
     return scalar(conn, "SELECT 1 FROM entity_creation_candidates WHERE candidate_id=?", (candidate_id,)) is not None
 

@@ -132,9 +132,15 @@ class BacklinkRun:
                       occurred_at=m["occurred_at"] or self.now, participants=participants,
                       anchors=sorted({s.node_id for s in spans if s.node_id}))
         windows = {}
+        decided = usql.decided_resolutions(self.conn, obs)  # Tier 4 / a person already placed these spans
         for s in spans:
             windows[s.key] = context_window(text, s.start, s.end, self.cfg.coreference_window_chars)
-            if s.node_id:
+            if not s.node_id and (s.start, s.end) in decided:
+                s.node_id = decided[(s.start, s.end)]
+                g = self.resolver.graph_context(s.node_id, ctx)
+                s.resolution = {"node_id": s.node_id, "method": "llm_closed_set", "graph_context": g,
+                                "confidence": 0.0, "candidates": []}
+            elif s.node_id:
                 g = self.resolver.graph_context(s.node_id, ctx)
                 exact = usql.alias_exact(self.conn, [s.normalized, " ".join(s.text.casefold().split())], 50)
                 method = "alias_exact" if any(r["id"] == s.node_id for r in exact) else "canonical_substring"

@@ -269,6 +269,7 @@ def process_tier4(conn, config, now: str, ask: Callable[[str], str], *, limit: i
         if match is not None:
             usql.resolve_mention(conn, item["mention_id"], match["node_id"], "llm_closed_set",
                                  float(result["confidence"]))
+            usql.rescan_observation(conn, item["observation_id"])  # the next run pairs it with its neighbours
             counts["tier4_resolved"] += 1
         else:
             counts["tier4_none"] += 1
