@@ -128,3 +128,10 @@ def test_input_and_span_caps():
     text = "Sarah Chen met Bob Li and Ann Ho and Tim Xu at Acme Inc"
     spans, _ = detect("m", text, [], compile_patterns(cfg), cfg)
     assert len(spans) <= 2 and all(s.end <= 20 for s in spans)
+
+
+def test_code_fences_are_not_scanned():
+    text = "Ask Sarah Chen.\n```\nclass Foo Bar:\n    Big Data = 1\n```"
+    start = text.index("```")
+    spans, _ = detect("m", text, [], compile_patterns(CFG), CFG, skip=[(start, len(text))])
+    assert [s.text for s in spans] == ["Sarah Chen"]

@@ -1320,6 +1320,7 @@ class BacklinksConfig(Strict):
     organization_suffixes: list[str]
     generic_document_terms: list[str]
     definite_description_terms: list[str]
+    leading_words_dropped: list[str]
     cues: BacklinkCuesConfig
 
 

@@ -67,16 +67,19 @@ def compile_patterns(cfg: Any) -> list[tuple[str, Any]]:
 
 
 def detect(observation_id: str, text: str, entity_spans: list[Span], patterns: list[tuple[str, Any]],
-           cfg: Any, known: Callable[[str], bool] | None = None) -> tuple[list[Span], bool]:
+           cfg: Any, known: Callable[[str], bool] | None = None,
+           skip: list[tuple[int, int]] = ()) -> tuple[list[Span], bool]:
     """All spans of one observation, nested groups marked; returns (spans, degraded). ``known`` says whether a
     normalized text is a known alias (§42A.2.6A alias scan): the token runs inside a wider span that are known
-    names become nested spans ("Mutable Instruments" inside "Mutable Instruments Plaits")."""
+    names become nested spans ("Mutable Instruments" inside "Mutable Instruments Plaits"). Pattern spans that touch
+    a ``skip`` range (code fences) are dropped: code is not prose that names things (as stage 2A does)."""
     text = text[:cfg.max_input_text_chars]
     found: dict[tuple[int, int], Span] = {}
     for s in entity_spans:
         if s.end <= len(text) and s.start < s.end:
             found.setdefault((s.start, s.end), s)
     degraded = False
+    drop = {w.lower() for w in cfg.leading_words_dropped}
     deadline = time.perf_counter() + cfg.regex_eval_timeout_ms / 1000
     for cls, pat in patterns:
         left = deadline - time.perf_counter()
@@ -86,7 +89,17 @@ def detect(observation_id: str, text: str, entity_spans: list[Span], patterns: l
         try:
             for m in pat.finditer(text, timeout=left):
                 start, end = m.span()
-                found.setdefault((start, end), Span(start, end, m.group(0), cls, "pattern"))
+                if any(start < b and a < end for a, b in skip):
+                    continue
+                word = m.group(0)
+                if cls == "canonical_alias":
+                    first, _, rest = word.partition(" ")
+                    if first.lower() in drop and rest:
+                        start += len(first) + 1
+                        word = rest
+                        if " " not in word:
+                            continue  # one capitalized word left: a name only if stages 2A/3 said so
+                found.setdefault((start, start + len(word)), Span(start, start + len(word), word, cls, "pattern"))
         except TimeoutError:
             degraded = True
             break

@@ -12,6 +12,8 @@ score as prior evidence (G14)."""
 from __future__ import annotations
 
 import hashlib
+
+import orjson
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,7 +126,8 @@ class BacklinkRun:
             entity_spans.append(Span(r["char_start"], r["char_end"], surface,
                                      entity_span_class(r["entity_type"], surface, self.cfg.role_title_prefixes),
                                      "entity", node_id=node))
-        spans, degraded = detect(obs, text, entity_spans, self.patterns, self.cfg, known=self.known)
+        fences = [(f["char_start"], f["char_end"]) for f in orjson.loads(m.get("code_fence_ranges_json") or "[]")]
+        spans, degraded = detect(obs, text, entity_spans, self.patterns, self.cfg, known=self.known, skip=fences)
         if degraded:
             self.c.add("observations_degraded")
         surface = f"{m['source_kind']}:{m['role']}"
