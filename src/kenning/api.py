@@ -243,10 +243,12 @@ class Vault:
 
     # ---- issue 20: back-links and their review queue (§42A.2) ----------------------------------------------
 
-    def backlinks(self, *, as_of: str | None = None, progress: ProgressFn | None = None) -> RunResult:
-        """Run the `backlinks` stage on what the vault holds (new messages scanned, bundles aggregated/promoted)."""
-        return run_stage(self.conn, STAGES["backlinks"], self.config, Clock.from_option(as_of), inputs={},
-                         args={"as_of": as_of}, progress=progress)
+    def backlinks(self, *, as_of: str | None = None, sweep: bool = False,
+                  progress: ProgressFn | None = None) -> RunResult:
+        """Run the `backlinks` stage on what the vault holds (new messages scanned, bundles aggregated/promoted);
+        ``sweep`` = the historical sweep: every message again (mentions already recorded add nothing)."""
+        return run_stage(self.conn, STAGES["backlinks"], self.config, Clock.from_option(as_of),
+                         inputs={"sweep": sweep}, args={"as_of": as_of, "sweep": sweep}, progress=progress)
 
     def review_queue(self, *, page: int = 1, page_size: int | None = None, item_kind: str | None = None,
                      status: str = "pending") -> dict[str, Any]:

@@ -144,3 +144,10 @@ def test_rebuild_from_the_event_log_is_idempotent(vault):
     vault.backlinks(as_of=AS_OF)
     after = [(b["evidence_bundle_id"], b["support_count"], b["evidence_score"]) for b in usql.all_bundles(conn)]
     assert after == before and ksql.commit_count(conn) == commits
+
+
+def test_historical_sweep_rescans_and_adds_nothing_new(vault):
+    commits, mentions = ksql.commit_count(vault.conn), usql.mention_counts(vault.conn)["mentions"]
+    res = vault.backlinks(as_of=AS_OF, sweep=True)
+    assert res.counts["observations_scanned"] > 100 and res.counts.get("mentions_recorded", 0) == 0
+    assert usql.mention_counts(vault.conn)["mentions"] == mentions and ksql.commit_count(vault.conn) == commits

@@ -133,3 +133,17 @@ def test_suppress_pattern_marks_mentions_and_moves_beta(vault):
     assert {r[0] for r in vault.conn.execute(
         "SELECT state FROM mention_observations_derived WHERE normalized_mention=? AND span_class=?",
         (m[0], m[1]))} == {"suppressed"}
+
+
+def test_a_rolled_back_promotion_is_not_redone(vault):
+    e = usql.promoted_edges(vault.conn)[0]
+    commit = vault.conn.execute(
+        "SELECT c.commit_id FROM knowledge_commits c JOIN knowledge_commit_mutations m ON m.commit_id=c.commit_id "
+        "WHERE c.source_event='backlinks:promote' AND m.type='edge_create' AND m.target_id LIKE ? "
+        "ORDER BY c.seq DESC LIMIT 1", (f"{e['source_id']}|{e['relation_type']}|{e['target_id']}%",)).fetchone()[0]
+    KnowledgeWriter(vault.conn, vault.config, clock=Clock.from_option(LATER)).rollback(commit, reason="not so")
+    assert usql.current_edge(vault.conn, e["source_id"], e["relation_type"], e["target_id"]) is None
+    commits = ksql.commit_count(vault.conn)
+    vault.backlinks(as_of=LATER)
+    assert usql.current_edge(vault.conn, e["source_id"], e["relation_type"], e["target_id"]) is None
+    assert ksql.commit_count(vault.conn) == commits

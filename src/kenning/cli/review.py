@@ -151,10 +151,12 @@ def entity(ref: Annotated[str, typer.Argument(help="Entity-candidate id (or its 
 
 
 @review_app.command("run")
-def run(as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+def run(sweep: Annotated[bool, typer.Option("--sweep", help="Historical sweep: scan every message again (new "
+                                                             "aliases find old mentions; 500-candidate cap).")] = False,
+        as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """Run the back-link stage now (scan new messages, aggregate, promote, refresh the queue)."""
     with open_vault(db, config) as vault:
-        res = vault.backlinks(as_of=as_of)
+        res = vault.backlinks(as_of=as_of, sweep=sweep)
     if as_json:
         print_json(res.counts)
         return

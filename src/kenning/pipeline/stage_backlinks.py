@@ -30,4 +30,4 @@ class Backlinks:
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
         return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
-                           progress=ctx.progress).run()
+                           progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep"))).run()

@@ -440,6 +440,10 @@ def decided_resolutions(conn: apsw.Connection, observation_id: str) -> dict[tupl
         "ORDER BY append_seq", (observation_id,))}
 
 
+def forget_observations(conn: apsw.Connection) -> None:
+    conn.execute("DELETE FROM backlink_observations")
+
+
 def rescan_observation(conn: apsw.Connection, observation_id: str) -> None:
     conn.execute("DELETE FROM backlink_observations WHERE observation_id=?", (observation_id,))
 

@@ -43,7 +43,7 @@ class RunCounts:
 
 class BacklinkRun:
     def __init__(self, conn, config, clock, *, run_id: str | None = None, vectors: Any = None,
-                 progress=None, writer: KnowledgeWriter | None = None):
+                 progress=None, writer: KnowledgeWriter | None = None, sweep: bool = False):
         self.conn, self.config, self.clock = conn, config, clock
         self.cfg = config.backlinks
         self.now = clock.now()
@@ -52,6 +52,7 @@ class BacklinkRun:
         self.patterns = compile_patterns(self.cfg)
         self.c = RunCounts()
         self.progress = progress
+        self.sweep = sweep  # §42A.2.18 historical sweep: every message again, the 500-candidate cap
         self._vis: dict[str, str] = {}
         self._known: dict[str, bool] = {}
 
@@ -61,12 +62,15 @@ class BacklinkRun:
         if not self.cfg.enabled:
             return {}
         verdicts = refresh_review_state(self.conn)
+        if self.sweep:
+            usql.forget_observations(self.conn)
         self.scan()
         start = int(usql.state_get(self.conn, WATERMARK) or 0)
         touched = set(usql.bundles_touched_after(self.conn, start)) | set(verdicts)
         self.aggregate(sorted(touched), verdicts)
         self.promote()
-        self.c.add("entity_creation_candidates", tier5_candidates(self.conn, self.config, self.now))
+        self.c.add("entity_creation_candidates", tier5_candidates(self.conn, self.config, self.now,
+                                                                          sweep=self.sweep))
         from kenning.upkeep.review import refresh_queue
 
         self.c.add("review_items", refresh_queue(self.conn, self.config, self.now))
