@@ -56,11 +56,13 @@ def state_set(conn: apsw.Connection, key: str, value: str) -> None:
 # ---- observations (messages) ---------------------------------------------------------------------------------
 
 def pending_observations(conn: apsw.Connection, limit: int) -> list[dict[str, Any]]:
-    """Messages with text that Stage 1 has not scanned yet, in the pipeline's stable order."""
+    """Messages with text that Stage 1 has not scanned yet, in the pipeline's stable order: what people and the
+    assistant said (hidden system/tool messages name nothing of the owner's)."""
     return rows(conn, f"SELECT m.message_id, m.conversation_id, m.role, {_MSG_TIME} AS occurred_at, m.text_raw, "
                       "m.code_fence_ranges_json, c.source_kind FROM messages m JOIN conversations c ON c.conversation_id=m.conversation_id "
                       "LEFT JOIN backlink_observations b ON b.observation_id=m.message_id "
                       "WHERE b.observation_id IS NULL AND m.text_raw IS NOT NULL AND m.text_raw<>'' "
+                      "AND m.is_hidden=0 AND m.role IN ('user','assistant','unknown') "
                       "ORDER BY m.conversation_id, m.order_index, m.message_id LIMIT ?", (limit,))
 
 
