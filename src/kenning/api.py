@@ -276,7 +276,9 @@ class Vault:
                     "suppress": r.suppress, "entity": r.resolve_candidate}
         if action not in handlers:
             raise ValueError(f"unknown review action {action!r}: one of {', '.join(handlers)}")
-        return handlers[action](ref, **args).as_dict()
+        res = handlers[action](ref, **args).as_dict()
+        # §42A.2.17 POST receipt: success, or unchanged when the verdict was already so
+        return {**res, "status": "success" if res["created"] else "unchanged"}
 
     def status(self) -> dict[str, Any]:
         return {
