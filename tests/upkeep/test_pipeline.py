@@ -151,3 +151,20 @@ def test_historical_sweep_rescans_and_adds_nothing_new(vault):
     res = vault.backlinks(as_of=AS_OF, sweep=True)
     assert res.counts["observations_scanned"] > 100 and res.counts.get("mentions_recorded", 0) == 0
     assert usql.mention_counts(vault.conn)["mentions"] == mentions and ksql.commit_count(vault.conn) == commits
+
+
+def test_promoted_edges_respect_endpoint_visibility(vault):
+    from kenning.knowledge.ops import KnowledgeWrite, UpdateNode
+    from kenning.knowledge.writer import KnowledgeWriter
+    from kenning.pipeline.clock import Clock
+
+    conn = vault.conn
+    e = B.visible_promoted_edges(conn)[0]
+    KnowledgeWriter(conn, vault.config, clock=Clock.from_option(AS_OF)).write(KnowledgeWrite(
+        source_event="test", change_summary="make private",
+        ops=[UpdateNode(id=e["target_id"], payload_set={"scope": "private"})]))
+    cloud = B.visible_promoted_edges(conn, "cloud_allowed")
+    local = B.visible_promoted_edges(conn, "local_only")
+    key = (e["source_id"], e["relation_type"], e["target_id"])
+    assert key not in {(x["source_id"], x["relation_type"], x["target_id"]) for x in cloud}
+    assert key in {(x["source_id"], x["relation_type"], x["target_id"]) for x in local}

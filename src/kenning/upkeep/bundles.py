@@ -194,3 +194,22 @@ def select_promotions(bundles: list[Bundle], policy: Any, budget: Any,
         promoted[b.source_node_id] = n + 1
         out.append((b, why))
     return out
+
+
+def visible_promoted_edges(conn, execution_visibility: str = "cloud_allowed") -> list[dict[str, Any]]:
+    """§42A.2.12A: the promoted edges a reader running at ``execution_visibility`` may see — every consumer of
+    back-link edges should read through this (or ``can_read_promoted_edge``). Kenning nodes carry no PropA
+    classification state: they count as classified."""
+    from kenning.store import upkeep as usql
+
+    edges = usql.promoted_edges(conn)
+    facts = usql.node_facts(conn, {x for e in edges for x in (e["source_id"], e["target_id"])})
+    out = []
+    for e in edges:
+        src, tgt = facts.get(e["source_id"], {}), facts.get(e["target_id"], {})
+        if can_read_promoted_edge(execution_visibility=execution_visibility,
+                                  edge_visibility=(e["payload"] or {}).get("visibility_class", "cloud_allowed"),
+                                  source_node_visibility=node_visibility({"scope": src.get("scope")}),
+                                  target_node_visibility=node_visibility({"scope": tgt.get("scope")})):
+            out.append(e)
+    return out
