@@ -172,7 +172,7 @@ def tier4(limit: Annotated[int, typer.Option("--limit", min=1, help="Queue items
     failing 5 times is dead-lettered). Then run `kenning review run` to aggregate what resolved."""
     from kenning.pipeline.clock import Clock
     from kenning.store.connection import write_scope
-    from kenning.upkeep.resolution import http_ask, process_tier4
+    from kenning.upkeep.resolution import endpoint_is_local, http_ask, process_tier4
 
     with open_vault(db, config) as vault:
         try:
@@ -180,7 +180,8 @@ def tier4(limit: Annotated[int, typer.Option("--limit", min=1, help="Queue items
         except ValueError as e:
             fail(str(e), code=2)
         with write_scope(vault.conn):
-            counts = process_tier4(vault.conn, vault.config, Clock.from_option(as_of).now(), ask, limit=limit)
+            counts = process_tier4(vault.conn, vault.config, Clock.from_option(as_of).now(), ask, limit=limit,
+                                   local=endpoint_is_local(vault.config))
     if as_json:
         print_json(counts)
     else:

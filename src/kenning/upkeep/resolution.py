@@ -238,14 +238,20 @@ def parse_tier4(text: str, item: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def process_tier4(conn, config, now: str, ask: Callable[[str], str], *, limit: int = 50) -> dict[str, int]:
+def process_tier4(conn, config, now: str, ask: Callable[[str], str], *, limit: int = 50,
+                  local: bool = True) -> dict[str, int]:
     """Run due Tier 4 items through ``ask`` (prompt → raw model text). A parse or call failure counts a retry;
-    at ``dead_letter_retries`` the item is dead-lettered and kept for audit."""
+    at ``dead_letter_retries`` the item is dead-lettered and kept for audit. ``local`` says the model runs on this
+    machine: items marked same_machine_local_only are left queued otherwise (§42A.2.11)."""
     from kenning.knowledge.relations import SECTION_42A_2_CORE
 
     cfg = config.backlinks.tier4
     counts = {"tier4_resolved": 0, "tier4_none": 0, "tier4_failed": 0, "tier4_dead_letter": 0}
+    counts["tier4_kept_local"] = 0
     for item in usql.tier4_due(conn, now, limit):
+        if item["execution_requirement"] == "same_machine_local_only" and not local:
+            counts["tier4_kept_local"] += 1
+            continue
         cands = "\n".join(f"{c['candidate_id']}: {usql.node_facts(conn, [c['node_id']]).get(c['node_id'], {}).get('canonical_name', c['node_id'])} (score {c['score']:.2f})"
                           for c in item["candidate_set"])
         prompt = TIER4_PROMPT.format(span_text=item["span_text"], context_window=item["context_window"],
@@ -351,3 +357,10 @@ def http_ask(config) -> Callable[[str], str]:
         return data["choices"][0]["message"]["content"] or ""
 
     return ask
+
+
+def endpoint_is_local(config) -> bool:
+    from urllib.parse import urlparse
+
+    host = urlparse(config.llm.base_url or "").hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")

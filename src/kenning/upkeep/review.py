@@ -306,7 +306,10 @@ class Reviewer:
                 ops = [CreateNode(id=node_id, node_kind="world_entity", canonical_name=name, if_exists="merge",
                                   payload={"entity_type": _ENTITY_TYPE.get(c["span_class"], "other"),
                                            "description": f"named in {len(c['source_observation_ids'])} of your "
-                                                          f"messages"},
+                                                          f"messages",
+                                           # gate 4: local_only evidence makes a local-only (private) node
+                                           **({"scope": "private"} if c["visibility_class"] == "local_only"
+                                              else {})},
                                   provenance=(self._prov(ref, "created from an unresolved mention",
                                                          {**meta, "node_id": node_id}, "confirmed_by_user"),))]
                 return self._apply(f"review: new entity “{name}” from unresolved mentions", ops, [])
