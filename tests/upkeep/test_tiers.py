@@ -168,3 +168,13 @@ def test_vector_passes_use_the_nodes_space(vault):
     w = config.backlinks.raw_weight["vec_coreference"]
     best = strict["candidates"][0]
     assert best["score"] == pytest.approx(best["raw"] * w + best["graph_context"] * (1 - w), abs=1e-5)
+
+
+def test_tier4_local_only_items_stay_off_remote_models(vault):
+    conn = vault.conn
+    (item,) = usql.tier4_due(conn, NOW, 1)
+    usql.update_tier4(conn, item["queue_item_id"], execution_requirement="same_machine_local_only")
+    asked = []
+    counts = process_tier4(conn, vault.config, NOW, lambda p: asked.append(p) or "{}", limit=1, local=False)
+    assert counts["tier4_kept_local"] == 1 and asked == []
+    assert usql.tier4_due(conn, NOW, 1)[0]["status"] == "queued"
