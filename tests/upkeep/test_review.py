@@ -37,7 +37,8 @@ def test_queue_is_sorted_and_paged(vault):
     assert scores == sorted(scores, reverse=True)
     for i in items:
         assert i["sort_score"] == pytest.approx(i["impact"] * i["uncertainty"] * i["recency"], abs=1e-5)
-        assert i["item_kind"] in ("candidate_relation", "entity_creation_candidate") and i["status"] == "pending"
+        assert i["item_kind"] in ("candidate_relation", "entity_creation_candidate", "suppression_candidate")
+        assert i["status"] == "pending"
     small = vault.review_queue(page=2, page_size=5)
     assert small["items"] == vault.review_queue(page_size=10)["items"][5:10]
     assert vault.review_queue(page_size=500)["page_size"] == 100  # §42A.2.17 max 100
@@ -147,3 +148,26 @@ def test_a_rolled_back_promotion_is_not_redone(vault):
     vault.backlinks(as_of=LATER)
     assert usql.current_edge(vault.conn, e["source_id"], e["relation_type"], e["target_id"]) is None
     assert ksql.commit_count(vault.conn) == commits
+
+
+def test_generic_references_become_suppression_candidates(vault):
+    kinds = {i["item_kind"]: i for i in vault.review_queue(page_size=100)["items"]}
+    items = [i for i in vault.review_queue(page_size=100, item_kind="suppression_candidate")["items"]]
+    if not items:  # the sample may have none; plant three unresolved "the draft" mentions
+        base = dict(source_node_id="s", resolved_node_id=None, state="observed_mention",
+                    visibility_class="cloud_allowed", work_context_id="c", occurred_at=AS_OF, is_nested=0,
+                    relation_hypothesis=None, resolution_method="unresolved", resolution_confidence=0,
+                    graph_context_score=0, suppression_reason=None, context_window="", polarity="support",
+                    evidence_bundle_id=None, parent_mention_id=None, start_offset=0, end_offset=9,
+                    span_class="generic_document_reference", surface="a", mention_text="the draft",
+                    normalized_mention="the draft")
+        usql.insert_mentions(vault.conn, [dict(base, mention_id=f"d{i}", observation_id=f"o{i}", group_id=f"g{i}")
+                                          for i in range(3)])
+        vault.backlinks(as_of=AS_OF)
+        items = vault.review_queue(page_size=100, item_kind="suppression_candidate")["items"]
+    assert items and items[0]["available_actions"] == ["suppress"] and kinds is not None
+    text = items[0]["title"].split("“")[1].split("”")[0]
+    cls = items[0]["description"].split(" ")[0]
+    assert vault.review("suppress", text, span_class=cls, as_of=LATER)["created"]
+    left = vault.review_queue(page_size=100, item_kind="suppression_candidate")["items"]
+    assert items[0]["queue_item_id"] not in [i["queue_item_id"] for i in left]

@@ -467,7 +467,16 @@ def refresh_review_state(conn) -> dict[str, dict[str, Any]]:
     return verdicts
 
 
+def _when(ts: str):
+    try:
+        return parse_utc(ts)
+    except ValueError:  # an ISO time without milliseconds (hand-made rows, other writers)
+        import datetime as dt
+
+        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
 def since_days(now: str, then: str | None) -> float:
     if not then:
         return 365.0
-    return max(0.0, (parse_utc(now) - parse_utc(then)).total_seconds() / 86400)
+    return max(0.0, (_when(now) - _when(then)).total_seconds() / 86400)

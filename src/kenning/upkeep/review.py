@@ -87,6 +87,24 @@ def refresh_queue(conn, config, now: str) -> int:
             "visibility_class": c["visibility_class"], "status": "pending", "created_at": c["created_at"],
             "impact": round(impact, 6), "uncertainty": round(uncertainty, 6), "recency": round(recency, 6),
             "sort_score": round(impact * uncertainty * recency, 6)})
+    # suppression candidates: generic references that keep coming back unresolved (§42A.2.17 item kind)
+    done = {(p["normalized_mention"], p["span_class"]) for p in usql.suppressions(conn)}
+    for g in usql.unresolved_groups(conn, ["generic_document_reference", "definite_description"]):
+        if g["observations"] < 3 or (g["normalized_mention"], g["span_class"]) in done:
+            continue
+        impact = min(1.0, 0.05 * g["observations"])
+        recency = 0.5 ** (since_days(now, g["last_seen"]) / half)
+        items.append({
+            "queue_item_id": B.stable_sha256(f"rq|suppression_candidate|{g['normalized_mention']}|{g['span_class']}"),
+            "item_kind": "suppression_candidate",
+            "primary_ref": B.stable_sha256(f"supp|{g['normalized_mention']}|{g['span_class']}|global|None|None"),
+            "title": f"stop reading “{g['normalized_mention']}” as a mention?"[:240],
+            "description": f"{g['span_class']} seen in {g['observations']} messages, never resolved "
+                           f"(kenning review suppress \"{g['normalized_mention']}\" --class {g['span_class']})"[:1000],
+            "evidence_refs": sorted(g["observation_ids"].split(","))[:10], "available_actions": ["suppress"],
+            "visibility_class": "cloud_allowed", "status": "pending", "created_at": g["last_seen"] or now,
+            "impact": round(impact, 6), "uncertainty": 0.5, "recency": round(recency, 6),
+            "sort_score": round(impact * 0.5 * recency, 6)})
     usql.replace_pending_queue(conn, items)
     return len(items)
 
