@@ -72,6 +72,14 @@ def mark_observations(conn: apsw.Connection, marks_: Iterable[tuple[str, str, in
                      "VALUES (?,?,?)", list(marks_))
 
 
+def scanned_hashes(conn: apsw.Connection, hashes: Sequence[str]) -> set[str]:
+    out: set[str] = set()
+    for part in chunks(sorted(set(hashes))):
+        out |= {r[0] for r in conn.execute(f"SELECT input_hash FROM backlink_observations WHERE input_hash IN "
+                                           f"({marks(len(part))})", part)}
+    return out
+
+
 def entity_spans(conn: apsw.Connection, message_ids: Sequence[str]) -> list[dict[str, Any]]:
     """Stage 2A/3 mentions resolved to an active entity, with the entity's type."""
     out: list[dict[str, Any]] = []

@@ -31,6 +31,7 @@ WATERMARK = "last_processed_append_seq"
 _REL_RANK = {"produced_by": 0, "referenced_in": 1, "affiliated_with": 2, "collaborated_with": 3,
              "semantically_related": 4}
 _BATCH = 2000
+_NAME_TYPES = ("PERSON", "ORG", "LOCATION", "PRODUCT", "CUSTOM_TERM", "OTHER")
 
 
 @dataclass
@@ -94,12 +95,19 @@ class BacklinkRun:
                 spans_by_msg.setdefault(r["message_id"], []).append(r)
             parts = usql.participants(self.conn, [m["conversation_id"] for m in batch])
             supp = usql.suppressions(self.conn)
+            digests = {m["message_id"]: hashlib.sha256((m["text_raw"] or "").encode()).hexdigest() for m in batch}
+            seen = usql.scanned_hashes(self.conn, list(digests.values()))
             marks = []
             for m in batch:
+                digest = digests[m["message_id"]]
+                if digest in seen:  # the same text again (custom instructions in every chat): not new evidence
+                    marks.append((m["message_id"], digest, 0))
+                    self.c.add("observations_repeated")
+                    continue
+                seen.add(digest)
                 degraded = self.observe(m, spans_by_msg.get(m["message_id"], []), entity_nodes, owner,
                                         parts.get(m["conversation_id"], []), supp)
-                marks.append((m["message_id"], hashlib.sha256((m["text_raw"] or "").encode()).hexdigest(),
-                              int(degraded)))
+                marks.append((m["message_id"], digest, int(degraded)))
             usql.mark_observations(self.conn, marks)
             done += len(batch)
             self.c.add("observations_scanned", len(batch))
@@ -122,16 +130,18 @@ class BacklinkRun:
         text = m["text_raw"]
         obs = m["message_id"]
         entity_spans = []
+        skip = [(f["char_start"], f["char_end"]) for f in orjson.loads(m.get("code_fence_ranges_json") or "[]")]
         for r in erows:
             node = entity_nodes.get(r["entity_id"])
             if node is None:
+                if r["entity_type"] not in _NAME_TYPES:  # an id, e-mail, URL, CVE …: not a name to link
+                    skip.append((r["char_start"], r["char_end"]))
                 continue
             surface = text[r["char_start"]:r["char_end"]]
             entity_spans.append(Span(r["char_start"], r["char_end"], surface,
                                      entity_span_class(r["entity_type"], surface, self.cfg.role_title_prefixes),
                                      "entity", node_id=node))
-        fences = [(f["char_start"], f["char_end"]) for f in orjson.loads(m.get("code_fence_ranges_json") or "[]")]
-        spans, degraded = detect(obs, text, entity_spans, self.patterns, self.cfg, known=self.known, skip=fences)
+        spans, degraded = detect(obs, text, entity_spans, self.patterns, self.cfg, known=self.known, skip=skip)
         if degraded:
             self.c.add("observations_degraded")
         surface = f"{m['source_kind']}:{m['role']}"

@@ -161,3 +161,4 @@ CREATE TABLE backlink_observations (
   input_hash TEXT NOT NULL,
   degraded INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX idx_backlink_observations_hash ON backlink_observations(input_hash);
