@@ -190,7 +190,9 @@ class BacklinkRun:
             if not s.node_id:
                 src = anchor
                 rows.append(self._mention(row, s, src, None, None, None, "cloud_allowed"))
-                if res["candidates"] and self.cfg.llm_resolution_enabled:
+                # "synchronous" mode has no nightly queue (§42A.2.11 NP05); this build runs Tier 4 from the queue (G29)
+                if res["candidates"] and self.cfg.llm_resolution_enabled and \
+                        self.cfg.llm_resolution_mode in ("nightly", "both"):
                     usql.enqueue_tier4(self.conn, tier4_item(rows[-1], res["candidates"], self.now))
                     self.c.add("tier4_queued")
                 continue
