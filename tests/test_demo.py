@@ -61,6 +61,7 @@ def test_demo_runs_end_to_end(tmp_path, cli):
         "contradiction: “I am not a runner.” vs “I am a runner.”" in text
     # issue 19: the demo ends with a context packet and a brief for the sample user's most important person
     assert "Knowledge for an assistant (issue 19)" in text and "your most important person: Sam" in text
+    assert "Back-links and review (issue 20)" in text and "$ kenning review approve" in text
     assert '$ kenning context "What should I keep in mind before I talk to Sam?"' in text
     assert "  Sam (person)\n" in proc.stdout and "gate tokens" in proc.stdout and "no model" in proc.stdout
     assert "$ kenning brief 'Sam'" in text and "Sam — person" in proc.stdout

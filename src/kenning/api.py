@@ -249,6 +249,45 @@ class Vault:
 
         return weekly_digest(self.conn, self.config, now=now or Clock(None).now(), since=since)
 
+    # ---- issue 20: back-links and their review queue (§42A.2) ----------------------------------------------
+
+    def backlinks(self, *, as_of: str | None = None, sweep: bool = False,
+                  progress: ProgressFn | None = None) -> RunResult:
+        """Run the `backlinks` stage on what the vault holds (new messages scanned, bundles aggregated/promoted);
+        ``sweep`` = the historical sweep: every message again (mentions already recorded add nothing)."""
+        return run_stage(self.conn, STAGES["backlinks"], self.config, Clock.from_option(as_of),
+                         inputs={"sweep": sweep}, args={"as_of": as_of, "sweep": sweep}, progress=progress)
+
+    def review_queue(self, *, page: int = 1, page_size: int | None = None, item_kind: str | None = None,
+                     status: str = "pending") -> dict[str, Any]:
+        """§42A.2.17 one page of the review queue (impact × uncertainty × recency order)."""
+        from kenning.upkeep.review import queue_page
+
+        return queue_page(self.conn, self.config, page=page, page_size=page_size, item_kind=item_kind,
+                          status=status)
+
+    def review_bundle(self, bundle_id: str) -> dict[str, Any] | None:
+        """One evidence bundle with its mentions (what a review item's primary_ref names)."""
+        from kenning.upkeep.review import bundle_detail
+
+        return bundle_detail(self.conn, bundle_id)
+
+    def review(self, action: str, ref: str, *, as_of: str | None = None, **args: Any) -> dict[str, Any]:
+        """A verdict: ``approve`` / ``reject`` (reason=) / ``correct`` (to_relation=) a bundle, ``retarget`` a
+        mention (new_target=, reason=), ``suppress`` a mention pattern (ref = the mention text; span_class=,
+        scope=, reason=), or resolve an ``entity`` candidate (resolution= create_new | link_existing | dismiss,
+        canonical_name=, existing_node_id=, reason=). Each is one knowledge commit (undo with ``kenning rollback``); returns its receipt."""
+        from kenning.upkeep.review import Reviewer
+
+        r = Reviewer(self.conn, self.config, clock=Clock.from_option(as_of))
+        handlers = {"approve": r.approve, "reject": r.reject, "correct": r.correct, "retarget": r.retarget,
+                    "suppress": r.suppress, "entity": r.resolve_candidate}
+        if action not in handlers:
+            raise ValueError(f"unknown review action {action!r}: one of {', '.join(handlers)}")
+        res = handlers[action](ref, **args).as_dict()
+        # §42A.2.17 POST receipt: success, or unchanged when the verdict was already so
+        return {**res, "status": "success" if res["created"] else "unchanged"}
+
     def status(self) -> dict[str, Any]:
         return {
             "db": str(self.path),

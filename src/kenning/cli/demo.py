@@ -190,6 +190,9 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     from kenning.cli.demo_intake import demo_intake
 
     demo_intake(db, config)
+    from kenning.cli.demo_review import demo_review
+
+    demo_review(db, config)
     from kenning.cli.demo_ui import demo_ui
 
     demo_ui(db, config)

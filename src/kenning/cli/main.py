@@ -117,6 +117,15 @@ def _register_inspect_commands() -> None:
 _register_inspect_commands()
 
 
+def _register_review_commands() -> None:
+    from kenning.cli.review import register
+
+    register(app)
+
+
+_register_review_commands()
+
+
 def _register_delivery_commands() -> None:
     from kenning.cli.query import register
 

@@ -560,6 +560,7 @@ class Config(Strict):
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
     intake: "IntakeConfig"
+    backlinks: "BacklinksConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1315,6 +1316,106 @@ class IntakeConfig(Strict):
             except re.error as e:
                 raise ValueError(f"{where} is not a valid regular expression ({e}): {pattern!r}") from None
         return self
+# ---- issue 20: §42A.2 back-link pipeline ----------------------------------------------------------------------
+
+class BacklinkContextConfig(Strict):
+    work_context_bonus: float
+    prior_evidence_cap: float
+    prior_evidence_per_confidence: float
+    prior_evidence_min_confidence: float
+    diversity_bonus: float
+    participant_bonus: float
+    participant_jaccard: float = Field(ge=0, le=1)
+    participant_stop_at: float
+    recency_bonus: float
+    recency_days: int = Field(ge=1)
+    rejection_penalty: float
+
+
+class BacklinkPromotionConfig(Strict):
+    min_support_count_for_promotion: int = Field(ge=1)
+    min_distinct_observations_for_promotion: int = Field(ge=1)
+    min_salience_for_promotion: float = Field(ge=0, le=1)
+    hard_block_relation_types: list[str]
+    allow_single_observation_promotion: bool
+    single_observation_requires_alias_exact: bool
+    single_observation_min_graph_context: float = Field(ge=0, le=1)
+    single_observation_blocked_relation_types: list[str]
+
+
+class BacklinkBudgetConfig(Strict):
+    max_promoted_edges_per_source_node: int = Field(ge=0)
+    max_generic_relations_per_source_node: int = Field(ge=0)
+
+
+class BacklinkTier4Config(Strict):
+    dead_letter_retries: int = Field(ge=1)
+    max_candidates: int = Field(ge=1, le=20)
+    retry_delay_minutes: int = Field(ge=0)
+
+
+class EntityCreationConfig(Strict):
+    allowed_span_classes: list[str]
+    min_distinct_observations: int = Field(ge=1)
+    min_distinct_surfaces: int = Field(ge=1)
+    min_normalized_span_length: int = Field(ge=1)
+    block_all_caps_short_aliases_under: int = Field(ge=1)
+    daily_candidate_queue_cap: int = Field(ge=1)
+    historical_sweep_candidate_queue_cap: int = Field(ge=1)
+    stop_phrases: list[str]
+
+
+class BacklinkReviewConfig(Strict):
+    page_size: int = Field(ge=1, le=100)
+    max_page_size: int = Field(ge=1, le=100)
+    recency_half_life_days: float = Field(gt=0)
+
+
+class BacklinkCuesConfig(Strict):
+    collaborated_with: list[str]
+    produced_by_words: list[str]
+    referenced_in_words: list[str]
+    negative: list[str]
+
+
+class BacklinksConfig(Strict):
+    enabled: bool
+    alias_matching_enabled: bool
+    fts_matching_enabled: bool
+    fts_min_score: float = Field(ge=0, le=1)
+    embedding_matching_enabled: bool
+    embedding_min_similarity: float = Field(ge=0, le=1)
+    embedding_coreference_enabled: bool
+    coreference_min_similarity: float = Field(ge=0, le=1)
+    coreference_min_graph_context: float = Field(ge=0, le=1)
+    llm_resolution_enabled: bool
+    llm_resolution_mode: Literal["synchronous", "nightly", "both"]
+    llm_max_unresolved_for_sync: int = Field(ge=1)
+    entity_creation_enabled: bool
+    entity_creation_min_unresolved_observations: int = Field(ge=1)
+    regex_eval_timeout_ms: int = Field(ge=1)
+    max_input_text_chars: int = Field(ge=1)
+    max_mentions_per_observation: int = Field(ge=1)
+    max_new_evidence_bundles_per_observation: int = Field(ge=1)
+    max_new_targets_per_observation: int = Field(ge=1)
+    cooldown_days_per_node: int = Field(ge=1)
+    resolvable_node_kinds: list[str]
+    candidates_per_pass: int = Field(ge=1)
+    raw_weight: dict[str, float]
+    context: BacklinkContextConfig
+    coreference_window_chars: int = Field(ge=1)
+    promotion: BacklinkPromotionConfig
+    budget: BacklinkBudgetConfig
+    hub_threshold: int = Field(ge=1)
+    tier4: BacklinkTier4Config
+    entity_creation: EntityCreationConfig
+    review: BacklinkReviewConfig
+    role_title_prefixes: list[str]
+    organization_suffixes: list[str]
+    generic_document_terms: list[str]
+    definite_description_terms: list[str]
+    leading_words_dropped: list[str]
+    cues: BacklinkCuesConfig
 
 
 Config.model_rebuild()

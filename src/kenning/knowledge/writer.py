@@ -333,6 +333,12 @@ class KnowledgeWriter:
         if current:
             key = docs.edge_doc_key(current)
             doc = self._doc(pend, key, "update")
+            if op.on_conflict == "replace":
+                doc["confidence"] = op.confidence
+                doc["lifecycle_state"] = op.lifecycle_state
+                if op.payload is not None:
+                    doc["payload"] = op.payload
+                return
             if op.confidence > doc.get("confidence", 0.0):
                 doc["confidence"] = op.confidence
             if op.payload:
