@@ -169,6 +169,18 @@ def _safe(fn: Callable[[Any], str | None], vault) -> str | None:
         return f"({fn.__name__}: {exc})"
 
 
+@headline
+def review_queue(vault) -> str | None:
+    """Issue 20: mentions became evidence bundles; what was promoted, and what waits for a person's verdict."""
+    page = vault.review_queue(page=1, page_size=1)
+    total = page.get("total_items") or 0
+    top = next(iter(page.get("items") or []), None)
+    if not total:
+        return None
+    first = f"; first: {top.get('title') or top.get('summary') or top.get('primary_ref')}" if top else ""
+    return f"Review queue: {total} item(s) await your verdict (`kenning review`){first}"
+
+
 def _try_next(db: Path) -> None:
     console.rule("[bold]Try next")
     for cmd, what in [
