@@ -126,6 +126,15 @@ def _register_delivery_commands() -> None:
 _register_delivery_commands()
 
 
+def _register_corpus_commands() -> None:
+    from kenning.cli.threads import register
+
+    register(app)
+
+
+_register_corpus_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""

@@ -559,6 +559,7 @@ class Config(Strict):
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
+    corpus: "CorpusConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1219,6 +1220,51 @@ class InspectConfig(Strict):
     compiled_truth: CompiledTruthConfig
     constellation: ConstellationConfig
     digest: DigestConfig
+
+
+# ---- seed 003 §25 conversation corpus, issue 18 part 7 sources (I50–I69) ---------------------------------
+
+class CorpusThreadsConfig(Strict):
+    summarizer_version: int
+    abstractive: bool
+    llm_max_chars: int
+    max_decisions: int
+    max_unresolved: int
+    max_linked_entities: int
+    summary_chars: int
+
+
+class CorpusResumeConfig(Strict):
+    max_decisions: int
+    max_open: int
+    search_limit: int
+
+
+class CorpusNotesConfig(Strict):
+    extensions: list[str]
+    ignore_dirs: list[str]
+    placeholder_chars: int
+    micro_edit_bytes: int
+    double_extract_bytes: int
+    session_timeout_minutes: Literal[10, 20, 30]
+    max_note_bytes: int
+
+
+class CorpusMailConfig(Strict):
+    self_addresses: list[str]
+    max_body_chars: int
+
+
+class CorpusCalendarConfig(Strict):
+    default_timezone: str
+
+
+class CorpusConfig(Strict):
+    threads: CorpusThreadsConfig
+    resume: CorpusResumeConfig
+    notes: CorpusNotesConfig
+    mail: CorpusMailConfig
+    calendar: CorpusCalendarConfig
 
 
 Config.model_rebuild()

@@ -13,6 +13,7 @@ from kenning.pipeline.stage5 import TemporalReasoning
 from kenning.pipeline.stage6 import GraphMaterialization
 from kenning.pipeline.stage_index import SearchIndex
 from kenning.pipeline.stage_knowledge import KnowledgeBridge
+from kenning.intake.corpus.threads import ThreadsStage
 from kenning.selfbelief.stage import (SelfAnalyze, SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview,
                                       SelfMerge, SelfRollback)
 
@@ -27,6 +28,7 @@ STAGES: dict[str, Stage] = {
     "6": GraphMaterialization(),
     "self": SelfBeliefStage(),   # seed 000: self-statements → belief nodes (issue 7)
     "knowledge": KnowledgeBridge(),  # issue 17: ingest publishes into the DOC72 node store
+    "threads": ThreadsStage(),       # issue 18 part 6: §25 conversation corpus (after intake/extract when present)
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
