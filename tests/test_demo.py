@@ -45,3 +45,9 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
     assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
+    # issue 18 parts 6–7: the thread list, a bundled Claude export and notes folder imported, the resume card
+    assert "$ kenning threads" in text and "Week plan at Globex" in text
+    assert "1 Claude conversation(s), 1 note(s) mined, 1 placeholder note(s) kept but not mined" in text
+    assert "$ kenning resume\n[Prior Context — reference]\nThread: Settling in Paris (note" in proc.stdout
+    assert "- We decided to keep the flat near Canal Saint-Martin" in proc.stdout
+    assert conn.execute("SELECT COUNT(*) FROM conversation_threads").fetchone()[0] == 42

@@ -94,16 +94,32 @@ def _suggestion(text: str) -> str | None:
     return None
 
 
+_FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*\n", re.S)
+_STRUCTURE = re.compile(r"^\s*(#|[-*]\s*\[[ xX]\]|\|)")
+
+
+def prose(text: str) -> str:
+    """A turn's text without note front matter."""
+    return _FRONT_MATTER.sub("", text or "", count=1)
+
+
+def _said(text: str) -> list[str]:
+    """Sentences of running text (not headings, task boxes or table rows): what a summary quotes."""
+    return [s for line in text.splitlines() if not _STRUCTURE.match(line) for s in sentences(line)]
+
+
 def read_thread(turns: list[Turn], max_chars: int = 240) -> Reading:
     out = Reading()
+    turns = [Turn(t.message_id, t.role, t.author, prose(t.text), t.at) for t in turns]
     for i, t in enumerate(turns):
         if t.role not in OWNER_ROLES or not t.text:
             continue
-        sents = sentences(t.text)
-        if out.first_user is None and sents:
-            out.first_user = clip(sents[0], max_chars)
-        if sents:
-            out.last_user = clip(sents[-1], max_chars)
+        sents = [s for s in sentences(t.text) if not s.lstrip().startswith("#")]
+        said = _said(t.text)
+        if out.first_user is None and said:
+            out.first_user = clip(said[0], max_chars)
+        if said:
+            out.last_user = clip(said[-1], max_chars)
         prev = turns[i - 1] if i > 0 else None
         accepted = False
         head = " ".join(sents[:2])
@@ -176,9 +192,10 @@ def extractive_summary(title: str, reading: Reading, turn_count: int, max_chars:
         bits.append(f"Decided: {reading.decisions[-1].description}")
     if reading.unresolved:
         bits.append(f"Still open: {reading.unresolved[0][0]}")
-    if reading.last_user and reading.last_user != reading.first_user:
+    shown = {reading.first_user, *(d.description for d in reading.decisions[-1:]),
+             *(u for u, _ in reading.unresolved[:1])}
+    if reading.last_user and reading.last_user not in shown:
         bits.append(f"Last said: \"{reading.last_user}\"")
-    bits.append(f"({turn_count} turns)")
     return clip(" ".join(bits), max_chars)
 
 
