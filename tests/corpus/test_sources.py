@@ -260,3 +260,14 @@ def test_every_source_through_the_whole_pipeline(tmp_path):
     with Vault.open(db, overrides=HASH) as v:
         after = dump(v.conn)
     assert after == first
+
+
+def test_source_imports_are_deterministic(tmp_path):
+    """Same inputs, config and frozen clock ⇒ identical raw tables, in two separate vaults."""
+    inputs = [DATA / "claude-conversations.json", DATA / "mail.mbox", DATA / "calendar.ics", DATA / "notes"]
+    dumps = []
+    for name in ("a.db", "b.db"):
+        with Vault.open(tmp_path / name, overrides=HASH) as v:
+            v.ingest(inputs, as_of=AS_OF, stages="0,1", llm="none")
+            dumps.append(dump(v.conn))
+    assert dumps[0] == dumps[1] and dumps[0]["conversations"]

@@ -91,7 +91,7 @@ class ThreadsStage:
             for n, (fp, links, h) in enumerate(todo, 1):
                 self._build(ctx, llm if abstractive and llm.enabled else None, fp, links, h, built, counts,
                             prompt_ref)
-                ctx.progress(records=n, total_records=len(todo))
+                ctx.progress(records=n, file="conversation threads")
             llm.run.add(messages_processed=counts["threads_new"] + counts["threads_changed"], assertions_extracted=0)
         return {k: counts[k] for k in sorted(counts)}
 
