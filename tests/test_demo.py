@@ -50,4 +50,4 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert "1 Claude conversation(s), 1 note(s) mined, 1 placeholder note(s) kept but not mined" in text
     assert "$ kenning resume\n[Prior Context — reference]\nThread: Settling in Paris (note" in proc.stdout
     assert "- We decided to keep the flat near Canal Saint-Martin" in proc.stdout
-    assert conn.execute("SELECT COUNT(*) FROM conversation_threads").fetchone()[0] == 42
+    assert conn.execute("SELECT COUNT(*) FROM conversation_threads").fetchone()[0] == 45   # 40 chats, 3 sessions, 2 new

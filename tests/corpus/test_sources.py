@@ -104,7 +104,6 @@ def test_claude_export(vault, tmp_path):
 def test_mbox(vault, tmp_path):
     mbox = tmp_path / "Inbox.mbox"
     shutil.copy(DATA / "mail.mbox", mbox)
-    vault.config  # noqa: B018
     counts = raw_import(vault, mbox)
     conn = vault.conn
     assert counts["conversations_new"] == 2 and counts["messages_new"] == 3

@@ -12,10 +12,9 @@ import pytest
 from kenning.api import Vault
 from kenning.intake.corpus.checkpoints import Turn, read_thread
 from kenning.intake.corpus.resume import CARD_TITLE, CorpusError, resume_context, search_conversation_history
-from kenning.llm.testserver import Answer
 from kenning.store.connection import rows, scalar
 from tests.conftest import TEST_KEY, run_kenning
-from tests.corpus.fixtures import AS_OF, GARDEN, LAPTOP, write_chats
+from tests.corpus.fixtures import AS_OF, LAPTOP, write_chats
 
 HASH = {"embeddings": {"backend": "hash"}}
 
@@ -95,7 +94,8 @@ def test_threads_stage_is_incremental(tmp_path, vault, chats):
     again = vault.ingest([chats], as_of=AS_OF, llm="none")
     counts = next(r.counts for r in again if r.stage == "threads")
     assert counts == {"threads_unchanged": 2}
-    changed = write_chats(tmp_path / "v2" / "conversations.json" if (tmp_path / "v2").mkdir() is None else None,
+    (tmp_path / "v2").mkdir()
+    changed = write_chats(tmp_path / "v2" / "conversations.json",
                           laptop=LAPTOP + [("assistant", "Renting a car in Lisbon is rarely worth it."),
                                            ("user", "Let's go with public transport then.")])
     res = vault.ingest([changed], as_of="2024-06-02T00:00:00Z", llm="none")

@@ -13,7 +13,7 @@ from pathlib import Path
 from kenning.pipeline.runner import StageContext
 from kenning.pipeline.stage1_units import UnitFileImport
 from kenning.sources.inputs import ExportFile, HashingReader
-from kenning.sources.jcs import canonicalize, jcs_hash, sha256_hex
+from kenning.sources.jcs import canonicalize, jcs_hash
 from kenning.sources.notes import EXTRACT, assess, note_date, note_files, note_title
 from kenning.sources.timestamps import format_utc, normalize_to_utc
 from kenning.sources.units import Unit, UnitTurn
@@ -120,4 +120,4 @@ def import_notes(ctx: StageContext, export: ExportFile, counts: Counter, changes
         ctx.progress(advance_bytes=done, total_bytes=total, records=counts["notes"], file=str(root))
 
 
-__all__ = ["NoteImport", "import_notes", "sha256_hex"]
+__all__ = ["NoteImport", "import_notes"]

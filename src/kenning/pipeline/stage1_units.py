@@ -7,7 +7,7 @@ record is rejected alone with file, record, pointer and reason while the rest im
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import orjson
 
