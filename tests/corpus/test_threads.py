@@ -202,3 +202,22 @@ def test_abstractive_summaries_through_the_logged_model(tmp_path, chats, llm_ser
         calls = rows(v.conn, "SELECT call_id FROM llm_extraction_calls")
         assert {c["call_id"] for c in calls} >= set(orjson.loads(builds["conv-laptop"]["llm_call_ids"]))
         assert len(llm_server.chat_requests) >= 2
+
+
+def test_summary_vectors_and_semantic_search(tmp_path, chats):
+    """§25.1 "with vector embedding": summaries go to the vector space `threads` (hash embedder here); the search
+    can rank by them, and a query sharing no word with a thread still finds it through its vector."""
+    from kenning.store import vectors as vsql
+
+    with Vault.open(tmp_path / "vec.db", overrides=HASH) as v:
+        counts = next(r.counts for r in v.ingest([chats], as_of=AS_OF, llm="none") if r.stage == "threads")
+        assert counts["thread_vectors_written"] == 2
+        table = vsql.active_table(v.conn)["table_name"]
+        assert scalar(v.conn, "SELECT count(*) FROM vector_items WHERE space='threads'") == 2, table
+        again = next(r.counts for r in v.ingest([chats], as_of=AS_OF, llm="none") if r.stage == "threads")
+        assert "thread_vectors_written" not in again                          # unchanged texts are not re-embedded
+        plain = search_conversation_history(v.conn, v.config, "tomatoes", vectors=False)
+        assert [h["thread_id"] for h in plain["threads"]] == ["conv-garden"] and "vector_score" not in plain["threads"][0]
+        fused = search_conversation_history(v.conn, v.config, "tomatoes", vectors=True)
+        assert fused["threads"][0]["thread_id"] == "conv-garden" and fused["threads"][0]["vector_score"] is not None
+        assert {h["thread_id"] for h in fused["threads"]} == {"conv-garden", "conv-laptop"}  # vectors rank both

@@ -18,6 +18,9 @@ def threads_command(
                                                  "titles, summaries, decisions and open items).",
                                                  show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many threads.")] = 20,
+    vectors: Annotated[Optional[bool], typer.Option("--vectors/--no-vectors", help="With --query: also rank by the "
+                                                    "summaries' vectors (default corpus.resume.search_vectors).",
+                                                    show_default=False)] = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -28,7 +31,7 @@ def threads_command(
 
     with open_vault(db, config, readonly=True) as v:
         try:
-            res = (search_conversation_history(v.conn, v.config, query, entity, limit) if query
+            res = (search_conversation_history(v.conn, v.config, query, entity, limit, vectors) if query
                    else list_threads(v.conn, entity, limit))
         except CorpusError as e:
             fail(str(e), code=2)

@@ -1232,12 +1232,14 @@ class CorpusThreadsConfig(Strict):
     max_unresolved: int
     max_linked_entities: int
     summary_chars: int
+    vectors: bool
 
 
 class CorpusResumeConfig(Strict):
     max_decisions: int
     max_open: int
     search_limit: int
+    search_vectors: bool
 
 
 class CorpusNotesConfig(Strict):

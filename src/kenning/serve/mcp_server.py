@@ -245,17 +245,18 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         with open_ro() as v:
             return _plain(schema_card(v.conn, v.config))
 
-    def search_conversation_history(query: str, entity_scope: str | None = None,
-                                    limit: int | None = None) -> dict[str, Any]:
+    def search_conversation_history(query: str, entity_scope: str | None = None, limit: int | None = None,
+                                    vectors: bool | None = None) -> dict[str, Any]:
         """Search past conversations (seed 003 §25.2): ranked thread summaries — title_hint, checkpoint_summary,
         key_decisions, unresolved_items, occurred_at, channel, linked entities. `entity_scope` (id, name or
-        alias) keeps threads linked to that entity; `limit` at most 100."""
+        alias) keeps threads linked to that entity; `limit` at most 100; `vectors` also ranks by the summaries'
+        vectors (semantic; default from config)."""
         from kenning.intake.corpus.resume import search_conversation_history as search_fn
 
         if limit is not None and not 1 <= limit <= MAX_K:
             raise ToolError(f"limit must be between 1 and {MAX_K}, not {limit}")
         with open_ro() as v:
-            return _plain(search_fn(v.conn, v.config, query, entity_scope, limit))
+            return _plain(search_fn(v.conn, v.config, query, entity_scope, limit, vectors))
 
     def get_related_threads(entity_id: str, limit: int = 20) -> dict[str, Any]:
         """Conversation threads linked to one entity (seed 003 §25.2), most recent first. `entity_id`: node id,

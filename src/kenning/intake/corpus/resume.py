@@ -62,9 +62,29 @@ def _doc(t: dict[str, Any]) -> str:
                      *(t.get("key_decisions") or []), *(t.get("unresolved_items") or [])])
 
 
+def _vector_scores(conn: apsw.Connection, config: Config, query: str, k: int) -> dict[str, float]:
+    """Nearest thread summaries in space ``threads`` (I65); the query is embedded without the vault's embedding
+    cache so the read stays a read (as D56). Empty when there are no vectors or another model made them."""
+    from kenning.intake.corpus.threads import SPACE
+    from kenning.llm.embed import get_embedder
+    from kenning.llm.index import VectorIndex
+    from kenning.store import vectors as vsql
+
+    table = vsql.active_table(conn)
+    if table is None:
+        return {}
+    emb = get_embedder(config, table["model_id"], dimension=int(table["dimension"]))
+    if emb.model_id != table["model_id"]:
+        return {}
+    hits = VectorIndex(conn, config).search(emb.embed([query])[0], k, space=SPACE, model_id=table["model_id"])
+    return {h.item_id: round(float(h.score), 6) for h in hits}
+
+
 def search_conversation_history(conn: apsw.Connection, config: Config, query: str,
-                                entity_scope: str | None = None, limit: int | None = None) -> dict[str, Any]:
-    """§25.2 ``search_conversation_history(query, entity_scope?)`` — ranked thread summaries (BM25, I55)."""
+                                entity_scope: str | None = None, limit: int | None = None,
+                                vectors: bool | None = None) -> dict[str, Any]:
+    """§25.2 ``search_conversation_history(query, entity_scope?)`` — ranked thread summaries: BM25 (I55), fused by
+    reciprocal rank with the summaries' vectors when ``vectors`` (default ``corpus.resume.search_vectors``; I65)."""
     limit = limit or config.corpus.resume.search_limit
     ents = resolve_entity(conn, entity_scope) if entity_scope else None
     pool = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None)
@@ -89,7 +109,21 @@ def search_conversation_history(conn: apsw.Connection, config: Config, query: st
         if s > 0:
             scored.append((round(s, 6), t))
     scored.sort(key=lambda x: (-x[0], -(_ts(x[1]["occurred_at"])), x[1]["thread_id"]))
-    hits = [{**_thread_out(conn, t), "score": s} for s, t in scored[:limit]]
+    use_vectors = config.corpus.resume.search_vectors if vectors is None else vectors
+    if not use_vectors:
+        hits = [{**_thread_out(conn, t), "score": s} for s, t in scored[:limit]]
+        return {"query": query, "entity_scope": ents[0] if ents else None, "count": len(hits), "threads": hits}
+    by_id = {t["thread_id"]: t for t in pool}
+    vec = {tid: sc for tid, sc in _vector_scores(conn, config, query, max(limit * 3, 30)).items() if tid in by_id}
+    fused: dict[str, float] = {}
+    for rank, (_, t) in enumerate(scored, 1):
+        fused[t["thread_id"]] = fused.get(t["thread_id"], 0.0) + 1 / (60 + rank)
+    for rank, tid in enumerate(sorted(vec, key=lambda i: (-vec[i], i)), 1):
+        fused[tid] = fused.get(tid, 0.0) + 1 / (60 + rank)
+    bm25 = {t["thread_id"]: s for s, t in scored}
+    order = sorted(fused, key=lambda i: (-fused[i], i))[:limit]
+    hits = [{**_thread_out(conn, by_id[i]), "score": round(fused[i], 6), "bm25": bm25.get(i),
+             "vector_score": vec.get(i)} for i in order]
     return {"query": query, "entity_scope": ents[0] if ents else None, "count": len(hits), "threads": hits}
 
 

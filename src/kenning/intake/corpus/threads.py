@@ -17,12 +17,19 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kenning.intake.corpus.checkpoints import Decision, Reading, Turn, clip, extractive_summary, read_thread
+from kenning.intake.corpus.checkpoints import Decision, Turn, clip, extractive_summary, read_thread
 from kenning.pipeline.runner import StageContext
 from kenning.sources.jcs import jcs_hash
 from kenning.store import corpus as sql
 
 PROMPT = "thread_summary"
+SPACE = "threads"   # the vector-index space of thread summaries (§25.1 "with vector embedding"; I65)
+
+
+def thread_text(t: dict[str, Any]) -> str:
+    """What a thread's vector embeds: title, summary, decisions and open items."""
+    return "\n".join([t["title_hint"] or "", t["checkpoint_summary"] or "", *t["key_decisions"],
+                      *t["unresolved_items"]]).strip()
 
 
 class DecisionOut(BaseModel):
@@ -87,16 +94,40 @@ class ThreadsStage:
                 counts["threads_unchanged"] += 1
                 continue
             todo.append((fp, links, h))
+        rebuilt: list[dict[str, Any]] = []
         with open_llm_run(ctx, PROMPT) as llm:
             for n, (fp, links, h) in enumerate(todo, 1):
-                self._build(ctx, llm if abstractive and llm.enabled else None, fp, links, h, built, counts,
-                            prompt_ref)
+                rebuilt.append(self._build(ctx, llm if abstractive and llm.enabled else None, fp, links, h, built,
+                                           counts, prompt_ref))
                 ctx.progress(records=n, file="conversation threads")
             llm.run.add(messages_processed=counts["threads_new"] + counts["threads_changed"], assertions_extracted=0)
+        self._embed(ctx, rebuilt, counts)
         return {k: counts[k] for k in sorted(counts)}
 
+    @staticmethod
+    def _embed(ctx: StageContext, rebuilt: list[dict[str, Any]], counts: Counter) -> None:
+        """Vectors of the summaries in space ``threads`` (I65), when search vectors are on. A model that
+        cannot be reached leaves a warning, never a failed stage: the BM25 search still answers."""
+        from kenning.llm.errors import EmbeddingError, LLMEndpointError
+        from kenning.llm.index import VectorIndex
+
+        if not (ctx.config.retrieval.vector.enabled and ctx.config.corpus.threads.vectors):
+            return
+        # Every thread is offered: the index skips unchanged texts, and threads built while vectors were off (or
+        # before a model migration) get theirs now.
+        every = sql.threads(ctx.conn)
+        try:
+            idx = VectorIndex(ctx.conn, ctx.config, clock=ctx.clock)
+            idx.ensure_active()
+            written = idx.upsert(SPACE, [(t["thread_id"], thread_text(t), t["channel"]) for t in every
+                                         if thread_text(t)])
+            if written:
+                counts["thread_vectors_written"] += written
+        except (EmbeddingError, LLMEndpointError) as e:
+            ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; thread summaries have no vectors (keyword search still works)")
+
     def _build(self, ctx: StageContext, llm: Any, fp: dict, links: list[str], input_hash: str,
-               built: dict[str, dict], counts: Counter, prompt_ref: str | None) -> None:
+               built: dict[str, dict], counts: Counter, prompt_ref: str | None) -> dict[str, Any]:
         cfg = ctx.config.corpus.threads
         cid = fp["conversation_id"]
         conv = sql.conversation(ctx.conn, cid) or {}
@@ -153,6 +184,7 @@ class ThreadsStage:
         counts["threads_changed" if cid in built else "threads_new"] += 1
         counts["decision_checkpoints"] += len(checkpoints)
         counts["entity_links"] += len(links)
+        return thread
 
     @staticmethod
     def _model_decisions(items: list[DecisionOut], turns: list[Turn]) -> list[Decision]:
@@ -166,4 +198,4 @@ class ThreadsStage:
         return out
 
 
-__all__ = ["ThreadsStage", "ThreadSummaryOut", "entity_node_id", "Reading"]
+__all__ = ["SPACE", "ThreadsStage", "ThreadSummaryOut", "entity_node_id", "thread_text"]
