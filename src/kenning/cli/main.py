@@ -160,8 +160,9 @@ def ingest(
     workspace: Annotated[Optional[str], typer.Option("--workspace", "-w", help="Belief workspace for wiki folders "
                                                      "(default: personal).", show_default=False)] = None,
     llm: LlmOpt = None,
-    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
-                                                     "role 'user' (others 'unknown').")] = None,
+    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts (and as a mail "
+                                                     "sender or event organizer): your turns get role 'user' (others "
+                                                     "'unknown').")] = None,
 ) -> None:
     """Import ChatGPT and Claude.ai exports, transcripts (JSON/JSONL), LoCoMo files, notes folders, mbox mail, .ics
     calendars and wiki workspaces. Re-importing the same input changes nothing; a newer one adds what is new.
