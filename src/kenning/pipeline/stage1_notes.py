@@ -43,7 +43,7 @@ class NoteImport(UnitFileImport):
         if len(data) > cfg.max_note_bytes:
             if seen:   # rejected before, same bytes: said once (R4), the file is only marked as seen again
                 return raw_sql.touch_source(ctx.conn, known["source_id"], ctx.run_id)
-            self.reject(0, self.rel, None, "skipped", "NOTE_TOO_LARGE", f"the note is {len(data)} bytes, over "
+            self.reject(0, None, None, "skipped", "NOTE_TOO_LARGE", f"the note is {len(data)} bytes, over "
                         f"corpus.notes.max_note_bytes ({cfg.max_note_bytes})", data[:4096])
             return self.finish(sha, len(data))
         try:
@@ -51,7 +51,7 @@ class NoteImport(UnitFileImport):
         except UnicodeDecodeError as e:
             if seen:
                 return raw_sql.touch_source(ctx.conn, known["source_id"], ctx.run_id)
-            self.reject(0, self.rel, None, "skipped", "NOT_UTF8", f"the note is not UTF-8 text ({e.reason} at byte "
+            self.reject(0, None, None, "skipped", "NOT_UTF8", f"the note is not UTF-8 text ({e.reason} at byte "
                         f"{e.start}); save it as UTF-8 and import again", data[:4096])
             return self.finish(sha, len(data))
         note_id = ctx.ids.make("note", self.rel)
@@ -59,10 +59,12 @@ class NoteImport(UnitFileImport):
         prior = sql.note_version(ctx.conn, pointer["last_knowledge_assessed_version_id"]) if pointer else None
         if prior is not None and prior["content_sha256"] == sha:
             self.counts["notes_unchanged"] += 1
+            cid = ctx.ids.make("note", self.rel)
+            mined = sql.conversation(ctx.conn, cid) is not None
+            self.counts["conversations_unchanged"] += int(mined)
             if seen:
                 return raw_sql.touch_source(ctx.conn, known["source_id"], ctx.run_id)
-            cid = ctx.ids.make("note", self.rel)
-            if sql.conversation(ctx.conn, cid):
+            if mined:
                 self.links.append((cid, 0))
             return self.finish(sha, len(data))
         now = ctx.clock.now()
