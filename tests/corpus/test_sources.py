@@ -270,3 +270,25 @@ def test_source_imports_are_deterministic(tmp_path):
             v.ingest(inputs, as_of=AS_OF, stages="0,1", llm="none")
             dumps.append(dump(v.conn))
     assert dumps[0] == dumps[1] and dumps[0]["conversations"]
+
+
+def test_cli_bad_inputs_say_what_to_do(tmp_path):
+    """Through the real CLI: an empty folder, a folder whose only note is not UTF-8 and a truncated calendar each end
+    with an error a person can act on; the good events of the calendar are still imported."""
+    db = ["--db", str(tmp_path / "bad.db"), "--stages", "0,1", "--as-of", AS_OF]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_kenning("ingest", str(empty), *db)
+    assert r.returncode == 2 and "without a conversations.json or Markdown notes (.md)" in r.stdout + r.stderr
+    latin = tmp_path / "latin"
+    latin.mkdir()
+    shutil.copy(DATA / "notes" / "latin1.md", latin / "latin1.md")
+    r = run_kenning("ingest", str(latin), *db)
+    assert r.returncode == 2 and "not UTF-8 text" in r.stdout + r.stderr and "save it as UTF-8" in r.stdout + r.stderr
+    cut = tmp_path / "cut.ics"
+    text = (DATA / "calendar.ics").read_text()
+    cut.write_text(text[: text.index("UID:standup@example.com")])
+    r = run_kenning("ingest", str(cut), *db, "--json")
+    assert r.returncode == 0, r.stderr
+    raw = next(x for x in json.loads(r.stdout)["runs"] if x["stage"] == "1")["counts"]
+    assert raw["conversations_new"] == 1 and raw["rejected"] == 2     # NO_START and the cut-off event
