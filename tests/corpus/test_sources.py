@@ -292,3 +292,29 @@ def test_cli_bad_inputs_say_what_to_do(tmp_path):
     assert r.returncode == 0, r.stderr
     raw = next(x for x in json.loads(r.stdout)["runs"] if x["stage"] == "1")["counts"]
     assert raw["conversations_new"] == 1 and raw["rejected"] == 2     # NO_START and the cut-off event
+
+
+def test_session_close_rules_in_the_seed_order():
+    """§20B.2 onNoteSessionClose, branch by branch, at the thresholds (I60–I62)."""
+    from kenning.config import load_config
+    from kenning.sources.notes import assess
+
+    cfg = load_config().corpus.notes
+    now = "2024-06-01T12:00:00.000Z"
+
+    def a(content, prior=None, flight=False, last=None):
+        return assess(content=content, prior=prior, baseline_in_flight=flight, last_extracted_at=last, now=now,
+                      cfg=cfg)[0]
+
+    assert a("x" * 500, prior="y", flight=True) == "defer"                   # 1: in flight wins over everything
+    assert a("x" * 199) == "skip_placeholder" and a("x" * 200) == "deep_first_write"   # 2
+    base = "line one\n"
+    assert a(base + "x" * 49 + "\n", prior=base) == "skip_micro_edit"       # 3: 49 added bytes
+    assert a(base + "x" * 50 + "\n", prior=base) == "shallow"               # 5: 50 bytes, no signals
+    assert a(base + "#focus " + "x" * 50 + "\n", prior=base, last="2024-06-01T11:59:00.000Z") == "deep_user_flagged"
+    assert a(base + "due 2024-07-01 " + "x" * 40 + "\n", prior=base) == "deep"   # a deadline/date signal
+    assert a(base + "x" * 250 + "\n", prior=base) == "deep"                 # ≥ double_extract_bytes
+    in_session = "2024-06-01T11:45:00.000Z"                                 # 15 minutes ago (timeout 20)
+    assert a(base + "x" * 120 + "\n", prior=base, last=in_session) == "skip_double_extract"   # 6
+    assert a(base + "x" * 250 + "\n", prior=base, last=in_session) == "deep"
+    assert a(base + "x" * 120 + "\n", prior=base, last="2024-06-01T11:30:00.000Z") == "shallow"  # session over
