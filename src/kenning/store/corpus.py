@@ -35,6 +35,11 @@ def _decode(r: dict[str, Any]) -> dict[str, Any]:
     return r
 
 
+def has_corpus(conn: apsw.Connection) -> bool:
+    """False for a vault from before migration 0088 opened read-only (read commands do not migrate)."""
+    return scalar(conn, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='conversation_threads'") is not None
+
+
 # -- inputs of the threads stage -------------------------------------------------------------------------------
 
 def conversation_fingerprints(conn: apsw.Connection) -> list[dict[str, Any]]:

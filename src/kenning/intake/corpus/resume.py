@@ -26,6 +26,12 @@ class CorpusError(LookupError):
     relays it as a tool error."""
 
 
+def _check(conn: apsw.Connection) -> None:
+    if not sql.has_corpus(conn):
+        raise CorpusError("this vault has no conversation threads yet (it predates them): run `kenning ingest` on "
+                          "your exports once to upgrade it and build them")
+
+
 def resolve_entity(conn: apsw.Connection, entity: str) -> list[dict[str, Any]]:
     found = sql.find_entity_nodes(conn, entity.strip())
     if not found:
@@ -43,6 +49,7 @@ def _thread_out(conn: apsw.Connection, t: dict[str, Any], names: dict[str, str] 
 
 
 def list_threads(conn: apsw.Connection, entity: str | None = None, limit: int = 20) -> dict[str, Any]:
+    _check(conn)
     ents = resolve_entity(conn, entity) if entity else None
     ts = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None, limit=limit)
     return {"entity": ents[0] if ents else None, "count": len(ts), "threads": [_thread_out(conn, t) for t in ts]}
@@ -85,6 +92,7 @@ def search_conversation_history(conn: apsw.Connection, config: Config, query: st
                                 vectors: bool | None = None) -> dict[str, Any]:
     """§25.2 ``search_conversation_history(query, entity_scope?)`` — ranked thread summaries: BM25 (I55), fused by
     reciprocal rank with the summaries' vectors when ``vectors`` (default ``corpus.resume.search_vectors``; I65)."""
+    _check(conn)
     limit = limit or config.corpus.resume.search_limit
     ents = resolve_entity(conn, entity_scope) if entity_scope else None
     pool = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None)
@@ -135,6 +143,7 @@ def _ts(v: str | None) -> float:
 def resume_context(conn: apsw.Connection, config: Config, entity_id: str | None = None) -> dict[str, Any]:
     """§25.2 ``resume_context(entity_id?)`` — the most recent thread (for the entity, if given), its checkpoint and
     the card text. ``found`` is false when there is no thread to resume."""
+    _check(conn)
     ents = resolve_entity(conn, entity_id) if entity_id else None
     ts = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None, limit=1)
     if not ts:
