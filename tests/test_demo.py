@@ -24,6 +24,7 @@ def test_demo_story_is_short_and_tells_the_story(tmp_path, cli):
     assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
     assert "Sam (person)" in text and f"kenning ui --db {db}" in text
     assert "vector_items" not in text and "assertion_tx_history" not in text   # no row dumps in the story
+    assert "• 43 conversations summarised as threads" in text and "`kenning resume` picks up" in text   # issue 18
 
 
 def test_demo_runs_end_to_end(tmp_path, cli):

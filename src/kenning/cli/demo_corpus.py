@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from kenning.cli.common import console, open_vault, out
+from kenning.cli.demo_story import headline
 
 SAMPLE_CLAUDE = "sample-claude-export.json"
 SAMPLE_NOTES = "sample-notes"
@@ -41,3 +42,20 @@ def demo_corpus(db: Path | None, config: Path | None) -> None:
         card = resume_context(vault.conn, vault.config)["card"]
     out.print("$ kenning resume", highlight=False)
     out.print(card, highlight=False, markup=False)
+
+
+@headline
+def corpus_headline(vault) -> str | None:
+    """The story's line (issue 23 §4 headlines): how many threads, and the latest decision `kenning resume` would
+    bring back."""
+    from kenning.intake.corpus.resume import list_threads
+
+    every = list_threads(vault.conn, limit=100000)["threads"]
+    if not every:
+        return None
+    decided = next((t for t in every if t["key_decisions"]), None)
+    text = f"{len(every)} conversations summarised as threads with their decisions and open items (`kenning threads`)"
+    if decided:
+        text += (f"; the latest decision, in “{decided['title_hint']}” ({(decided['occurred_at'] or '')[:10]}): "
+                 f"“{decided['key_decisions'][-1]}” — `kenning resume` picks up where you left off")
+    return text + "."

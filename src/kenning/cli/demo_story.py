@@ -191,3 +191,6 @@ def run_story(db: Path | None, config: Path | None) -> None:
         _assistant(vault)
         _more(vault)
     _try_next(path)
+
+
+from kenning.cli import demo_corpus as _demo_corpus  # noqa: E402,F401  (issue 18: registers its headline)
