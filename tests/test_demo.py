@@ -26,6 +26,7 @@ def test_demo_story_is_short_and_tells_the_story(tmp_path, cli):
     assert "vector_items" not in text and "assertion_tx_history" not in text   # no row dumps in the story
     assert lines[-1].startswith(f"open it in your browser: kenning ui --db {db}")   # issue 21: ends with the UI
     assert re.search(r"Intake funnel: \d+ turns and conversations assessed with rules, \d+ mined", text)
+    assert "• 43 conversations summarised as threads" in text and "`kenning resume` picks up" in text   # issue 18
 
 
 def test_demo_runs_end_to_end(tmp_path, cli):
@@ -76,3 +77,9 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert re.search(r"^  skip +\d+  score_dispatch\+below_shallow_threshold", proc.stdout, re.M)
     assert re.search(r"Ljubljana.*: [1-9]\d* node\(s\) learned only from it retracted", text.replace("\n", " "))
     assert "0 trace(s) of it left on active nodes" in text.replace("\n", " ")
+    # issue 18 parts 6–7: the thread list, a bundled Claude export and notes folder imported, the resume card
+    assert "$ kenning threads" in text and "Week plan at Globex" in text
+    assert "1 Claude conversation(s), 1 note(s) mined, 1 placeholder note(s) kept but not mined" in text
+    assert "$ kenning resume\n[Prior Context — reference]\nThread: Settling in Paris (note" in proc.stdout
+    assert "- We decided to keep the flat near Canal Saint-Martin" in proc.stdout
+    assert conn.execute("SELECT COUNT(*) FROM conversation_threads").fetchone()[0] == 45   # 40 chats, 3 sessions, 2 new

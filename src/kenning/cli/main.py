@@ -147,6 +147,15 @@ def _register_intake_commands() -> None:
 _register_intake_commands()
 
 
+def _register_corpus_commands() -> None:
+    from kenning.cli.threads import register
+
+    register(app)
+
+
+_register_corpus_commands()
+
+
 @app.command()
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create an empty vault (ingest also creates one when needed)."""
@@ -156,9 +165,10 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT export .zip files or folders, "
-                                                "transcript .json/.jsonl files, LoCoMo .json files, and wiki workspace "
-                                                "folders (wiki/ pages + *.beliefs.json sidecars).",
+    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT or Claude.ai export .zip files "
+                                                "or folders, transcript .json/.jsonl files, LoCoMo .json files, "
+                                                "Markdown/Obsidian notes folders, .mbox mailboxes, .ics calendars, and "
+                                                "wiki workspace folders (wiki/ pages + *.beliefs.json sidecars).",
                                                 show_default=False)],
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the run clock at this UTC time "
                                                  "(deterministic runs).")] = None,
@@ -171,14 +181,15 @@ def ingest(
     workspace: Annotated[Optional[str], typer.Option("--workspace", "-w", help="Belief workspace for wiki folders "
                                                      "(default: personal).", show_default=False)] = None,
     llm: LlmOpt = None,
-    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
-                                                     "role 'user' (others 'unknown').")] = None,
+    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts (and as a mail "
+                                                     "sender or event organizer): your turns get role 'user' (others "
+                                                     "'unknown').")] = None,
     incognito: Annotated[bool, typer.Option("--incognito", help="Do not learn from these files: their "
                                             "conversations are kept raw only (or dropped, intake.incognito.keep) "
                                             "and never mined or shown in context.")] = False,
 ) -> None:
-    """Import ChatGPT exports, transcripts (JSON/JSONL), LoCoMo files and wiki workspaces. Re-importing the same
-    input changes nothing; a newer one adds what is new.
+    """Import ChatGPT and Claude.ai exports, transcripts (JSON/JSONL), LoCoMo files, notes folders, mbox mail, .ics
+    calendars and wiki workspaces. Re-importing the same input changes nothing; a newer one adds what is new.
 
     A wiki workspace is verified whole first (coverage, provenance links, supersession sanity, statement
     support); if any check fails the import is rejected with its reasons and nothing is committed."""

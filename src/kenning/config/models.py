@@ -561,6 +561,7 @@ class Config(Strict):
     inspect: "InspectConfig"
     intake: "IntakeConfig"
     backlinks: "BacklinksConfig"
+    corpus: "CorpusConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1416,6 +1417,51 @@ class BacklinksConfig(Strict):
     definite_description_terms: list[str]
     leading_words_dropped: list[str]
     cues: BacklinkCuesConfig
+# ---- seed 003 §25 conversation corpus, issue 18 part 7 sources (I50–I69) ---------------------------------
+
+class CorpusThreadsConfig(Strict):
+    summarizer_version: int
+    abstractive: bool
+    llm_max_chars: int
+    max_decisions: int
+    max_unresolved: int
+    max_linked_entities: int
+    summary_chars: int
+    vectors: bool
+
+
+class CorpusResumeConfig(Strict):
+    max_decisions: int
+    max_open: int
+    search_limit: int
+    search_vectors: bool
+
+
+class CorpusNotesConfig(Strict):
+    extensions: list[str]
+    ignore_dirs: list[str]
+    placeholder_chars: int
+    micro_edit_bytes: int
+    double_extract_bytes: int
+    session_timeout_minutes: Literal[10, 20, 30]
+    max_note_bytes: int
+
+
+class CorpusMailConfig(Strict):
+    self_addresses: list[str]
+    max_body_chars: int
+
+
+class CorpusCalendarConfig(Strict):
+    default_timezone: str
+
+
+class CorpusConfig(Strict):
+    threads: CorpusThreadsConfig
+    resume: CorpusResumeConfig
+    notes: CorpusNotesConfig
+    mail: CorpusMailConfig
+    calendar: CorpusCalendarConfig
 
 
 Config.model_rebuild()

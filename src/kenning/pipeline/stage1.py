@@ -251,6 +251,14 @@ class RawImport:
             counts["files"] += 1
             if export.kind == "chatgpt_export":
                 _FileImport(ctx, export, counts, changes).run()
+            elif export.kind in ("claude_export", "mbox", "ics"):
+                from kenning.pipeline.stage1_units import import_units   # issue 18 part 7 sources
+
+                import_units(ctx, export, counts, changes)
+            elif export.kind == "notes_folder":
+                from kenning.pipeline.stage1_notes import import_notes
+
+                import_notes(ctx, export, counts, changes)
             else:
                 from kenning.pipeline.stage1_transcript import TranscriptFileImport
 

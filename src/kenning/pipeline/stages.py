@@ -15,6 +15,7 @@ from kenning.pipeline.stage6 import GraphMaterialization
 from kenning.pipeline.stage_backlinks import Backlinks
 from kenning.pipeline.stage_index import SearchIndex
 from kenning.pipeline.stage_knowledge import KnowledgeBridge
+from kenning.intake.corpus.threads import ThreadsStage
 from kenning.selfbelief.stage import (SelfAnalyze, SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview,
                                       SelfMerge, SelfRollback)
 
@@ -31,6 +32,7 @@ STAGES: dict[str, Stage] = {
     "knowledge": KnowledgeBridge(),  # issue 17: ingest publishes into the DOC72 node store
     "intake": IntakeStage(),         # issue 18: envelopes, scoring, policy, the extraction queue (§20A)
     "extract": ExtractStage(),       # issue 18: drain the queue through the registered extractors
+    "threads": ThreadsStage(),       # issue 18 part 6: §25 conversation corpus (after intake/extract when present)
     "backlinks": Backlinks(),  # issue 20: §42A.2 mentions → evidence bundles → promoted edges, review queue
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
