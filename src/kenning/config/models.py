@@ -559,6 +559,7 @@ class Config(Strict):
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
+    forget: "ForgetConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1219,6 +1220,12 @@ class InspectConfig(Strict):
     compiled_truth: CompiledTruthConfig
     constellation: ConstellationConfig
     digest: DigestConfig
+
+
+class ForgetConfig(Strict):
+    """Issue 23 §1: `kenning forget` and what a re-import does with forgotten conversations."""
+    include_forgotten: bool
+    vacuum: bool
 
 
 Config.model_rebuild()
