@@ -117,6 +117,15 @@ def _register_inspect_commands() -> None:
 _register_inspect_commands()
 
 
+def _register_forget_commands() -> None:
+    from kenning.cli.forget import register
+
+    register(app)
+
+
+_register_forget_commands()
+
+
 def _register_delivery_commands() -> None:
     from kenning.cli.query import register
 
@@ -152,6 +161,9 @@ def ingest(
     llm: LlmOpt = None,
     self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
                                                      "role 'user' (others 'unknown').")] = None,
+    include_forgotten: Annotated[bool, typer.Option("--include-forgotten", help="Import conversations you removed "
+                                                    "with `kenning forget` again (they are skipped otherwise).")
+                                 ] = False,
 ) -> None:
     """Import ChatGPT exports, transcripts (JSON/JSONL), LoCoMo files and wiki workspaces. Re-importing the same
     input changes nothing; a newer one adds what is new.
@@ -163,6 +175,9 @@ def ingest(
     from kenning.sources.inputs import WIKI_WORKSPACE, classify_input
 
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
+        if include_forgotten:  # issue 23 §1
+            vault.config = vault.config.model_copy(update={"forget": vault.config.forget.model_copy(
+                update={"include_forgotten": True})})
         mode = llm_mode(vault.config, llm)
         wcfg = vault.config.beliefs.wiki
         has_wiki = any(classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) == WIKI_WORKSPACE for p in paths)

@@ -20,7 +20,7 @@ import orjson
 from kenning.config import Config
 from kenning.forget.registry import COLLECT, REGISTRY, Delete, Step, Update
 from kenning.sources.ids import IdFactory
-from kenning.sources.timestamps import format_utc, now_utc, parse_utc
+from kenning.sources.timestamps import format_utc, now_utc
 from kenning.store import forget as fsql
 from kenning.store.connection import transaction
 
@@ -61,15 +61,17 @@ class ForgetReport:
 # ---- selection -------------------------------------------------------------------------------------------------
 
 def _day(value: str, end: bool) -> str:
-    try:
-        t = parse_utc(value if "T" in value else f"{value}T00:00:00Z")
-    except (ValueError, TypeError) as e:
-        raise ForgetError(f"--between wants dates like 2023-01-31; {value!r} is not one ({e})") from None
-    if end and "T" not in value:
-        import datetime as dt
+    import datetime as dt
 
+    try:
+        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, TypeError, AttributeError):
+        raise ForgetError(f"--between wants dates like 2023-01-31; {value!r} is not one") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.timezone.utc)
+    if end and "T" not in value:
         t = t + dt.timedelta(days=1)  # a plain end date is inclusive: the whole day
-    return format_utc(t)
+    return format_utc(t.astimezone(dt.timezone.utc))
 
 
 def select(conn: apsw.Connection, selector: str, value: Any) -> list[str]:

@@ -283,6 +283,13 @@ def is_forgotten(conn: apsw.Connection, conversation_id: str) -> bool:
         return False
 
 
+def any_forgotten(conn: apsw.Connection) -> bool:
+    try:
+        return scalar(conn, "SELECT 1 FROM forgotten_conversations LIMIT 1") is not None
+    except apsw.SQLError:
+        return False
+
+
 def unforget(conn: apsw.Connection, conversation_id: str) -> None:
     """`--include-forgotten` brought it back: a later re-import treats it like any other conversation."""
     conn.execute("DELETE FROM forgotten_conversations WHERE conversation_id=?", (conversation_id,))
