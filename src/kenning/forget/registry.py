@@ -178,3 +178,39 @@ NO_USER_TEXT: frozenset[str] = frozenset({
 
 def registered_tables() -> set[str]:
     return {e.table for e in REGISTRY}
+
+
+# Tables whose names are made at run time, covered by a step: the vec0 tables of the vector index (one per
+# embedding generation; the "vectors" step deletes from every active or building one).
+DYNAMIC: list[tuple[str, str]] = [(r"vec_items_g\d+", "vectors")]
+
+_TEXT_TYPES = ("TEXT", "CHAR", "CLOB", "JSON", "ANY")
+
+
+def _holds_text(columns: list[tuple[str, str]]) -> bool:
+    """A column can hold text when its declared type says so, or says nothing (SQLite then stores anything)."""
+    return any(not t or any(x in t for x in _TEXT_TYPES) for _name, t in columns)
+
+
+def uncovered_tables(tables: list[dict]) -> list[str]:
+    """Tables (``kenning.store.forget.schema_tables`` rows) that may hold user text and are neither registered
+    nor declared textless. A virtual table's shadow tables (``<owner>_data``, ``<owner>_vocab`` …) follow their
+    owner."""
+    import re
+
+    covered = registered_tables() | NO_USER_TEXT
+    virtual = [t["name"] for t in tables if t["virtual"]]
+
+    def owner(name: str) -> str | None:
+        return next((v for v in virtual if name != v and name.startswith(v + "_")), None)
+
+    missing = []
+    for t in tables:
+        name = t["name"]
+        if name in covered or not _holds_text(t["columns"]):
+            continue
+        base = owner(name) or name
+        if base in covered or any(re.fullmatch(p, base) for p, _ in DYNAMIC):
+            continue
+        missing.append(name)
+    return sorted(missing)

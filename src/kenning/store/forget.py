@@ -71,11 +71,12 @@ def conversations_by_ref(conn: apsw.Connection, ref: str) -> list[str]:
 
 
 def conversations_by_source(conn: apsw.Connection, ref: str) -> list[str]:
-    """Every conversation an import brought: the source by id (or prefix), path, or file name."""
+    """Every conversation an import brought: the source by id (or prefix), path, or file name (a .zip names
+    the archive; its member is stored as ``archive.zip!conversations.json``)."""
     return [r for (r,) in conn.execute(
         "SELECT DISTINCT sc.conversation_id FROM source_conversations sc JOIN sources s USING (source_id) "
         "WHERE s.source_id=?1 OR (length(?1) >= 8 AND s.source_id LIKE ?1 || '%') OR s.path=?1 "
-        "OR s.path LIKE '%/' || ?1 ORDER BY 1", (ref,))]
+        "OR s.path LIKE '%/' || ?1 OR s.path LIKE ?1 || '!%' OR s.path LIKE '%/' || ?1 || '!%' ORDER BY 1", (ref,))]
 
 
 def conversations_between(conn: apsw.Connection, start_utc: str, end_utc: str) -> list[str]:
