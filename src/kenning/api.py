@@ -55,7 +55,8 @@ class Vault:
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
-               judge: Any = None, self_name: str | None = None, llm: str | None = None) -> list[RunResult]:
+               judge: Any = None, self_name: str | None = None, llm: str | None = None,
+               follow_symlinks: bool = False) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
@@ -83,11 +84,13 @@ class Vault:
                     llm_explicit=mode_is_explicit(self.config, llm),
                 ))
         for root in wikis:
-            results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock))
+            results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock,
+                                            follow_symlinks=follow_symlinks))
         return results
 
     def ingest_wiki(self, root: str | Path, *, as_of: str | None = None, workspace: str | None = None,
-                    judge: Any = None, clock: Clock | None = None, rebuild: bool = False) -> RunResult:
+                    judge: Any = None, clock: Clock | None = None, rebuild: bool = False,
+                    follow_symlinks: bool = False) -> RunResult:
         from kenning.beliefs.judge import NoJudge
         from kenning.sources.wiki import find_root
 
@@ -97,7 +100,8 @@ class Vault:
         judge = judge or NoJudge()
         stage = SIDE_STAGES["beliefs-rebuild" if rebuild else "wiki"]
         return run_stage(self.conn, stage, self.config, clock or Clock.from_option(as_of),
-                         inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge},
+                         inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge,
+                                 "follow_symlinks": follow_symlinks},  # issue 23 §2: links out of raw/ refused
                          args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of},
                          llm_mode=getattr(judge, "mode", "none"))
 

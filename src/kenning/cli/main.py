@@ -164,6 +164,9 @@ def ingest(
     include_forgotten: Annotated[bool, typer.Option("--include-forgotten", help="Import conversations you removed "
                                                     "with `kenning forget` again (they are skipped otherwise).")
                                  ] = False,
+    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Let a wiki workspace cite raw files "
+                                                  "through links that point outside it (refused otherwise).")
+                               ] = False,
 ) -> None:
     """Import ChatGPT exports, transcripts (JSON/JSONL), LoCoMo files and wiki workspaces. Re-importing the same
     input changes nothing; a newer one adds what is new.
@@ -188,7 +191,7 @@ def ingest(
             fail(str(e))
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
-                                                   llm=llm))
+                                                   llm=llm, follow_symlinks=follow_symlinks))
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
