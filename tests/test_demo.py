@@ -45,3 +45,8 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
     assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
+    # issue 23: forget one sample conversation in a copy of the demo vault; its phrase is gone from search and bytes
+    assert '$ kenning forget --conversation "Lisbon trip & hiking"' in text
+    assert re.search(r"kenning search 'cilantro': [1-9]\d* hits quoting it before, 0 after; in the file's bytes: gone",
+                     proc.stdout)
+    assert conn.execute("SELECT count(*) FROM conversations WHERE title='Lisbon trip & hiking'").fetchone()[0] == 1

@@ -187,6 +187,9 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
     demo_delivery(db, config)
+    from kenning.cli.demo_forget import demo_forget
+
+    demo_forget(db, config)
 
 
 def demo_delivery(db: Path | None, config: Path | None) -> None:
