@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -146,6 +147,7 @@ def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], 
     for kind, sql in COLLECT:
         if all(fsql.table_exists(conn, t) for t in _tables_of(sql)):
             fsql.collect(conn, kind, sql)
+    _collect_needles(conn, phrase)
     steps = _Steps(conn, config, report, now, phrase)
     done_steps: set[str] = set()
     for entry in REGISTRY:
@@ -163,9 +165,28 @@ def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], 
             _add(report.redacted, entry.table, n)
 
 
-def _tables_of(sql: str) -> list[str]:
-    import re
+_SENTENCE = re.compile(r"[^.!?\n]{20,}")
+MAX_NEEDLES = 20_000
 
+
+def _collect_needles(conn: apsw.Connection, phrase: str | None) -> None:
+    """Pieces of the forgotten text as a JSON log (a model call's request) would hold them: the head of each
+    sentence of 20+ characters of every forgotten message (JSON-escaped like JCS: non-ASCII kept), the titles and,
+    for --matching, the phrase. A model-call log holding one is forgotten with the messages (decision P11)."""
+    found: set[str] = set()
+    for (text,) in fsql.forgotten_texts(conn):
+        for m in _SENTENCE.finditer(text):
+            s = m.group(0).strip()
+            if len(s) >= 20:
+                found.add(s[:40])
+        if len(found) >= MAX_NEEDLES:
+            break
+    if phrase:
+        found.add(phrase)
+    fsql.add_keys(conn, "needle", sorted(orjson.dumps(s).decode("utf-8")[1:-1] for s in found))
+
+
+def _tables_of(sql: str) -> list[str]:
     return [t for t in re.findall(r"\bFROM\s+([a-z_0-9]+)", sql) if t != "temp"]
 
 
@@ -256,10 +277,6 @@ class _Steps:
                              res.commit.commit_id if res.commit else None)
         affected = sorted(set(deleted) | set(changed))
         _add(self.report.removed, "extraction_outcome_events", fsql.delete_outcome_events_of(conn, deleted))
-        aff = orjson.dumps(affected).decode()
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS forget_nodes(id TEXT PRIMARY KEY)")
-        conn.execute("DELETE FROM temp.forget_nodes")
-        conn.execute("INSERT INTO temp.forget_nodes SELECT value FROM json_each(?)", (aff,))
         fsql.add_keys(conn, "affected_node", affected)
         if fsql.table_exists(conn, "context_packets"):
             fsql.collect(conn, "packet", "SELECT packet_id FROM context_packets p WHERE primary_node_id IN "
@@ -271,9 +288,12 @@ class _Steps:
             _add(self.report.removed, "context_packets", fsql.delete_where(conn, "context_packets",
                                                                            "packet_id IN {packet}"))
         if fsql.table_exists(conn, "compiled_truth"):
-            # a rendered page quotes its node's provenance: the survivors' pages are rebuilt on demand
-            _add(self.report.removed, "compiled_truth", fsql.delete_where(conn, "compiled_truth",
-                                                                          "node_id IN {affected_node}"))
+            # a rendered page quotes its node's provenance and names its neighbours: the pages of affected nodes
+            # and of nodes whose render input names one are rebuilt on demand
+            _add(self.report.removed, "compiled_truth", fsql.delete_where(
+                conn, "compiled_truth", "node_id IN {affected_node} OR EXISTS (SELECT 1 FROM temp.forget_keys k "
+                                        "WHERE k.kind = 'affected_node' AND instr(compiled_truth.render_input, k.id) "
+                                        "> 0)"))
         if fsql.table_exists(conn, "extraction_audit"):
             _add(self.report.removed, "extraction_audit", fsql.delete_where(
                 conn, "extraction_audit", "EXISTS (SELECT 1 FROM temp.forget_keys k WHERE k.kind IN "

@@ -134,7 +134,9 @@ REGISTRY: list[Delete | Update | Step] = [
     Update("assertions", "superseded_by_assertion_id = NULL, supersession_type = NULL",
            "superseded_by_assertion_id IN {assertion}"),
     Delete("assertions", "assertion_id IN {assertion}"),
-    Delete("llm_extraction_calls", "message_id IN {message}"),
+    # a model call is forgotten with its message, or when its request quotes a forgotten sentence (P11)
+    Delete("llm_extraction_calls", "message_id IN {message} OR EXISTS (SELECT 1 FROM temp.forget_keys k WHERE "
+                                   "k.kind = 'needle' AND instr(llm_extraction_calls.request_json, k.id) > 0)"),
     # ---- seed 001 entities, mentions, time expressions ----------------------------------------------------------
     Delete("entity_mentions", "message_id IN {message} OR entity_id IN {entity}"),
     Update("entity_mention_candidates", "suppressed_by_candidate_id = NULL",

@@ -54,6 +54,7 @@ def keys(conn: apsw.Connection, kind: str) -> list[str]:
 
 def drop_keys(conn: apsw.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS temp.forget_keys")
+    conn.execute("DROP TABLE IF EXISTS temp.forget_phrase")
 
 
 # ---- selection: which conversations ------------------------------------------------------------------------
@@ -95,6 +96,13 @@ def conversations_matching(conn: apsw.Connection, phrase: str) -> list[str]:
         "SELECT conversation_id FROM messages WHERE instr(lower(text_raw), lower(?1)) > 0 UNION "
         "SELECT m.conversation_id FROM message_parts p JOIN messages m USING (message_id) "
         "WHERE instr(lower(p.text_content), lower(?1)) > 0 ORDER BY 1", (phrase,))]
+
+
+def forgotten_texts(conn: apsw.Connection) -> list[tuple[str]]:
+    """The forgotten messages' texts and conversations' titles (read once, to find copies of them elsewhere)."""
+    return conn.execute(expand("SELECT text_raw FROM messages WHERE message_id IN {message} AND text_raw IS NOT NULL "
+                               "UNION ALL SELECT title FROM conversations WHERE conversation_id IN {conversation} "
+                               "AND title IS NOT NULL")).fetchall()
 
 
 def conversation_summaries(conn: apsw.Connection, ids: Sequence[str]) -> list[dict[str, Any]]:

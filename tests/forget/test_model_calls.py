@@ -1,0 +1,43 @@
+"""Model-call logs that quote a forgotten conversation go with it (decision P11): by message id, and when a
+request holds one of its sentences without naming the message (a stage that batches several messages)."""
+
+from __future__ import annotations
+
+import json
+
+from exportkit import conversation, write_export
+from kenning.api import Vault
+from kenning.forget import forget
+
+SECRET = "The vault code for the old boathouse is seven four one"
+AS_OF = "2024-12-31T00:00:00Z"
+
+
+def _call(conn, call_id: str, message_id: str | None, prompt: str) -> None:
+    conn.execute("INSERT OR IGNORE INTO llm_extraction_runs(run_id, model_name, config_json, started_at_utc, name, "
+                 "mode, status) VALUES ('lr1', 'm', '{}', ?, 'test', 'replay', 'ok')", (AS_OF,))
+    request = json.dumps({"messages": [{"role": "user", "content": prompt}]}, ensure_ascii=False)
+    conn.execute("INSERT INTO llm_extraction_calls(call_id, run_id, message_id, request_json, call_timestamp_utc, "
+                 "retry_count, parse_success, raw_io_json, prompt_name, prompt_version, schema_name, model, "
+                 "attempt_kind, request_sha256, mode) VALUES (?, 'lr1', ?, ?, ?, 0, 1, '{}', 'p', 'v1', 's', 'm', "
+                 "'initial', 'x', 'replay')", (call_id, message_id, request, AS_OF))
+
+
+def test_model_calls_quoting_forgotten_text_go(tmp_path):
+    export = write_export(tmp_path / "e.json", [
+        conversation("c-secret", [("user", f"{SECRET}. Please remember it."), ("assistant", "Noted.")],
+                     title="Boathouse"),
+        conversation("c-other", [("user", "I bought a green bicycle today."), ("assistant", "Nice!")],
+                     title="Bike")])
+    db = tmp_path / "v.db"
+    with Vault.open(db, overrides={"embeddings": {"backend": "hash"}}) as v:
+        v.ingest([export], as_of=AS_OF, stages="0,1")
+        mid = {t: m for t, m in v.conn.execute("SELECT c.title, m.message_id FROM messages m JOIN conversations c "
+                                                 "USING (conversation_id) WHERE m.role = 'user'")}
+        _call(v.conn, "by-id", mid["Boathouse"], "anything")
+        _call(v.conn, "by-text", None, f"Batch:\n1. {SECRET}.\n2. something else entirely")
+        _call(v.conn, "other", mid["Bike"], "I bought a green bicycle today.")
+        report = forget(v.conn, v.config, "conversation", "Boathouse", apply=True)
+        left = [r for (r,) in v.conn.execute("SELECT call_id FROM llm_extraction_calls ORDER BY 1")]
+    assert report.removed["llm_extraction_calls"] == 2 and left == ["other"]
+    assert b"boathouse" not in db.read_bytes().lower()
