@@ -337,6 +337,27 @@ class _Steps:
             fsql.redact_commits(conn, [forget_commit], "forget: sources removed at the user's request")
         _add(self.report.removed, "knowledge_commit_mutations(history)", len(targets))
 
+    # -- surviving entities: names used only in the forgotten messages ------------------------------------------
+    def entity_aliases(self) -> None:
+        from kenning.pipeline.stage_index import norm_name
+
+        conn = self.conn
+        n = 0
+        for e in fsql.surviving_entities_with_forgotten_mentions(conn):
+            aliases = orjson.loads(e["aliases_json"] or "[]")
+            if not isinstance(aliases, list):
+                continue
+            kept_surfaces = {norm_name(x) for x in e["kept_surfaces"]}
+            gone_surfaces = {norm_name(x) for x in e["gone_surfaces"]}
+            drop = [a for a in aliases if isinstance(a, str) and norm_name(a) in gone_surfaces
+                    and norm_name(a) not in kept_surfaces and norm_name(a) != norm_name(e["canonical_name"] or "")]
+            if not drop:
+                continue
+            fsql.set_entity_aliases(conn, e["entity_id"], orjson.dumps([a for a in aliases if a not in drop]).decode(),
+                                    [norm_name(a) for a in drop])
+            n += 1
+        _add(self.report.redacted, "entities", n)
+
     # -- FTS5 indexes whose rows follow by trigger: merged so deleted tokens leave the pages ----------------------
     def fts(self) -> None:
         for table in ("wiki_beliefs_fts", "fts_nodes"):

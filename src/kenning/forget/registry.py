@@ -138,6 +138,7 @@ REGISTRY: list[Delete | Update | Step] = [
     Delete("llm_extraction_calls", "message_id IN {message} OR EXISTS (SELECT 1 FROM temp.forget_keys k WHERE "
                                    "k.kind = 'needle' AND instr(llm_extraction_calls.request_json, k.id) > 0)"),
     # ---- seed 001 entities, mentions, time expressions ----------------------------------------------------------
+    Step("entities", "entity_aliases"),   # a surviving entity drops the names only forgotten messages used (P7)
     Delete("entity_mentions", "message_id IN {message} OR entity_id IN {entity}"),
     Update("entity_mention_candidates", "suppressed_by_candidate_id = NULL",
            "suppressed_by_candidate_id IN {candidate}"),

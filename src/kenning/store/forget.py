@@ -144,6 +144,31 @@ def schema_tables(conn: apsw.Connection) -> list[dict[str, Any]]:
     return out
 
 
+# ---- entities ------------------------------------------------------------------------------------------------
+
+def surviving_entities_with_forgotten_mentions(conn: apsw.Connection) -> list[dict[str, Any]]:
+    """Entities that stay but were mentioned in a forgotten message: their aliases and the surfaces they were
+    mentioned by, inside and outside the forgotten messages."""
+    got = rows(conn, expand(
+        "SELECT e.entity_id, e.canonical_name, e.aliases_json, "
+        "(SELECT json_group_array(DISTINCT m.surface_text) FROM entity_mentions m WHERE m.entity_id = e.entity_id "
+        " AND m.message_id NOT IN {message}) AS kept, "
+        "(SELECT json_group_array(DISTINCT m.surface_text) FROM entity_mentions m WHERE m.entity_id = e.entity_id "
+        " AND m.message_id IN {message}) AS gone "
+        "FROM entities e WHERE e.entity_id NOT IN {entity} AND e.entity_id IN (SELECT entity_id FROM entity_mentions "
+        "WHERE message_id IN {message}) ORDER BY e.entity_id"))
+    for r in got:
+        r["kept_surfaces"] = [x for x in orjson.loads(r.pop("kept") or "[]") if x]
+        r["gone_surfaces"] = [x for x in orjson.loads(r.pop("gone") or "[]") if x]
+    return got
+
+
+def set_entity_aliases(conn: apsw.Connection, entity_id: str, aliases_json: str, dropped_norms: Sequence[str]) -> None:
+    conn.execute("UPDATE entities SET aliases_json=? WHERE entity_id=?", (aliases_json, entity_id))
+    conn.executemany("DELETE FROM search_entity_names WHERE entity_id=? AND source='alias' AND name_norm=?",
+                     [(entity_id, n) for n in dropped_norms])
+
+
 # ---- search index, vectors, embedding cache ----------------------------------------------------------------
 
 def search_doc_rowids(conn: apsw.Connection) -> list[int]:

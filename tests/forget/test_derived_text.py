@@ -1,5 +1,6 @@
-"""Model-call logs that quote a forgotten conversation go with it (decision P11): by message id, and when a
-request holds one of its sentences without naming the message (a stage that batches several messages)."""
+"""Copies of forgotten text outside the per-message rows: model-call logs (P11) and entity names (P7). A model call
+goes by its message or when its request quotes a forgotten sentence; a surviving entity drops nicknames only
+forgotten messages used."""
 
 from __future__ import annotations
 
@@ -41,3 +42,28 @@ def test_model_calls_quoting_forgotten_text_go(tmp_path):
         left = [r for (r,) in v.conn.execute("SELECT call_id FROM llm_extraction_calls ORDER BY 1")]
     assert report.removed["llm_extraction_calls"] == 2 and left == ["other"]
     assert b"boathouse" not in db.read_bytes().lower()
+
+
+def test_a_surviving_entity_drops_names_only_forgotten_messages_used(tmp_path):
+    export = write_export(tmp_path / "e.json", [
+        conversation("c-a", [("user", "My sister Anna lives in Moscow."), ("assistant", "Nice.")],
+                     title="Lunch"),
+        conversation("c-b", [("user", "My sister Anna called me today."), ("assistant", "Oh?")],
+                     title="Call")])
+    db = tmp_path / "v.db"
+    with Vault.open(db, overrides={"embeddings": {"backend": "hash"}}) as v:
+        v.ingest([export], as_of=AS_OF, stages="0-3")
+        conn = v.conn
+        eid = conn.execute("SELECT entity_id FROM entities WHERE canonical_name = 'Anna'").fetchone()[0]
+        mine = conn.execute("SELECT m.mention_id FROM entity_mentions m JOIN messages g USING (message_id) JOIN "
+                            "conversations c USING (conversation_id) WHERE m.entity_id=? AND c.title='Lunch'",
+                            (eid,)).fetchone()[0]
+        # as if the forgotten conversation had called her by a nickname stage 3 merged in
+        conn.execute("UPDATE entity_mentions SET surface_text='Annushka' WHERE mention_id=?", (mine,))
+        conn.execute("UPDATE entities SET aliases_json='[\"Anna\", \"Annushka\"]' WHERE entity_id=?", (eid,))
+        conn.execute("INSERT OR IGNORE INTO search_entity_names VALUES ('annushka', ?, 'alias')", (eid,))
+        report = forget(v.conn, v.config, "conversation", "Lunch", apply=True)
+        aliases = conn.execute("SELECT aliases_json FROM entities WHERE entity_id=?", (eid,)).fetchone()[0]
+        names = conn.execute("SELECT count(*) FROM search_entity_names WHERE name_norm='annushka'").fetchone()[0]
+    assert report.redacted["entities"] == 1 and json.loads(aliases) == ["Anna"] and names == 0
+    assert b"annushka" not in db.read_bytes().lower() and b"moscow" not in db.read_bytes().lower()
