@@ -137,6 +137,7 @@ def test_forget_one_conversation_everywhere(vault, built):
     found = _findable(vault, cfg)
     assert not any(found.values()), found
     after = dump(vault)
+    _only_related_rows_changed(before, after, report.keys)
     # nothing unrelated changed: the raw layer of every other conversation, and per-message rows of other messages
     gone = {r[0] for r in before["messages"] if r[1] == cid}
     for table, key in (("conversations", 0), ("messages", 0), ("message_parts", 1), ("entity_mentions", 1),
@@ -153,6 +154,40 @@ def test_forget_one_conversation_everywhere(vault, built):
                              ).fetchall()
     assert len(log) == 1 and log[0][:3] == ("conversation", 1, n) and log[0][4] == 1
     assert cid not in log[0][3] and "marmalade" not in log[0][3].lower()
+
+
+# Tables recomputed as a whole (a rebuilt graph, index internals, counters) or that record the forget itself.
+RECOMPUTED = {"graph_nodes", "graph_edges", "search_term_docs", "runs", "run_events", "forget_log",
+              "forgotten_conversations", "knowledge_commits", "knowledge_commit_mutations", "nodes", "aliases",
+              "edges", "provenance_entries", "extraction_outcome_events", "vault_meta", "search_state",
+              "vector_state", "knowledge_state"}
+
+
+def _only_related_rows_changed(before: dict, after: dict, keys: dict[str, set[str]]) -> None:
+    """Every row that went names a forgotten key; every row that changed named one before (a pointer cleared, a
+    list shortened); no other row of any table moved (the dump of tests/vault_dump.py, table by table). FTS5 and
+    vec0 shadow tables follow their owners; embedding-cache and vector rows are keyed by hashes and rowids."""
+    forgotten = set().union(*keys.values())
+    rowids = keys.get("search_doc", set()) | keys.get("vector", set())
+
+    def related(row: tuple) -> bool:
+        return any((isinstance(x, str) and any(k in x for k in forgotten)) or
+                   (isinstance(x, int) and str(x) in rowids) for x in row)
+
+    problems = {}
+    for table in sorted(set(before) | set(after)):
+        if table in RECOMPUTED or table.startswith(("search_fts", "fts_nodes", "wiki_beliefs_fts", "vec_items_")):
+            continue
+        b, a = set(before.get(table, [])), set(after.get(table, []))
+        gone, new = b - a, a - b
+        changed_from = {r[0] for r in gone if related(r)}
+        unrelated_gone = [r for r in gone if not related(r) and r[0] not in {n[0] for n in new}]
+        if table == "embedding_cache":
+            unrelated_gone = []          # keyed by the hash of a forgotten text
+        unexplained_new = [r for r in new if r[0] not in changed_from]
+        if unrelated_gone or unexplained_new:
+            problems[table] = {"gone": len(unrelated_gone), "new_or_changed": len(unexplained_new)}
+    assert not problems, problems
 
 
 def _columns(db: Path, table: str) -> list[str]:

@@ -47,6 +47,8 @@ class ForgetReport:
     knowledge: dict[str, int] = field(default_factory=dict)
     forget_id: str | None = None
     vacuumed: bool = False
+    # the forgotten keys by kind (ids only), kept in memory for callers that check the removal; never stored
+    keys: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
     @property
     def messages(self) -> int:
@@ -163,6 +165,7 @@ def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], 
         elif isinstance(entry, Update):
             n = fsql.update_where(conn, entry.table, entry.set_sql, entry.where)
             _add(report.redacted, entry.table, n)
+    report.keys = fsql.all_keys(conn)
 
 
 _SENTENCE = re.compile(r"[^.!?\n]{20,}")

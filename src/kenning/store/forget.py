@@ -52,6 +52,13 @@ def keys(conn: apsw.Connection, kind: str) -> list[str]:
     return [r for (r,) in conn.execute("SELECT id FROM temp.forget_keys WHERE kind=? ORDER BY id", (kind,))]
 
 
+def all_keys(conn: apsw.Connection) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for kind, i in conn.execute("SELECT kind, id FROM temp.forget_keys WHERE kind <> 'needle'"):
+        out.setdefault(kind, set()).add(i)
+    return out
+
+
 def drop_keys(conn: apsw.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS temp.forget_keys")
     conn.execute("DROP TABLE IF EXISTS temp.forget_phrase")
