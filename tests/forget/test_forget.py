@@ -265,3 +265,26 @@ def test_mcp_beliefs_list_limit_is_capped(built):
     minus, over, ok = anyio.run(call)
     assert minus.is_error and over.is_error and "between 1 and" in str(minus.content)
     assert not ok.is_error and len(ok.structured_content["beliefs"]) == 3
+
+
+def test_no_vacuum_then_scrub_and_a_busy_reader(vault, built):
+    import apsw
+
+    from kenning.forget.apply import scrub
+
+    c = ["--db", str(vault), "--config", str(built["cfg"])]
+    done = json.loads(run_cli("forget", "--matching", PHRASE, "--yes", "--no-vacuum", "--json", *c).stdout)
+    assert done["applied"] and not done["vacuumed"]
+    assert json.loads(run_cli("forget", "--log", "--json", *c).stdout)[0]["vacuumed"] == 0
+    # a reader holding the vault open: the rewrite waits for another time instead of failing the forget
+    reader = apsw.Connection(str(vault), flags=apsw.SQLITE_OPEN_READONLY)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM messages").fetchall()
+    with Vault.open(vault, config_path=built["cfg"]) as v:
+        v.conn.setbusytimeout(100)
+        assert scrub(v.conn) is False
+    reader.execute("COMMIT")
+    reader.close()
+    assert "rewritten" in run_cli("forget", "--scrub", *c).stderr
+    assert json.loads(run_cli("forget", "--log", "--json", *c).stdout)[0]["vacuumed"] == 1
+    assert not _grep(vault, PHRASE)

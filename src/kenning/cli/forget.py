@@ -32,6 +32,8 @@ def forget_command(
                                                                 "text may stay in free pages until the next "
                                                                 "VACUUM).")] = False,
     log: Annotated[bool, typer.Option("--log", help="List earlier forgets (when, what kind, counts).")] = False,
+    scrub: Annotated[bool, typer.Option("--scrub", help="Only rewrite the vault file now (after --no-vacuum, or "
+                                                        "when another process held the vault open).")] = False,
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Remove conversations and everything Kenning derived from them — messages, mentions, entities left without
@@ -60,6 +62,15 @@ def forget_command(
                 t.add_row(it["forgotten_at_utc"], it["selector"], str(it["conversations"]), str(it["messages"]),
                           "yes" if it["vacuumed"] else "no")
             out.print(t)
+        return
+    if scrub:
+        from kenning.forget.apply import scrub as scrub_vault
+
+        with open_vault(db, config) as vault, user_errors(), console.status("rewriting the vault file…"):
+            done = scrub_vault(vault.conn)
+        if not done:
+            fail("another process has the vault open (a `kenning serve`?); close it and run `kenning forget --scrub`")
+        console.print("[green]rewritten[/]: free pages and the WAL no longer hold forgotten text")
         return
     chosen = [(k, v) for k, v in (("conversation", conversation), ("source", source), ("between", between),
                                   ("matching", matching)) if v]
@@ -90,15 +101,18 @@ def forget_command(
             else:
                 console.print("preview only — nothing changed (pass --yes to apply)")
             return
-        report = forget(vault.conn, vault.config, selector, value, apply=True,
-                        vacuum=False if no_vacuum else None)
+        with console.status("forgetting…" if json_out or no_vacuum else "forgetting, then rewriting the vault "
+                            "file…"):
+            report = forget(vault.conn, vault.config, selector, value, apply=True,
+                            vacuum=False if no_vacuum else None)
     if json_out:
         print_json(report.as_dict())
         return
     console.print(f"[green]forgotten[/]: {len(report.conversations)} conversation(s), {report.messages} messages, "
                   f"{sum(report.removed.values())} rows in {len(report.removed)} tables"
                   + ("; the vault file was rewritten (secure_delete + VACUUM)" if report.vacuumed else
-                     "; run `kenning forget` without --no-vacuum (or VACUUM) to scrub free pages"))
+                     "; the file was not rewritten yet: run `kenning forget --scrub` (with no other Kenning "
+                     "process using the vault) so free pages lose the text"))
 
 
 def show_preview(report, limit: int = 10) -> None:

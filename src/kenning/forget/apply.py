@@ -131,12 +131,22 @@ def forget(conn: apsw.Connection, config: Config, selector: str, value: Any, *, 
     report.applied = True
     _rewrite_event_log(conn, config)
     if config.forget.vacuum if vacuum is None else vacuum:
-        scrub_file(conn)
-        with transaction(conn):
-            fsql.mark_vacuumed(conn, report.forget_id)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        report.vacuumed = True
+        report.vacuumed = scrub(conn)
     return report
+
+
+def scrub(conn: apsw.Connection) -> bool:
+    """Rewrite the file and mark the forgets it covers; False when another process holds the vault open in a read
+    (the rewritten pages then wait in the WAL and the old ones stay in the file): the rows are gone from every
+    read, and `kenning forget --scrub` finishes the rewrite later."""
+    try:
+        if not scrub_file(conn):
+            return False
+    except apsw.BusyError:
+        return False
+    with transaction(conn):
+        fsql.mark_all_vacuumed(conn)
+    return _checkpoint(conn)
 
 
 def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], report: ForgetReport, now: str,
@@ -494,12 +504,20 @@ def _rewrite_event_log(conn: apsw.Connection, config: Config) -> None:
     eventlog._KNOWN.pop(str(tmp), None)
 
 
-def scrub_file(conn: apsw.Connection) -> None:
-    """Rewrite the vault so freed pages (and their text) are gone, and empty the WAL (decision P5)."""
+def _checkpoint(conn: apsw.Connection) -> bool:
+    """Copy the WAL into the file and truncate it; False when a reader kept it from finishing."""
+    busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return busy == 0
+
+
+def scrub_file(conn: apsw.Connection) -> bool:
+    """Rewrite the vault so freed pages (and their text) are gone, and empty the WAL (decision P5). True when the
+    file itself now holds only the rewritten pages."""
     conn.execute("PRAGMA secure_delete=ON")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if not _checkpoint(conn):
+        return False
     conn.execute("VACUUM")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return _checkpoint(conn)
 
 
 def vault_files(db: Path) -> list[Path]:

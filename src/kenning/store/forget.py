@@ -308,8 +308,9 @@ def record_forget(conn: apsw.Connection, entry: dict[str, Any], conversation_ids
                      [(c, entry["forget_id"]) for c in conversation_ids])
 
 
-def mark_vacuumed(conn: apsw.Connection, forget_id: str) -> None:
-    conn.execute("UPDATE forget_log SET vacuumed=1 WHERE forget_id=?", (forget_id,))
+def mark_all_vacuumed(conn: apsw.Connection) -> int:
+    conn.execute("UPDATE forget_log SET vacuumed=1 WHERE vacuumed=0")
+    return conn.changes()
 
 
 def forget_log(conn: apsw.Connection, limit: int = 50) -> list[dict[str, Any]]:
