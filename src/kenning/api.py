@@ -252,5 +252,14 @@ class Vault:
             "last_runs": runs_sql.last_runs(self.conn, 10),
         }
 
+    def forget(self, selector: str, value: Any, *, apply: bool = False, as_of: str | None = None,
+               vacuum: bool | None = None) -> Any:
+        """Issue 23 §1: preview (default) or apply the removal of the conversations ``selector`` (conversation |
+        source | between | matching) names, with everything derived from them. Returns a ``ForgetReport``."""
+        from kenning.forget import forget
+
+        now = Clock.from_option(as_of).now() if as_of else None
+        return forget(self.conn, self.config, selector, value, apply=apply, now=now, vacuum=vacuum)
+
     def rejects(self, limit: int = 100) -> list[dict]:
         return raw_sql.list_rejects(self.conn, limit)

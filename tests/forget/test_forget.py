@@ -288,3 +288,14 @@ def test_no_vacuum_then_scrub_and_a_busy_reader(vault, built):
     assert "rewritten" in run_cli("forget", "--scrub", *c).stderr
     assert json.loads(run_cli("forget", "--log", "--json", *c).stdout)[0]["vacuumed"] == 1
     assert not _grep(vault, PHRASE)
+
+
+def test_deterministic_under_a_frozen_clock(built, tmp_path):
+    dumps = []
+    for name in ("a", "b"):
+        db = _copy_vault(built["db"], tmp_path / name / "v.db")
+        with Vault.open(db, config_path=built["cfg"]) as v:
+            r = v.forget("matching", PHRASE, apply=True, as_of="2025-02-01T00:00:00Z")
+        assert r.applied and r.forget_id
+        dumps.append(dump(db))
+    assert dumps[0] == dumps[1]

@@ -31,6 +31,8 @@ def forget_command(
     no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Skip rewriting the file afterwards (faster; the "
                                                                 "text may stay in free pages until the next "
                                                                 "VACUUM).")] = False,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the clock (the forget log's time and the "
+                                                 "knowledge commit's) for deterministic runs.")] = None,
     log: Annotated[bool, typer.Option("--log", help="List earlier forgets (when, what kind, counts).")] = False,
     scrub: Annotated[bool, typer.Option("--scrub", help="Only rewrite the vault file now (after --no-vacuum, or "
                                                         "when another process held the vault open).")] = False,
@@ -44,7 +46,7 @@ def forget_command(
     Shows what would go first; applies with --yes or after you confirm. A later `kenning ingest` of the same
     export skips what you forgot unless you pass --include-forgotten. The forget log keeps when and how much,
     never the content."""
-    from kenning.forget import ForgetError, forget
+    from kenning.forget import ForgetError
     from kenning.store import forget as fsql
 
     if log:
@@ -80,7 +82,7 @@ def forget_command(
     selector, value = chosen[0]
     with open_vault(db, config) as vault, user_errors():
         try:
-            preview = forget(vault.conn, vault.config, selector, value)
+            preview = vault.forget(selector, value, as_of=as_of)
         except ForgetError as e:
             fail(str(e))
         if not preview.conversations:
@@ -103,8 +105,7 @@ def forget_command(
             return
         with console.status("forgetting…" if json_out or no_vacuum else "forgetting, then rewriting the vault "
                             "file…"):
-            report = forget(vault.conn, vault.config, selector, value, apply=True,
-                            vacuum=False if no_vacuum else None)
+            report = vault.forget(selector, value, apply=True, as_of=as_of, vacuum=False if no_vacuum else None)
     if json_out:
         print_json(report.as_dict())
         return
