@@ -67,3 +67,22 @@ def test_a_surviving_entity_drops_names_only_forgotten_messages_used(tmp_path):
         names = conn.execute("SELECT count(*) FROM search_entity_names WHERE name_norm='annushka'").fetchone()[0]
     assert report.redacted["entities"] == 1 and json.loads(aliases) == ["Anna"] and names == 0
     assert b"annushka" not in db.read_bytes().lower() and b"moscow" not in db.read_bytes().lower()
+
+
+def test_a_transcript_session_is_forgotten_and_stays_out(tmp_path, transcript_file):
+    db = tmp_path / "t.db"
+    with Vault.open(db, overrides={"embeddings": {"backend": "hash"}}) as v:
+        v.ingest([transcript_file], as_of=AS_OF, self_name="Ana")
+        report = v.forget("matching", "turtle named Shelly", apply=True)
+        assert len(report.conversations) == 1 and report.removed.get("transcript_participants", 0) >= 1
+        assert not [h for h in v.search("turtle Shelly", k=5).hits if "shelly" in (h["text"] or "").lower()]
+        assert [h for h in v.search("violin", k=5).hits if "violin" in (h["text"] or "").lower()]   # others stay
+        # a newer copy of the transcript (one more session) brings the new session, not the forgotten one
+        doc = json.loads(transcript_file.read_text())
+        doc["sessions"].append({"id": "s4", "started_at": "2023-10-01T10:00:00Z", "turns": [
+            {"id": "t1", "speaker": "Ben", "text": "The violin recital went well."}]})
+        newer = tmp_path / "chat2.json"
+        newer.write_text(json.dumps(doc), encoding="utf-8")
+        [raw] = [r for r in v.ingest([newer], as_of=AS_OF, self_name="Ana", stages="0,1") if r.stage == "1"]
+        assert raw.counts["conversations_forgotten_skipped"] == 1
+    assert b"shelly" not in db.read_bytes().lower()

@@ -159,6 +159,8 @@ def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], 
     for kind, sql in COLLECT:
         if all(fsql.table_exists(conn, t) for t in _tables_of(sql)):
             fsql.collect(conn, kind, sql)
+    if phrase:
+        fsql.set_phrase(conn, phrase)
     _collect_needles(conn, phrase)
     steps = _Steps(conn, config, report, now, phrase)
     done_steps: set[str] = set()
@@ -434,9 +436,6 @@ class _Steps:
     def rejects(self) -> None:
         where = "record_ref IN {conversation} OR record_ref IN {export_ref}"
         if self.phrase:
-            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS forget_phrase(p TEXT)")
-            self.conn.execute("DELETE FROM temp.forget_phrase")
-            self.conn.execute("INSERT INTO temp.forget_phrase VALUES (lower(?))", (self.phrase,))
             where += (" OR instr(lower(raw_text), (SELECT p FROM temp.forget_phrase)) > 0 "
                       "OR instr(lower(message), (SELECT p FROM temp.forget_phrase)) > 0")
         _add(self.report.removed, "rejects", fsql.delete_where(self.conn, "rejects", where))
@@ -454,10 +453,16 @@ class _Steps:
                 fsql.set_run_counts(conn, r["run_id"], orjson.dumps(counts).decode())
                 n += 1
         _add(self.report.redacted, "runs", n)
+        # an event names a forgotten row in its context (any id: conversation, message, entity, assertion …) or a
+        # forgotten conversation in its message; for --matching, an event quoting the phrase
+        where = ("(json_valid(run_events.context_json) AND EXISTS (SELECT 1 FROM json_tree(run_events.context_json) "
+                 "j WHERE j.atom IN (SELECT id FROM temp.forget_keys WHERE kind <> 'needle'))) OR EXISTS (SELECT 1 "
+                 "FROM temp.forget_keys k WHERE k.kind IN ('conversation', 'export_ref') "
+                 "AND instr(run_events.message, k.id) > 0)")
+        if self.phrase:
+            where += " OR instr(lower(run_events.message), (SELECT p FROM temp.forget_phrase)) > 0"
         _add(self.report.redacted, "run_events", fsql.update_where(
-            conn, "run_events", f"message = code || ' {REDACTED}', context_json = NULL",
-            "EXISTS (SELECT 1 FROM temp.forget_keys k WHERE k.kind IN ('conversation', 'export_ref', 'message') "
-            "AND (instr(run_events.message, k.id) > 0 OR instr(run_events.context_json, k.id) > 0))"))
+            conn, "run_events", f"message = code || ' {REDACTED}', context_json = NULL", where))
 
 
 def _strip_provenance(patch: list[dict[str, Any]], gone: set[str]) -> list[dict[str, Any]]:

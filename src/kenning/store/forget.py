@@ -29,6 +29,14 @@ def start_keys(conn: apsw.Connection) -> None:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS forget_keys (kind TEXT NOT NULL, id TEXT NOT NULL, "
                  "PRIMARY KEY (kind, id)) WITHOUT ROWID")
     conn.execute("DELETE FROM temp.forget_keys")
+    conn.execute("CREATE INDEX IF NOT EXISTS temp.forget_keys_id ON forget_keys(id)")
+
+
+def set_phrase(conn: apsw.Connection, phrase: str) -> None:
+    """--matching's phrase, lower-cased, for conditions that look for it in kept text (rejects, run events)."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS forget_phrase(p TEXT)")
+    conn.execute("DELETE FROM temp.forget_phrase")
+    conn.execute("INSERT INTO temp.forget_phrase VALUES (lower(?))", (phrase,))
 
 
 def add_keys(conn: apsw.Connection, kind: str, ids: Sequence[Any]) -> None:
