@@ -71,7 +71,8 @@ def main() -> None:
             w, c, _ = timed(lambda: scrub_file(v.conn))
             res.update(scrub_wall_s=round(w, 3), scrub_cpu_s=round(c, 3))
         res["apply_vs_vacuum_cpu"] = round(res["apply_cpu_s"] / max(res["vacuum_cpu_s"], 1e-6), 2)
-        res["apply_plus_scrub_vs_ingest_cpu"] = round((res["apply_cpu_s"] + res["scrub_cpu_s"]) / res["ingest_cpu_s"], 3)
+        res["apply_plus_scrub_vs_ingest_cpu"] = round((res["apply_cpu_s"] + res["scrub_cpu_s"])
+                                                      / res["ingest_cpu_s"], 3)
         print(json.dumps(res, indent=2))
 
 

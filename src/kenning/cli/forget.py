@@ -29,8 +29,8 @@ def forget_command(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking (the default is a preview and "
                                                           "a confirmation question).")] = False,
     no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Skip rewriting the file afterwards (faster; the "
-                                                                "text may stay in free pages until the next "
-                                                                "VACUUM).")] = False,
+                                                                "text may stay in free pages until "
+                                                                "`kenning forget --scrub`).")] = False,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the clock (the forget log's time and the "
                                                  "knowledge commit's) for deterministic runs.")] = None,
     log: Annotated[bool, typer.Option("--log", help="List earlier forgets (when, what kind, counts).")] = False,

@@ -12,8 +12,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import apsw
 import orjson
@@ -524,9 +523,3 @@ def scrub_file(conn: apsw.Connection) -> bool:
     conn.execute("VACUUM")
     return _checkpoint(conn)
 
-
-def vault_files(db: Path) -> list[Path]:
-    return [p for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")) if p.exists()]
-
-
-Progress = Callable[[str], None]
