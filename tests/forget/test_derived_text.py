@@ -61,8 +61,16 @@ def test_a_surviving_entity_drops_names_only_forgotten_messages_used(tmp_path):
         # as if the forgotten conversation had called her by a nickname stage 3 merged in
         conn.execute("UPDATE entity_mentions SET surface_text='Annushka' WHERE mention_id=?", (mine,))
         conn.execute("UPDATE entities SET aliases_json='[\"Anna\", \"Annushka\"]' WHERE entity_id=?", (eid,))
-        conn.execute("INSERT OR IGNORE INTO search_entity_names VALUES ('annushka', ?, 'alias')", (eid,))
+        v.ingest([export], as_of=AS_OF, stages="index")        # the entity's search document now holds it too
+        assert conn.execute("SELECT count(*) FROM search_entity_names WHERE name_norm='annushka'").fetchone()[0]
+        named = lambda: [h for h in v.search("Annushka", k=3, kinds=["entity"]).hits  # noqa: E731
+                         if "annushka" in json.dumps(h, default=str).lower()]
+        assert named()
         report = forget(v.conn, v.config, "conversation", "Lunch", apply=True)
+        assert not named()
+        v.ingest([export], as_of=AS_OF, stages="index")        # the next index run re-makes her document
+        assert conn.execute("SELECT count(*) FROM search_docs WHERE doc_kind='entity' AND doc_id=?",
+                            (eid,)).fetchone()[0] == 1 and not named()
         aliases = conn.execute("SELECT aliases_json FROM entities WHERE entity_id=?", (eid,)).fetchone()[0]
         names = conn.execute("SELECT count(*) FROM search_entity_names WHERE name_norm='annushka'").fetchone()[0]
     assert report.redacted["entities"] == 1 and json.loads(aliases) == ["Anna"] and names == 0

@@ -121,7 +121,7 @@ def _mcp_finds(db: Path, cfg: Path) -> bool:
 
 def test_the_phrase_is_findable_before(built):
     found = _findable(built["db"], built["cfg"])
-    assert found["search"] and found["facts"] and found["bytes"] and found["mcp"], found
+    assert all(found.values()), found     # every read finds it before: the checks after are not vacuous
 
 
 def test_forget_one_conversation_everywhere(vault, built):

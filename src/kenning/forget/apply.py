@@ -369,7 +369,10 @@ class _Steps:
                 continue
             fsql.set_entity_aliases(conn, e["entity_id"], orjson.dumps([a for a in aliases if a not in drop]).decode(),
                                     [norm_name(a) for a in drop])
+            fsql.add_keys(conn, "renamed_entity", [e["entity_id"]])
             n += 1
+        fsql.collect(conn, "search_doc", "SELECT doc_rowid FROM search_docs WHERE doc_kind = 'entity' AND doc_id IN "
+                                         "{renamed_entity}")
         _add(self.report.redacted, "entities", n)
 
     # -- FTS5 indexes whose rows follow by trigger: merged so deleted tokens leave the pages ----------------------

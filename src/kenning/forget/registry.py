@@ -84,6 +84,9 @@ REGISTRY: list[Delete | Update | Step] = [
     Step("context_packets", "knowledge"),
     Step("context_session_items", "knowledge"),
     Step("extraction_audit", "knowledge"),
+    # a surviving entity drops the names only forgotten messages used (P7); its search document is re-made by the
+    # next index run (it would otherwise keep the dropped names)
+    Step("entities", "entity_aliases"),
     # ---- search index and vectors ---------------------------------------------------------------------------
     Step("search_docs", "search"), Step("search_fts", "search"), Step("search_doc_terms", "search"),
     Step("search_doc_keys", "search"), Step("search_term_docs", "search"),
@@ -138,7 +141,6 @@ REGISTRY: list[Delete | Update | Step] = [
     Delete("llm_extraction_calls", "message_id IN {message} OR EXISTS (SELECT 1 FROM temp.forget_keys k WHERE "
                                    "k.kind = 'needle' AND instr(llm_extraction_calls.request_json, k.id) > 0)"),
     # ---- seed 001 entities, mentions, time expressions ----------------------------------------------------------
-    Step("entities", "entity_aliases"),   # a surviving entity drops the names only forgotten messages used (P7)
     Delete("entity_mentions", "message_id IN {message} OR entity_id IN {entity}"),
     Update("entity_mention_candidates", "suppressed_by_candidate_id = NULL",
            "suppressed_by_candidate_id IN {candidate}"),
