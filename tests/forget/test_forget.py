@@ -299,3 +299,20 @@ def test_deterministic_under_a_frozen_clock(built, tmp_path):
         assert r.applied and r.forget_id
         dumps.append(dump(db))
     assert dumps[0] == dumps[1]
+
+
+def test_a_busy_vault_is_a_clear_message_and_changes_nothing(vault, built, tmp_path):
+    import apsw
+
+    cfg = tmp_path / "busy.yaml"
+    cfg.write_text(HASH_CFG + "vault:\n  busy_timeout_ms: 200\n", encoding="utf-8")
+    before = dump(vault)
+    writer = apsw.Connection(str(vault))
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        got = run_cli("forget", "--matching", PHRASE, "--yes", "--db", str(vault), "--config", str(cfg), check=False)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert got.returncode == 1 and "another Kenning process is writing" in got.stderr and "Traceback" not in got.stderr
+    assert dump(vault) == before

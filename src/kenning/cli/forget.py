@@ -5,10 +5,15 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Optional
 
+import apsw
 import typer
 from rich.table import Table
 
 from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, console, fail, open_vault, out, print_json, user_errors
+
+
+BUSY = ("another Kenning process is writing to the vault (an import?): nothing was forgotten; run this again when "
+        "it is done")
 
 
 def forget_command(
@@ -85,6 +90,8 @@ def forget_command(
             preview = vault.forget(selector, value, as_of=as_of)
         except ForgetError as e:
             fail(str(e))
+        except apsw.BusyError:
+            fail(BUSY)
         if not preview.conversations:
             if json_out:
                 print_json(preview.as_dict())
@@ -105,7 +112,11 @@ def forget_command(
             return
         with console.status("forgetting…" if json_out or no_vacuum else "forgetting, then rewriting the vault "
                             "file…"):
-            report = vault.forget(selector, value, apply=True, as_of=as_of, vacuum=False if no_vacuum else None)
+            try:
+                report = vault.forget(selector, value, apply=True, as_of=as_of,
+                                      vacuum=False if no_vacuum else None)
+            except apsw.BusyError:
+                fail(BUSY)
     if json_out:
         print_json(report.as_dict())
         return
