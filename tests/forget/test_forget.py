@@ -316,3 +316,23 @@ def test_a_busy_vault_is_a_clear_message_and_changes_nothing(vault, built, tmp_p
         writer.close()
     assert got.returncode == 1 and "another Kenning process is writing" in got.stderr and "Traceback" not in got.stderr
     assert dump(vault) == before
+
+
+def test_forgetting_everything_leaves_a_consistent_nearly_empty_vault(vault, built):
+    with Vault.open(vault, config_path=built["cfg"]) as v:
+        first = v.forget("between", ("2022-01-01", "2023-06-30"), apply=True, vacuum=False)
+        assert len(first.conversations) > 10
+        assert v.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        rest = v.forget("between", ("1990-01-01", "2100-01-01"), apply=True)
+        assert len(first.conversations) + len(rest.conversations) == 41
+        conn = v.conn
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        count = lambda t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # noqa: E731
+        for t in ("conversations", "messages", "assertions", "belief_nodes", "wiki_beliefs", "edges", "lexicon_terms",
+                  "entity_mentions", "time_mentions", "rejects", "experiences"):
+            assert count(t) == 0, t
+        # what is left is the vault owner (SELF) and its knowledge node, nothing anyone said
+        assert count("entities") <= 1 and count("nodes") <= 1 and count("search_docs") <= 1
+        assert [r[0] for r in conn.execute("SELECT selector FROM forget_log ORDER BY forgotten_at_utc")] == [
+            "between", "between"]
