@@ -5,9 +5,31 @@ import re
 import apsw
 
 
+def test_demo_story_is_short_and_tells_the_story(tmp_path, cli):
+    """`make demo` (issue 23 §4): about a screen and a half — import, who matters, a belief with its verified quote, a
+    change of mind, a contradiction, a search, the picture, what an assistant gets, what to try next."""
+    db = tmp_path / "demo.db"
+    proc = cli("demo", db=db, timeout=900)
+    text = proc.stdout
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    assert len(lines) <= 70, len(lines)
+    assert "Imported 40 conversations and 829 messages" in text and "changed nothing (40 unchanged)" in text
+    assert "2 rejected with the record and the reason" in text
+    assert "People: Sam" in text
+    assert re.search(r'kenning why "where do I live\?" → I live in Paris \(said \d+ times\)', text)
+    assert "✓ verified against the message" in text
+    assert "A change of mind: in 2023-03 “Berlin” gave way to “Paris”" in text
+    assert "A contradiction in what you say about yourself:" in text
+    assert "Anna: Hey Sam! Guess what, I got the job in Lisbon." in text
+    assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+    assert "Sam (person)" in text and f"kenning ui --db {db}" in text
+    assert "vector_items" not in text and "assertion_tx_history" not in text   # no row dumps in the story
+    assert lines[-1].startswith(f"open it in your browser: kenning ui --db {db}")   # issue 21: ends with the UI
+
+
 def test_demo_runs_end_to_end(tmp_path, cli):
     db = tmp_path / "demo.db"
-    proc = cli("demo", db=db, timeout=900)   # a loaded shared box takes minutes; the demo now also runs seed 000
+    proc = cli("demo", "--verbose", db=db, timeout=900)   # a loaded shared box takes minutes; the demo now also runs seed 000
     text = proc.stdout + proc.stderr
     assert "imported 40 conversations" in text
     assert "re-import of the same export: 40 unchanged" in text
@@ -50,3 +72,5 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert re.search(r"kenning search 'cilantro': [1-9]\d* hits quoting it before, 0 after; in the file's bytes: gone",
                      proc.stdout)
     assert conn.execute("SELECT count(*) FROM conversations WHERE title='Lisbon trip & hiking'").fetchone()[0] == 1
+    # issue 21: the demo ends with the one command that opens the UI on this vault
+    assert proc.stdout.rstrip().splitlines()[-1].startswith(f"open it in your browser: kenning ui --db {db}")

@@ -133,6 +133,9 @@ def _register_delivery_commands() -> None:
 
 
 _register_delivery_commands()
+from kenning.cli.ui import register as _register_ui  # noqa: E402
+
+_register_ui(app)
 
 
 @app.command()
@@ -347,11 +350,18 @@ def bench_synth(
 
 
 @app.command()
-def demo(db: DbOpt = None, config: ConfigOpt = None) -> None:
-    """Import the bundled sample export and show what Kenning made of it."""
-    from kenning.cli.demo import run_demo
+def demo(db: DbOpt = None, config: ConfigOpt = None,
+         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="The full tour: every capability with its "
+                                               "tables, not the short story.")] = False) -> None:
+    """Import the bundled sample export and tell, in a screen and a half, what Kenning made of it."""
+    if verbose:
+        from kenning.cli.demo import run_demo
 
-    run_demo(db, config)
+        run_demo(db, config)
+    else:
+        from kenning.cli.demo_story import run_story
+
+        run_story(db, config)
 
 
 from kenning.cli import eval as _eval_cli  # noqa: E402  (commands register themselves on import)
