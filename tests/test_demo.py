@@ -24,6 +24,10 @@ def test_demo_story_is_short_and_tells_the_story(tmp_path, cli):
     assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
     assert "Sam (person)" in text and f"kenning ui --db {db}" in text
     assert "vector_items" not in text and "assertion_tx_history" not in text   # no row dumps in the story
+    # issue 23 §1: one line previewing `kenning forget` (nothing changes)
+    assert 'Forget: kenning forget --conversation "Lisbon trip & hiking" would remove it, its 17 messages' in text
+    assert apsw.Connection(str(db)).execute("SELECT count(*) FROM conversations WHERE title = ?",
+                                            ("Lisbon trip & hiking",)).fetchone()[0] == 1     # only a preview
     assert lines[-1].startswith(f"open it in your browser: kenning ui --db {db}")   # issue 21: ends with the UI
 
 

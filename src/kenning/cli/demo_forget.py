@@ -8,6 +8,7 @@ from pathlib import Path
 import apsw
 
 from kenning.cli.common import console, open_vault, out
+from kenning.cli.demo_story import headline
 
 TITLE = "Lisbon trip & hiking"
 PHRASE = "cilantro"
@@ -53,3 +54,15 @@ def demo_forget(db: Path | None, config: Path | None) -> None:
               f"(secure_delete + VACUUM): {'yes' if done.vacuumed else 'no'}", highlight=False, soft_wrap=True)
     out.print(f"  kenning search {PHRASE!r}: {before} hits quoting it before, {after} after; "
               f"in the file's bytes: {'still there' if found else 'gone'}", highlight=False, soft_wrap=True)
+
+
+@headline
+def forget_headline(vault) -> str | None:
+    """The story's line: what forgetting one sample conversation would remove (a preview: nothing changes)."""
+    preview = vault.forget("conversation", TITLE)
+    if not preview.conversations:
+        return None
+    rows = sum(preview.removed.values())
+    return (f'Forget: kenning forget --conversation "{TITLE}" would remove it, its {preview.messages} messages and '
+            f"{rows - preview.messages - 1} rows made from them in every layer (a preview; --yes applies and "
+            "rewrites the file so the text is gone from its bytes)")
