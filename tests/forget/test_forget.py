@@ -119,11 +119,13 @@ def _mcp_finds(db: Path, cfg: Path) -> bool:
     return any(_mentions(a) for a in anyio.run(call))
 
 
+@pytest.mark.slow
 def test_the_phrase_is_findable_before(built):
     found = _findable(built["db"], built["cfg"])
     assert all(found.values()), found     # every read finds it before: the checks after are not vacuous
 
 
+@pytest.mark.slow
 def test_forget_one_conversation_everywhere(vault, built):
     cfg = built["cfg"]
     cid = _cid(vault, cfg)
@@ -226,6 +228,7 @@ def test_selectors(vault, built):
                 forget(v.conn, v.config, sel, val)
 
 
+@pytest.mark.slow
 def test_cli_reimport_and_include_forgotten(vault, built):
     c = ["--db", str(vault), "--config", str(built["cfg"])]
     preview = run_cli("forget", "--matching", PHRASE, "--json", *c)
@@ -267,6 +270,7 @@ def test_mcp_beliefs_list_limit_is_capped(built):
     assert not ok.is_error and len(ok.structured_content["beliefs"]) == 3
 
 
+@pytest.mark.slow
 def test_no_vacuum_then_scrub_and_a_busy_reader(vault, built):
     import apsw
 
