@@ -24,6 +24,10 @@ def test_demo_story_is_short_and_tells_the_story(tmp_path, cli):
     assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
     assert "Sam (person)" in text and f"kenning ui --db {db}" in text
     assert "vector_items" not in text and "assertion_tx_history" not in text   # no row dumps in the story
+    # issue 23 §1: one line previewing `kenning forget` (nothing changes)
+    assert 'Forget: kenning forget --conversation "Lisbon trip & hiking" would remove it, its 17 messages' in text
+    assert apsw.Connection(str(db)).execute("SELECT count(*) FROM conversations WHERE title = ?",
+                                            ("Lisbon trip & hiking",)).fetchone()[0] == 1     # only a preview
     assert lines[-1].startswith(f"open it in your browser: kenning ui --db {db}")   # issue 21: ends with the UI
     assert re.search(r"Intake funnel: \d+ turns and conversations assessed with rules, \d+ mined", text)
     assert "• 43 conversations summarised as threads" in text and "`kenning resume` picks up" in text   # issue 18
@@ -70,6 +74,11 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
     assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
+    # issue 23: forget one sample conversation in a copy of the demo vault; its phrase is gone from search and bytes
+    assert '$ kenning forget --conversation "Lisbon trip & hiking"' in text
+    assert re.search(r"kenning search 'cilantro': [1-9]\d* hits quoting it before, 0 after; in the file's bytes: gone",
+                     proc.stdout)
+    assert conn.execute("SELECT count(*) FROM conversations WHERE title='Lisbon trip & hiking'").fetchone()[0] == 1
     # issue 21: the demo ends with the one command that opens the UI on this vault
     assert proc.stdout.rstrip().splitlines()[-1].startswith(f"open it in your browser: kenning ui --db {db}")
     # issue 18: the funnel's decisions with reasons, the queue, and an incognito conversation leaving nothing

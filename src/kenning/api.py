@@ -56,7 +56,7 @@ class Vault:
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
                judge: Any = None, self_name: str | None = None, llm: str | None = None,
-               incognito: bool = False) -> list[RunResult]:
+               incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
@@ -91,11 +91,13 @@ class Vault:
                     llm_explicit=mode_is_explicit(self.config, llm),
                 ))
         for root in wikis:
-            results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock))
+            results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock,
+                                            follow_symlinks=follow_symlinks))
         return results
 
     def ingest_wiki(self, root: str | Path, *, as_of: str | None = None, workspace: str | None = None,
-                    judge: Any = None, clock: Clock | None = None, rebuild: bool = False) -> RunResult:
+                    judge: Any = None, clock: Clock | None = None, rebuild: bool = False,
+                    follow_symlinks: bool = False) -> RunResult:
         from kenning.beliefs.judge import NoJudge
         from kenning.sources.wiki import find_root
 
@@ -105,7 +107,8 @@ class Vault:
         judge = judge or NoJudge()
         stage = SIDE_STAGES["beliefs-rebuild" if rebuild else "wiki"]
         return run_stage(self.conn, stage, self.config, clock or Clock.from_option(as_of),
-                         inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge},
+                         inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge,
+                                 "follow_symlinks": follow_symlinks},  # issue 23 §2: links out of raw/ refused
                          args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of},
                          llm_mode=getattr(judge, "mode", "none"))
 
@@ -294,6 +297,15 @@ class Vault:
             "tables": runs_sql.table_counts(self.conn),
             "last_runs": runs_sql.last_runs(self.conn, 10),
         }
+
+    def forget(self, selector: str, value: Any, *, apply: bool = False, as_of: str | None = None,
+               vacuum: bool | None = None) -> Any:
+        """Issue 23 §1: preview (default) or apply the removal of the conversations ``selector`` (conversation |
+        source | between | matching) names, with everything derived from them. Returns a ``ForgetReport``."""
+        from kenning.forget import forget
+
+        now = Clock.from_option(as_of).now() if as_of else None
+        return forget(self.conn, self.config, selector, value, apply=apply, now=now, vacuum=vacuum)
 
     def rejects(self, limit: int = 100) -> list[dict]:
         return raw_sql.list_rejects(self.conn, limit)

@@ -17,7 +17,7 @@ from kenning.cli.demo import (AS_OF, CHAT_WHY, DAMAGED, DEMO_QUERIES, SAMPLE, SA
 # or has nothing to say on the sample, so the story never shows an empty heading.
 HEADLINES: list[Callable[[Any], str | None]] = []
 # Modules whose import registers a headline (``@headline``), in the order the story tells them.
-HEADLINE_MODULES = ("kenning.cli.demo_intake", "kenning.cli.demo_corpus")
+HEADLINE_MODULES = ("kenning.cli.demo_intake", "kenning.cli.demo_corpus", "kenning.cli.demo_forget")
 
 
 def headline(fn: Callable[[Any], str | None]) -> Callable[[Any], str | None]:

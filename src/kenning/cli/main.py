@@ -123,7 +123,14 @@ def _register_review_commands() -> None:
     register(app)
 
 
+def _register_forget_commands() -> None:
+    from kenning.cli.forget import register
+
+    register(app)
+
+
 _register_review_commands()
+_register_forget_commands()
 
 
 def _register_delivery_commands() -> None:
@@ -187,6 +194,12 @@ def ingest(
     incognito: Annotated[bool, typer.Option("--incognito", help="Do not learn from these files: their "
                                             "conversations are kept raw only (or dropped, intake.incognito.keep) "
                                             "and never mined or shown in context.")] = False,
+    include_forgotten: Annotated[bool, typer.Option("--include-forgotten", help="Import conversations you removed "
+                                                    "with `kenning forget` again (they are skipped otherwise).")
+                                 ] = False,
+    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Let a wiki workspace cite raw files "
+                                                  "through links that point outside it (refused otherwise).")
+                               ] = False,
 ) -> None:
     """Import ChatGPT and Claude.ai exports, transcripts (JSON/JSONL), LoCoMo files, notes folders, mbox mail, .ics
     calendars and wiki workspaces. Re-importing the same input changes nothing; a newer one adds what is new.
@@ -198,6 +211,9 @@ def ingest(
     from kenning.sources.inputs import WIKI_WORKSPACE, classify_input
 
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
+        if include_forgotten:  # issue 23 §1
+            vault.config = vault.config.model_copy(update={"forget": vault.config.forget.model_copy(
+                update={"include_forgotten": True})})
         mode = llm_mode(vault.config, llm)
         wcfg = vault.config.beliefs.wiki
         has_wiki = any(classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) == WIKI_WORKSPACE for p in paths)
@@ -208,7 +224,8 @@ def ingest(
             fail(str(e))
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
-                                                   llm=llm, incognito=incognito))
+                                                   llm=llm, incognito=incognito,
+                                                   follow_symlinks=follow_symlinks))
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)

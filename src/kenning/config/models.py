@@ -562,6 +562,7 @@ class Config(Strict):
     intake: "IntakeConfig"
     backlinks: "BacklinksConfig"
     corpus: "CorpusConfig"
+    forget: "ForgetConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1462,6 +1463,10 @@ class CorpusConfig(Strict):
     notes: CorpusNotesConfig
     mail: CorpusMailConfig
     calendar: CorpusCalendarConfig
+class ForgetConfig(Strict):
+    """Issue 23 §1: `kenning forget` and what a re-import does with forgotten conversations."""
+    include_forgotten: bool
+    vacuum: bool
 
 
 Config.model_rebuild()

@@ -41,6 +41,7 @@ INSTRUCTIONS = (
 )
 
 MAX_K = 100   # an agent asking for thousands of hits gets a tool error, not a flood (R61)
+MAX_BELIEFS = 500  # beliefs_list's limit: a tool caller cannot ask for the whole ledger at once
 MAX_BUDGET = 2000   # a context packet's token budget an agent may ask for (D52)
 
 
@@ -116,7 +117,10 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
 
     def beliefs_list(workspace: str | None = None, topic: str | None = None, current_only: bool = False,
                      limit: int | None = None) -> dict[str, Any]:
-        """Beliefs of a workspace, newest first; `topic` filters, `current_only` drops superseded ones."""
+        """Beliefs of a workspace, newest first; `topic` filters, `current_only` drops superseded ones. `limit`
+        (default beliefs.why.max_results) is at most 500; `total` says how many there are."""
+        if limit is not None and not 1 <= limit <= MAX_BELIEFS:   # issue 23 §2: capped like search's k (P9)
+            raise ToolError(f"limit must be between 1 and {MAX_BELIEFS}, not {limit}")
         with open_ro() as v:
             ws = workspace or default_workspace or v.config.beliefs.default_workspace
             items, total = v.beliefs(workspace=ws, topic=topic, current_only=current_only,
