@@ -234,7 +234,8 @@ class _Steps:
         fsql.collect(conn, "vector", "SELECT vid FROM vector_items WHERE (space = 'search' AND item_id IN "
                                      "{search_doc}) OR (space = 'beliefs' AND item_id IN {wiki_belief}) OR "
                                      "(space = 'self_belief_nodes' AND item_id IN {self_belief}) OR "
-                                     "(space = 'nodes' AND item_id IN {node})")
+                                     "(space = 'nodes' AND item_id IN {node}) OR "
+                                     "(space = 'threads' AND item_id IN {thread})")
         fsql.collect(conn, "text_sha", "SELECT text_sha256 FROM vector_items WHERE vid IN {vector}")
         shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for (t,) in conn.execute(fsql.expand(
             "SELECT text_raw FROM messages WHERE message_id IN {message} AND text_raw IS NOT NULL"))]

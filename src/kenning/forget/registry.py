@@ -72,6 +72,23 @@ COLLECT: list[tuple[str, str]] = [
                     "EXISTS (SELECT 1 FROM belief_provenance p WHERE p.belief_id = b.belief_id "
                     "AND p.provenance_id IN {claim}) AND NOT EXISTS (SELECT 1 FROM belief_provenance p "
                     "WHERE p.belief_id = b.belief_id AND p.provenance_id NOT IN {claim}))"),
+    # ---- DOC72 intake (issue 18): observations of forgotten units, their decisions and queue rows -------------
+    ("observation", "SELECT observation_id FROM intake_observations WHERE conversation_id IN {conversation} "
+                    "OR message_id IN {message}"),
+    ("pending", "SELECT pending_id FROM pending_extractions WHERE observation_id IN {observation}"),
+    # ---- back-links (issue 20): a message is one observation (G3), its conversation the work context ---------
+    ("mention", "SELECT mention_id FROM mention_observations_derived WHERE observation_id IN {message} "
+                "OR work_context_id IN {conversation}"),
+    # a bundle any forgotten mention supported or contradicted goes; the next `backlinks` run re-aggregates what
+    # the remaining mentions support (P12)
+    ("bundle", "SELECT DISTINCT b.evidence_bundle_id FROM evidence_bundles_derived b, json_each(b.support_mention_ids) "
+               "j WHERE j.value IN {mention} UNION SELECT DISTINCT b.evidence_bundle_id FROM evidence_bundles_derived "
+               "b, json_each(b.contradiction_mention_ids) j WHERE j.value IN {mention}"),
+    ("entity_candidate", "SELECT DISTINCT c.candidate_id FROM entity_creation_candidates c, "
+                         "json_each(c.source_observation_ids) j WHERE j.value IN {message}"),
+    # ---- conversation corpus (issue 18 §25): a thread per conversation (a note's conversation id is its note id)
+    ("thread", "SELECT thread_id FROM thread_builds WHERE conversation_id IN {conversation} "
+               "UNION SELECT thread_id FROM conversation_threads WHERE thread_id IN {conversation}"),
     ("search_doc", "SELECT doc_rowid FROM search_docs WHERE (doc_kind = 'message' AND doc_id IN {message}) "
                    "OR conversation_id IN {conversation} OR (doc_kind = 'entity' AND doc_id IN {entity})"),
 ]
@@ -87,6 +104,32 @@ REGISTRY: list[Delete | Update | Step] = [
     # a surviving entity drops the names only forgotten messages used (P7); its search document is re-made by the
     # next index run (it would otherwise keep the dropped names)
     Step("entities", "entity_aliases"),
+    # ---- DOC72 intake, back-links and threads (issues 18, 20; P12) ---------------------------------------------
+    Delete("pending_extraction_audits", "pending_id IN {pending}"),
+    Delete("pending_extractions", "pending_id IN {pending}"),
+    Delete("intake_dispatch_decisions", "observation_id IN {observation}"),
+    Delete("intake_observations", "observation_id IN {observation}"),
+    Delete("review_queue_derived", "primary_ref IN {bundle} OR primary_ref IN {entity_candidate} "
+                                   "OR primary_ref IN {mention}"),
+    Delete("backlink_tier4_queue", "mention_id IN {mention} OR observation_id IN {message}"),
+    Delete("evidence_bundles_derived", "evidence_bundle_id IN {bundle}"),
+    Delete("entity_creation_candidates", "candidate_id IN {entity_candidate} AND NOT EXISTS (SELECT 1 FROM "
+                                         "json_each(entity_creation_candidates.source_observation_ids) j "
+                                         "WHERE j.value NOT IN {message})"),
+    Update("entity_creation_candidates", "source_observation_ids = (SELECT json_group_array(value) FROM "
+                                         "json_each(entity_creation_candidates.source_observation_ids) "
+                                         "WHERE value NOT IN {message})", "candidate_id IN {entity_candidate}"),
+    Delete("mention_observations_derived", "mention_id IN {mention}"),
+    Delete("backlink_observations", "observation_id IN {message}"),
+    # a person's verdict quoting a span: goes with --matching when it quotes the phrase (P12)
+    Delete("backlink_rejections_derived", "EXISTS (SELECT 1 FROM temp.forget_keys k WHERE k.kind = 'needle' "
+                                          "AND instr(backlink_rejections_derived.matched_text_span, k.id) > 0)"),
+    Delete("decision_checkpoints", "thread_id IN {thread} OR message_id IN {message}"),
+    Delete("thread_entity_links", "thread_id IN {thread}"),
+    Delete("thread_builds", "thread_id IN {thread}"),
+    Delete("conversation_threads", "thread_id IN {thread}"),
+    Delete("note_assessment_pointers", "note_id IN {conversation}"),
+    Delete("note_versions", "note_id IN {conversation}"),
     # ---- search index and vectors ---------------------------------------------------------------------------
     Step("search_docs", "search"), Step("search_fts", "search"), Step("search_doc_terms", "search"),
     Step("search_doc_keys", "search"), Step("search_term_docs", "search"),
@@ -176,6 +219,9 @@ NO_USER_TEXT: frozenset[str] = frozenset({
     "ner_model_runs", "llm_extraction_runs", "entity_canonicalization_runs", "lexicon_builds",
     # an import's file path and sizes; a workspace's folder
     "sources", "workspaces",
+    # DOC72 upkeep state: day counters, watermarks, node ids and times; memory-mode rules name a conversation id or
+    # an import path (like `sources`); suppressions are patterns a person typed as review settings (P12)
+    "extraction_budget_days", "backlink_state", "backlink_cooldown", "memory_mode_rules", "backlink_suppressions",
     # predicates are the closed relation vocabulary (labels like lives_in), not the user's words
     "predicates",
 })

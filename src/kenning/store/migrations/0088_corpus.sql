@@ -18,7 +18,7 @@ CREATE INDEX IF NOT EXISTS idx_threads_occurred ON conversation_threads(occurred
 
 CREATE TABLE IF NOT EXISTS thread_entity_links (
     thread_id TEXT REFERENCES conversation_threads(thread_id),
-    entity_id TEXT REFERENCES nodes(id),
+    entity_id TEXT REFERENCES nodes(id) ON DELETE CASCADE,
     PRIMARY KEY (thread_id, entity_id)
 );
 CREATE INDEX IF NOT EXISTS idx_thread_entity ON thread_entity_links(entity_id);
