@@ -166,3 +166,31 @@ def test_nodes_are_found_by_name(ui_vault):
     names = re.findall(r'<a href="/node/[^"]+">([^<]+)</a>', page)
     assert names and names[0] == "Sam"
     assert re.findall(r'<a href="/node/[^"]+">', c.get("/nodes?q=Sam&kind=goal").text) == []
+
+
+def test_review_approves_an_evidence_bundle_and_undo_rolls_it_back(ui_vault, tmp_path):
+    """Issue 21 × issue 20: a candidate relation from the back-link queue approved in the browser's review page is a
+    knowledge commit that promotes the edge; the undo button rolls it back; an entity candidate is created."""
+    from kenning.api import Vault
+
+    db = _copy(ui_vault, tmp_path)
+    app = create_app(db, now=AS_OF)
+    c = TestClient(app)
+    page = c.get("/review").text
+    items = re.findall(r'name="ref" value="([^"]+)"><input type="hidden" name="kind" value="([^"]+)"', page)
+    rel = next(ref for ref, kind in items if kind == "candidate_relation")
+    tok = app.state.web.csrf_token
+    r = c.post("/review/bundle", data={"csrf": tok, "ref": rel, "kind": "candidate_relation", "action": "approve"},
+               follow_redirects=False)
+    assert r.status_code == 303 and "approved" in r.headers["location"], r.headers["location"]
+    commit = re.search(r"undo=([^&]+)", r.headers["location"])[1]
+    with Vault.open(db, readonly=True) as v:
+        assert v.review_bundle(rel)["user_verdict"] == "approved"
+        assert rel not in {i["primary_ref"] for i in v.review_queue(page_size=100)["items"]}
+    r = c.post("/review/undo", data={"csrf": tok, "commit": commit}, follow_redirects=False)
+    assert r.status_code == 303 and "rolled%20back" in r.headers["location"]
+    ent = next((ref for ref, kind in items if kind == "entity_creation_candidate"), None)
+    if ent:
+        r = c.post("/review/bundle", data={"csrf": tok, "ref": ent, "kind": "entity_creation_candidate",
+                                           "action": "reject"}, follow_redirects=False)
+        assert r.status_code == 303 and "refused" not in r.headers["location"], r.headers["location"]

@@ -98,8 +98,13 @@ async def bundle_verdict(request: Request) -> RedirectResponse:
         if not hasattr(vault, "review"):
             return _back(request, form, "/review", msg="the evidence-bundle review is not on this version yet")
         try:
-            args = {"reason": "rejected in the web UI"} if action == "reject" else {}
-            receipt = vault.review(action, ref, as_of=state.now, **args)
+            if str(form.get("kind") or "") == "entity_creation_candidate":   # a new entity: create it or dismiss
+                resolution = "create_new" if action == "approve" else "dismiss"
+                extra = {"reason": "noise"} if resolution == "dismiss" else {}   # the seed's dismissal reasons
+                receipt = vault.review("entity", ref, as_of=state.now, resolution=resolution, **extra)
+            else:
+                args = {"reason": "rejected in the web UI"} if action == "reject" else {}
+                receipt = vault.review(action, ref, as_of=state.now, **args)
         except (KnowledgeError, ValueError) as e:
             return _back(request, form, "/review", msg=f"{action} refused: {e}")
     return _back(request, form, "/review", undo=str(receipt.get("commit_id") or ""), msg=f"{action}d {ref[:12]}")
