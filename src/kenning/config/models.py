@@ -559,6 +559,7 @@ class Config(Strict):
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
+    mining: "MiningConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1219,6 +1220,19 @@ class InspectConfig(Strict):
     compiled_truth: CompiledTruthConfig
     constellation: ConstellationConfig
     digest: DigestConfig
+
+
+# ---- issue 18: miners (goals, obligations, procedures, standing procedures, directives, corrections) ----------
+
+
+class MiningConfig(Strict):
+    enabled: bool
+    timezone: str
+    deadline_time: str = Field(pattern=r"^\d{2}:\d{2}$")
+    context_turns: int = Field(ge=0, le=20)
+    extractors: list[str]
+    deep_model: bool
+    max_deep_chars: int = Field(gt=0)
 
 
 Config.model_rebuild()

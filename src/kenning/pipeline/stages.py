@@ -11,6 +11,7 @@ from kenning.pipeline.stage3 import EntityCanonicalization
 from kenning.pipeline.stage4 import AssertionExtraction
 from kenning.pipeline.stage5 import TemporalReasoning
 from kenning.pipeline.stage6 import GraphMaterialization
+from kenning.pipeline.stage_extract import ExtractStage
 from kenning.pipeline.stage_index import SearchIndex
 from kenning.pipeline.stage_knowledge import KnowledgeBridge
 from kenning.selfbelief.stage import (SelfAnalyze, SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview,
@@ -27,6 +28,7 @@ STAGES: dict[str, Stage] = {
     "6": GraphMaterialization(),
     "self": SelfBeliefStage(),   # seed 000: self-statements → belief nodes (issue 7)
     "knowledge": KnowledgeBridge(),  # issue 17: ingest publishes into the DOC72 node store
+    "extract": ExtractStage(),  # issue 18: the miners (a stand-in until the funnel queue drains them)
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
