@@ -12,7 +12,7 @@ from kenning.intake.mining import attribution as attr
 from kenning.intake.mining.base import write_item
 from kenning.intake.mining import directives, goals, obligations, procedures, standing
 from kenning.intake.mining.match import best_match
-from kenning.intake.mining.common import Span, provenance, write
+from kenning.intake.mining.common import Span, node_id, provenance, write
 from kenning.knowledge.ops import Evidence, Feedback
 from kenning.store import knowledge as ksql
 
@@ -63,7 +63,10 @@ def mine_corrections(ctx: ExtractionContext, obs: Observation) -> ExtractionResu
     ops: list[Any] = [Evidence(id=target["id"], event_type="confirmed_by_user", contradicts=True,
                                provenance=provenance(obs, span, entry_type="user_correction", event=None,
                                                      description="the user corrected it", reason=reason))]
-    same = [m for m in restated if m.kind == target["node_kind"]]
+    # the same item restated with new details (an obligation's new date) corrects it in place; a directive, goal or
+    # rule restated differently is a new item, and the old one keeps the contradicting evidence
+    same = [m for m in restated if m.kind == target["node_kind"]
+            and (m.kind == "obligation" or node_id(ctx, m.kind, m.name) == target["id"])]
     if same:
         fields = {k: v for k, v in same[0].payload.items()
                   if k not in _NAME_FIELDS and (target["payload"] or {}).get(k) != v}
@@ -72,6 +75,6 @@ def mine_corrections(ctx: ExtractionContext, obs: Observation) -> ExtractionResu
     write(ctx, result, source_event="mining:correction", summary=f"correction of “{target['canonical_name'][:80]}”",
           ops=ops, key=f"mining:correction:{obs.message_id}:{target['id']}")
     for m in restated:
-        if m.kind != target["node_kind"]:
+        if not any(m is x for x in same):
             write_item(ctx, obs, result, m, how="directive")
     return result

@@ -20,6 +20,7 @@ _HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)
 _TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|but)\b.*$", re.I)
 
 _AIM = [
+    re.compile(r"\bsomething\s+i'?m\s+working\s+towards?\s+is\s+(?P<g>.+)", re.I),
     re.compile(r"\b(?:my|our)\s+(?:main\s+|big\s+|biggest\s+|long[- ]term\s+|ultimate\s+|real\s+|new\s+|top\s+)?"
                r"(?:goal|aim|objective|ambition|target|dream|resolution)\s+(?:for\s+[\w\s]+?\s+|this\s+year\s+|"
                r"right\s+now\s+)?(?:is|was|'s)\s+(?:to\s+|that\s+i\s+)?(?P<g>.+)", re.I),
@@ -30,7 +31,6 @@ _AIM = [
     re.compile(r"\bi\s+(?:really\s+)?(?:want|intend|plan|hope|aim|mean)\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+"
                r"(?:\d{4}|the\s+end\s+of|next|this|my|[A-Z][a-z]+).*|.+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|"
                r"fall|winter)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
-    re.compile(r"\bsomething\s+i'?m\s+working\s+towards?\s+is\s+(?P<g>.+)", re.I),
     re.compile(r"\bthe\s+(?:big\s+)?thing\s+i\s+want\s+to\s+(?:achieve|accomplish|do)\s+(?:this\s+year\s+)?is\s+"
                r"(?:to\s+)?(?P<g>.+)", re.I),
 ]
@@ -62,7 +62,8 @@ def goal_name(clause: str) -> tuple[str, str | None]:
         horizon = clean_clause(h.group("h"))
         c = c[:h.start()]
     c = clean_clause(c)
-    c = re.sub(r"^(?:to|that)\s+", "", c, flags=re.I)
+    c = re.sub(r"^(?:i\s+(?:now\s+)?want\s+to|i'?m\s+now\s+aiming\s+to|i'?m\s+going\s+to|my\s+new\s+goal\s+is(?:\s+to)?|"
+               r"it'?s\s+to|is|to|that)\s+", "", c, flags=re.I)
     return c[:1].lower() + c[1:], horizon
 
 
@@ -106,6 +107,7 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                 active = active if active is not None else nodes_of_kind(ctx, "goal")
                 cands = [n for n in active if (n["payload"] or {}).get("goal_status", "active") in ("active", "on_hold")]
                 said = next((g for g in m.groupdict().values() if g), None)
+                said = re.split(r",|\bbecause\b|\bsince\b|\bas\b", said)[0] if said else None
                 target = best_match(said, cands, threshold=55) if said else _latest_in_conversation(ctx, obs, cands)
                 if target is not None:
                     mm = Mined("goal", target["canonical_name"], dict(target["payload"] or {}), s)

@@ -37,9 +37,9 @@ _DONE = re.compile(r"\b(?:i|we)\s+(?:just\s+|finally\s+|already\s+)?(?:renewed|p
 _TYPES = [
     ("court_ordered", re.compile(r"\b(?:court|judge|hearing|subpoena|jury)\b", re.I)),
     ("statutory", re.compile(r"\b(?:tax|taxes|passport|visa|licen[cs]e|registration|permit|irs|hmrc|census|"
-                             r"vehicle|mot|insurance\s+renewal|id\s+card)\b", re.I)),
+                             r"vehicle\s+registration|mot|id\s+card)\b", re.I)),
     ("contractual", re.compile(r"\b(?:invoice|contract|lease|rent|landlord|client|payment|bill|subscription|"
-                               r"loan|mortgage|deliverable|milestone)\b", re.I)),
+                               r"loan|mortgage|deliverable|milestone|insurance|premium)\b", re.I)),
     ("courtesy", re.compile(r"\b(?:promised|birthday|thank[- ]you|rsvp|card|gift|favou?r)\b", re.I)),
 ]
 _LEAD = re.compile(r"^(?:(?:really|definitely|absolutely|still|also|first|somehow|finally)\s+)+", re.I)
@@ -72,7 +72,7 @@ def obligation_type(text: str) -> str:
 
 def _name(o: str) -> str:
     o = _LEAD.sub("", clean_clause(o))
-    o = re.sub(r"^(?:to\s+)", "", o, flags=re.I)
+    o = re.sub(r"^(?:to|the|my|our)\s+", "", o, flags=re.I)
     return o[:1].lower() + o[1:]
 
 
