@@ -342,6 +342,10 @@ from kenning.cli import search as _search_cli  # noqa: E402
 _search_cli.register(app)
 _eval_cli.register(app)
 
+from kenning.cli import mining as _mining_cli  # noqa: E402  (issue 18: goals, obligations, procedures, …)
+
+_mining_cli.register(app)
+
 
 def main() -> None:
     app()
