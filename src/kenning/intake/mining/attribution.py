@@ -24,7 +24,7 @@ _QUESTION_START = re.compile(
     r"shall|has|have|about)\b|(?:should|shall|could|would|can|do|does|did|is|are|was|were|will|have|has)\s+"
     r"(?:i|you|we|it|they|he|she|there|this|that|my)\b|any\s+idea|i\s+wonder)", re.I)
 _HYPOTHETICAL = re.compile(
-    r"\b(?:what\s+if|suppose|supposing|hypothetically|imagine|if\s+i\s+(?:were|was|had|ever)|say\s+i\b|"
+    r"\b(?:what\s+if|suppose\b|supposing|hypothetically|imagine|if\s+i\s+(?:were|was|had|ever)|say\s+i\b|"
     r"in\s+theory|would\s+it\s+make\s+sense|i\s+might|maybe\s+i(?:'ll|\s+will|\s+should)?|i'?m\s+wondering|"
     r"thinking\s+about\s+whether|not\s+sure\s+(?:if|whether))", re.I)
 
@@ -47,7 +47,7 @@ _CONTEST = re.compile(
 _SUGGESTION = re.compile(
     r"\b(?:i\s+(?:suggest|recommend|propose)|you\s+(?:could|might|should|may\s+want\s+to)|how\s+about|"
     r"why\s+not|consider|try\b|one\s+option|here'?s\s+(?:a|one|how)|a\s+good\s+(?:approach|way)|"
-    r"i'?d\s+(?:suggest|recommend)|whenever|every\s+\w+day|steps?\b|\b1[.)]\s)", re.I)
+    r"i'?d\s+(?:suggest|recommend)|from\s+now\s+on|i'?ll\s+always|going\s+forward|whenever|every\s+\w+day|steps?\b|\b1[.)]\s)", re.I)
 
 
 _CORRECTION = re.compile(

@@ -41,7 +41,7 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
     ("standing_order", "standing_order", re.compile(
         r"^(?:(?:and|also|oh|ok(?:ay)?)[,\s]+)?(?P<x>(?:please\s+)?always\s+(?!been\b).+|(?:from\s+now\s+on|going\s+forward|"
         r"in\s+(?:the\s+)?future),?\s+(?:please\s+)?(?:always\s+)?.+|you\s+should\s+always\s+.+|make\s+sure\s+(?:you\s+)?"
-        r"always\s+.+)$", re.I)),
+        r"always\s+.+|please\s+(?:keep|use|write|avoid|stick\s+to|answer|reply|respond|format|include|sign)\s+.+)$", re.I)),
 ]
 _WHEN = re.compile(r"(?:,\s*|\s+)(?:when(?:ever)?|while|if|for|in)\s+(?P<w>(?:i'?m\s+|i\s+am\s+|you'?re\s+|you\s+are\s+|"
                    r"it'?s\s+|we'?re\s+)?(?:writing|emailing|drafting|talking|replying|working|cooking|travel+ing|on\s+"
@@ -78,6 +78,8 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
             continue
         if voice == "assistant" and not re.search(r"\b(?:i'?ll|i\s+will|noted|got\s+it|from\s+now\s+on)\b", sent, re.I):
             continue  # an assistant's own advice is not the user's directive unless it restates one to keep
+        if voice == "assistant":
+            sent = re.sub(r"^(?:noted|got\s+it|sure|ok(?:ay)?|understood)\s*[,.!:—–-]*\s*", "", sent, flags=re.I)
         for memory_type, assertion, rx in _RULES:
             m = rx.search(sent)
             if not m:

@@ -20,6 +20,12 @@ _HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)
 _TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|but)\b.*$", re.I)
 
 _AIM = [
+    re.compile(r"\bthe\s+(?:big\s+)?thing\s+i\s+want\s+to\s+(?:achieve|accomplish|do)\s+(?:this\s+year\s+)?is\s+"
+               r"(?:to\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\b(?:this|next)\s+(?:year|summer|month|spring|autumn|fall|winter),?\s+i'?m\s+(?:going\s+to|gonna|"
+               r"finally\s+going\s+to)\s+(?P<g>.+)", re.I),
+    re.compile(r"\bi'?d\s+(?:really\s+)?love\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+.+|.+?\s+(?:this|next)\s+(?:year|"
+               r"summer|spring|autumn|fall|winter)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
     re.compile(r"\bsomething\s+i'?m\s+working\s+towards?\s+is\s+(?P<g>.+)", re.I),
     re.compile(r"\b(?:my|our)\s+(?:main\s+|big\s+|biggest\s+|long[- ]term\s+|ultimate\s+|real\s+|new\s+|top\s+)?"
                r"(?:goal|aim|objective|ambition|target|dream|resolution)\s+(?:for\s+[\w\s]+?\s+|this\s+year\s+|"
@@ -31,8 +37,6 @@ _AIM = [
     re.compile(r"\bi\s+(?:really\s+)?(?:want|intend|plan|hope|aim|mean)\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+"
                r"(?:\d{4}|the\s+end\s+of|next|this|my|[A-Z][a-z]+).*|.+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|"
                r"fall|winter)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
-    re.compile(r"\bthe\s+(?:big\s+)?thing\s+i\s+want\s+to\s+(?:achieve|accomplish|do)\s+(?:this\s+year\s+)?is\s+"
-               r"(?:to\s+)?(?P<g>.+)", re.I),
 ]
 _SUB = re.compile(r"\b(?:as\s+(?:a\s+)?(?:part|step|first\s+step)\s+(?:of|towards?)|to\s+get\s+there|on\s+the\s+way"
                   r"\s+to|as\s+a\s+step\s+towards?|for\s+that\s+goal|towards?\s+that(?:\s+goal)?)\s*(?P<p>[^,]*),\s*"

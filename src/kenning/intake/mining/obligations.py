@@ -20,6 +20,7 @@ _PATTERNS = [
     re.compile(rf"\b(?:i|we)\s+(?:really\s+)?(?:have|need|must|'ve\s+got|got|am\s+supposed|'m\s+supposed)\s+(?:to\s+)?"
                rf"(?P<o>.+?)\s+{_BY}\s", re.I),
     re.compile(rf"\b(?:i|we)\s+must\s+(?P<o>.+?)\s+{_BY}\s", re.I),
+    re.compile(rf"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:supposed|required|expected|due)\s+to\s+(?P<o>.+?)\s+{_BY}\s", re.I),
     re.compile(r"\b(?:the|my|our)\s+(?P<o>[\w\s'-]+?)\s+(?:is|are)\s+due\b", re.I),
     re.compile(rf"\b(?P<obj>(?:the|my|our)\s+[\w\s'-]+?)\s+(?:has|have|needs?|must)\s+(?:to\s+)?be\s+(?P<v>\w+)\s+{_BY}\s",
                re.I),

@@ -21,7 +21,7 @@ _HEADER = re.compile(
     r"my\s+(?:usual\s+|standard\s+)?(?:process|routine|procedure|steps|recipe|workflow|method|checklist)\s+(?:for|to|when)\s+|"
     r"(?:the\s+)?steps\s+(?:to|for)\s+|when\s+i\s+(?P<w>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\s+start)|"
     r"to\s+(?P<t2>[^,:]{3,60}),\s*(?:i|you)\s+(?=first\b|start\s+by\b))"
-    r"(?P<task>[^:\n.]{3,80})?", re.I)
+    r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 _NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
                   r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then)\b[,:]?\s*", re.I)

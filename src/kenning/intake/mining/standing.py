@@ -30,6 +30,9 @@ _EXCL = re.compile(r"[,\s]+(?:unless|except\s+(?:when|if|for|on)|but\s+not\s+(?:
 _AUTO = re.compile(r"\b(?:without\s+asking|automatically|no\s+need\s+to\s+(?:ask|check|confirm)|don'?t\s+(?:ask|"
                    r"check\s+with\s+me))\b", re.I)
 _NOTIFY = re.compile(r"\b(?:just|only)\s+(?:let\s+me\s+know|tell\s+me|notify\s+me|flag\s+it)\b", re.I)
+# an action is something to do: not a reaction ("no rush") nor the user narrating ("I fail"); "I'll …" is fine
+_NOT_ACTION = re.compile(r"^(?:no\s+(?:rush|hurry|worries|problem)|never\s+mind|it'?s\s+|that'?s\s+|i\s+(?!will\b|want\b|"
+                         r"need\b|must\b|should\b|always\b)\w+)", re.I)
 _QUESTIONISH = re.compile(r"\b(?:what|should|would|could)\b.*\?$", re.I)
 
 
@@ -54,8 +57,10 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
         sent = s.text
         if sent.rstrip().endswith("?") or _QUESTIONISH.search(sent):
             continue
+        # "I suggest a rule: whenever …" — the rule is what follows the colon
+        lead = re.match(r"^[^:]{0,60}:\s*", sent)
         for rx in _TRIGGERS:
-            m = rx.match(sent)
+            m = rx.match(sent) or (rx.match(sent[lead.end():]) if lead else None)
             if not m:
                 continue
             trigger, action = clean_clause(m.group("t")), clean_clause(m.group("a"))
@@ -69,7 +74,8 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                         action = clean_clause(src[:x.start()])
                     else:
                         trigger = clean_clause(src[:x.start()])
-            if len(action.split()) < 2 or len(trigger.split()) < 1 or len(action.split()) > 40:
+            if len(action.split()) < 2 or len(trigger.split()) < 1 or len(action.split()) > 40 \
+                    or _NOT_ACTION.match(action):
                 break
             safety = "auto_safe" if _AUTO.search(sent) else "notify" if _NOTIFY.search(sent) else "confirm_first"
             steps = [clean_clause(p) for p in re.split(r",?\s+(?:and\s+then|then|and\s+also)\s+", action) if p.strip()]
