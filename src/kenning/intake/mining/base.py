@@ -9,6 +9,7 @@ from kenning.intake.extractors import ExtractionContext, ExtractionResult, Obser
 from kenning.intake.mining import attribution as attr
 from kenning.intake.mining.common import Mined, Span, create_op, get_node, node_id, provenance, write
 from kenning.knowledge.ops import Feedback, UpdateNode
+from kenning.store import knowledge as ksql
 from kenning.store import mining as msql
 
 Parser = Callable[[str, ExtractionContext, Observation, str], list[Mined]]
@@ -29,6 +30,26 @@ def _with_attribution(m: Mined, authority: str, participant: str) -> Mined:
     payload["annotations"] = [*payload.get("annotations", []), _annotation(authority, participant)]
     m.payload = payload
     return m
+
+
+_OWN_ENTRIES = frozenset({"user_statement", "agent_suggestion", "user_acceptance", "user_correction",
+                          "reported_success", "user_confirmation", "user_rejection"})
+
+
+def bridged_spans(ctx: ExtractionContext, obs: Observation) -> dict[str, list[tuple[int, int]]]:
+    """kind → spans of this message the knowledge bridge (issue 17) already published as nodes of that kind (its
+    goals and directives from stage 4's claims). The miners leave those to it and add what it misses (I25)."""
+    if not obs.message_id:
+        return {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    for nid in ksql.node_ids_with_message(ctx.conn, [obs.message_id]):
+        n = ksql.get_node(ctx.conn, nid)
+        if not n:
+            continue
+        for p in ksql.get_provenance(ctx.conn, nid):
+            if p.get("message_id") == obs.message_id and p["entry_type"] not in _OWN_ENTRIES:
+                out.setdefault(n["node_kind"], []).append((p.get("char_start") or 0, p.get("char_end") or len(obs.text)))
+    return out
 
 
 def statement_spans_ok(m: Mined) -> bool:
@@ -87,6 +108,9 @@ def run_class(ctx: ExtractionContext, obs: Observation, name: str, parse: Parser
     # a correction restates an item to fix an earlier one: the corrections miner writes it (critical lane, §10.5)
     correcting = obs.critical and attr.is_correction(obs.text)
     own = [] if correcting else [m for m in parse(obs.text, ctx, obs, "user") if statement_spans_ok(m)]
+    if own:
+        taken = bridged_spans(ctx, obs)
+        own = [m for m in own if not any(a < m.span.end and m.span.start < b for a, b in taken.get(m.kind, ()))]
     for m in own:
         write_item(ctx, obs, result, m, how="directive")
     agent = attr.answered_agent_turn(obs)

@@ -10,7 +10,6 @@ from kenning.intake.extractors import ExtractionContext, ExtractionResult, Obser
 from kenning.intake.mining import standing
 from kenning.intake.mining.base import run_class
 from kenning.intake.mining.common import Mined, clean_clause, sentences
-from kenning.store import knowledge as ksql
 
 _Q = r"[\"“'‘]"
 _QE = r"[\"”'’]"
@@ -50,30 +49,10 @@ _NOT = re.compile(r"(?:,\s*|\s+)(?:unless|except\s+(?:when|for|if|in|on)?|but\s+
                   r"(?P<w>[^,.]+)", re.I)
 
 
-def _bridge_spans(ctx: ExtractionContext, obs: Observation) -> list[tuple[int, int]]:
-    """Spans of this message the knowledge bridge (issue 17) already made directives of: stage 4's preferences and
-    constraints. The miner leaves those to it and adds what it misses (I25)."""
-    if not obs.message_id:
-        return []
-    spans = []
-    for nid in ksql.node_ids_with_message(ctx.conn, [obs.message_id]):
-        n = ksql.get_node(ctx.conn, nid)
-        if not n or n["node_kind"] != "memory_directive":
-            continue
-        for p in ksql.get_provenance(ctx.conn, nid):
-            if p.get("message_id") == obs.message_id and p["entry_type"] not in ("user_statement", "agent_suggestion",
-                                                                                   "user_acceptance"):
-                spans.append((p.get("char_start") or 0, p.get("char_end") or len(obs.text)))
-    return spans
-
-
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     out: list[Mined] = []
-    taken = _bridge_spans(ctx, obs) if voice == "user" else []
     for s in sentences(text):
         sent = s.text
-        if any(a < s.end and s.start < b for a, b in taken):
-            continue
         if sent.rstrip().endswith("?") or any(rx.match(sent) for rx in standing._TRIGGERS):
             continue
         if voice == "assistant" and not re.search(r"\b(?:i'?ll|i\s+will|noted|got\s+it|from\s+now\s+on)\b", sent, re.I):
