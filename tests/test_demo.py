@@ -45,3 +45,10 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
     assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
+    # issue 18: goals, obligations with the .ics export, a procedure and a standing procedure from the bundled chats
+    assert "Goals, obligations, procedures and rules from your chats (issue 18)" in text
+    assert "goal: run three times a week (active) — part of “run the Berlin half marathon”" in proc.stdout
+    assert "obligation: renew my passport — due 2024-02-15T23:59:00+00:00 (statutory, overdue)" in proc.stdout
+    assert (tmp_path / "obligations.ics").read_bytes().count(b"BEGIN:VEVENT") == 2
+    assert "procedure: back up my laptop (captured, your own steps)" in proc.stdout
+    assert "standing: when a backup fails → remind me to rerun it the same evening" in proc.stdout

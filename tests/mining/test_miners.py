@@ -67,7 +67,7 @@ def test_sub_goal_links_parent_and_evolution_keeps_the_old_goal(conn):
         ("user", "I've changed my goal: I now want to run an ultramarathon."),
     ])
     goals = {n["canonical_name"]: n for n in nodes(conn, "goal")}
-    parent, sub, new = goals["run a marathon"], goals["run a half marathon in January"], goals["run an ultramarathon"]
+    parent, sub, new = goals["run a marathon"], goals["run a half marathon"], goals["run an ultramarathon"]
     assert sub["payload"]["parent_goal_id"] == parent["id"]
     assert parent["payload"]["sub_goal_ids"] == [sub["id"]]
     assert ksql.current_edge(conn, sub["id"], "sub_goal_of", parent["id"]) is not None

@@ -187,6 +187,8 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
     demo_delivery(db, config)
+    from kenning.cli.demo_mining import demo_mining
+    demo_mining(db, config)
 
 
 def demo_delivery(db: Path | None, config: Path | None) -> None:

@@ -14,7 +14,8 @@ from kenning.intake.mining.match import best_match
 from kenning.knowledge.ops import CreateEdge, UpdateNode
 
 _HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)?(?:\d{4}|next\s+\w+|this\s+\w+|"
-                      r"the\s+\w+|\w+\s+\d{4}|[a-z]+\s+(?:months?|years?|weeks?)|my\s+\w+\s*\w*)|this\s+(?:year|summer|"
+                      r"the\s+\w+|\w+\s+\d{4}|(?:january|february|march|april|may|june|july|august|september|october|november|"
+                      r"december)|[a-z]+\s+(?:months?|years?|weeks?)|my\s+\w+\s*\w*)|this\s+(?:year|summer|"
                       r"spring|autumn|fall|winter|month)|next\s+(?:year|summer|spring|month)|eventually|someday|"
                       r"one\s+day|in\s+the\s+long\s+run)\b.*$", re.I)
 _TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|but)\b.*$", re.I)

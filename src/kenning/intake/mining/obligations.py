@@ -10,7 +10,7 @@ from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
 from kenning.intake.mining.base import run_class
-from kenning.intake.mining.common import (Mined, clean_clause, deadline_iso, find_date, nodes_of_kind, ref_day,
+from kenning.intake.mining.common import (Mined, Span, clean_clause, deadline_iso, find_date, nodes_of_kind, ref_day,
                                           sentences)
 from kenning.intake.mining.match import best_match
 from kenning.knowledge.ops import UpdateNode
@@ -77,51 +77,59 @@ def _name(o: str) -> str:
     return o[:1].lower() + o[1:]
 
 
+def _clauses(whole: Span) -> list[Span]:
+    cuts = [0] + [m.end() for m in re.finditer(r",\s+(?:and|but|plus|also)\s+", whole.text)]
+    ends = [m.start() for m in re.finditer(r",\s+(?:and|but|plus|also)\s+", whole.text)] + [len(whole.text)]
+    return [Span(whole.start + a, whole.start + b, whole.text[a:b]) for a, b in zip(cuts, ends)]
+
+
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     if voice != "user":
         return []  # the user's own obligations only
     out: list[Mined] = []
     ref = ref_day(obs, ctx)
-    for s in sentences(text):
-        sent = s.text
-        if (d := _DONE.search(sent)) and not find_date(sent[d.end():], ref):
-            pending = [n for n in nodes_of_kind(ctx, "obligation")
-                       if (n["payload"] or {}).get("status") in ("pending", "in_progress", "overdue", "extended")]
-            target = best_match(d.group("o"), pending, threshold=55)
-            if target is not None:
-                m = Mined("obligation", target["canonical_name"], dict(target["payload"] or {}), s)
-                done_at = obs.created_at or ctx.now
-                m.extra_ops.append(UpdateNode(id=target["id"], payload_set={"status": "completed",
-                                                                            "completed_at": done_at}))
-                out.append(m)
-            continue
-        for rx in _PATTERNS:
-            m = rx.search(sent)
-            if not m:
+    for whole in sentences(text):
+        # "I have to renew my passport by May 1, and the tax return is due on July 31": one item per clause
+        for s in _clauses(whole):
+            sent = s.text
+            if (d := _DONE.search(sent)) and not find_date(sent[d.end():], ref):
+                pending = [n for n in nodes_of_kind(ctx, "obligation")
+                           if (n["payload"] or {}).get("status") in ("pending", "in_progress", "overdue", "extended")]
+                target = best_match(d.group("o"), pending, threshold=55)
+                if target is not None:
+                    m = Mined("obligation", target["canonical_name"], dict(target["payload"] or {}), s)
+                    done_at = obs.created_at or ctx.now
+                    m.extra_ops.append(UpdateNode(id=target["id"], payload_set={"status": "completed",
+                                                                                "completed_at": done_at}))
+                    out.append(m)
                 continue
-            found = find_date(sent[m.start():], ref)
-            if found is None:
-                continue
-            day, _ = found
-            if m.groupdict().get("v"):
-                what = f"{base_verb(m.group('v'))} {m.group('obj')}"
-            elif m.groupdict().get("x"):
-                what = "renew " + re.sub(r"^(?:my|the|our)\s+", "", clean_clause(m.group("x")), flags=re.I)
-            else:
-                what = m.group("o")
-            name = _name(what)
-            if not 1 <= len(name.split()) <= 14 or re.search(r"\b(?:if|whenever)\b", name, re.I):
+            for rx in _PATTERNS:
+                m = rx.search(sent)
+                if not m:
+                    continue
+                found = find_date(sent[m.start():], ref)
+                if found is None:
+                    continue
+                day, _ = found
+                if m.groupdict().get("v"):
+                    what = f"{base_verb(m.group('v'))} {m.group('obj')}"
+                elif m.groupdict().get("x"):
+                    what = "renew " + re.sub(r"^(?:my|the|our)\s+", "", clean_clause(m.group("x")), flags=re.I)
+                else:
+                    what = m.group("o")
+                name = _name(what)
+                if not 1 <= len(name.split()) <= 14 or re.search(r"\b(?:if|whenever)\b", name, re.I):
+                    break
+                payload: dict[str, Any] = {
+                    "obligation_description": name[:500],
+                    "deadline": {"date": deadline_iso(day, ctx.config), "type": obligation_type(sent),
+                                 "consequence_of_missing": "not stated", "extendable": False},
+                    "status": "pending", "source": "conversation_mined", "deadline_source": "conversation",
+                    "obligor_hint": "the user"}
+                if m.groupdict().get("who"):
+                    payload["description"] = f"promised to {m.group('who')}"
+                out.append(Mined("obligation", name, payload, s))
                 break
-            payload: dict[str, Any] = {
-                "obligation_description": name[:500],
-                "deadline": {"date": deadline_iso(day, ctx.config), "type": obligation_type(sent),
-                             "consequence_of_missing": "not stated", "extendable": False},
-                "status": "pending", "source": "conversation_mined", "deadline_source": "conversation",
-                "obligor_hint": "the user"}
-            if m.groupdict().get("who"):
-                payload["description"] = f"promised to {m.group('who')}"
-            out.append(Mined("obligation", name, payload, s))
-            break
     return out
 
 
