@@ -29,14 +29,15 @@ def demo_mining(db: Path | None, config: Path | None) -> None:
     by_id = {g["id"]: g["name"] for g in found["goals"]}
     for g in found["goals"]:
         parent = f" — part of “{by_id[g['parent_goal_id']]}”" if g.get("parent_goal_id") in by_id else ""
-        out.print(f"  goal: {g['name']} ({g['status']}){parent}", markup=False, highlight=False)
+        out.print(f"  goal: {g['name']} ({g['status']}){parent}", markup=False, highlight=False, soft_wrap=True)
     ics = where / "obligations.ics"
     ics.write_bytes(views.obligations_ics(found["obligations"], AS_OF))
     console.print(f"$ kenning obligations --as-of {AS_OF[:10]} --ics {ics.name}", highlight=False, markup=False)
     for o in found["obligations"]:
         out.print(f"  obligation: {o['name']} — due {o['deadline']} ({o['type']}, {o['status']})", markup=False,
-                  highlight=False)
-    out.print(f"  wrote {len(found['obligations'])} calendar events to {ics.name}", markup=False, highlight=False)
+                  highlight=False, soft_wrap=True)
+    out.print(f"  wrote {len(found['obligations'])} calendar events to {ics.name}", markup=False, highlight=False,
+              soft_wrap=True)
     for p in found["procedures"][:2]:
         how = "accepted from the assistant" if any(e["entry_type"] == "user_acceptance" for e in p["evidence"]) \
             else "your own steps"
@@ -45,8 +46,9 @@ def demo_mining(db: Path | None, config: Path | None) -> None:
     for s in found["standing"][:1]:
         out.print(f"  standing: when {s['trigger']} → {s['action']}"
                   + (f" (unless {', '.join(s['exclusions'])})" if s["exclusions"] else "")
-                  + f" — {s['lifecycle_substate']}, {s['safety_class']}", markup=False, highlight=False)
+                  + f" — {s['lifecycle_substate']}, {s['safety_class']}", markup=False, highlight=False,
+                  soft_wrap=True)
     for d in found["directives"][:2]:
-        out.print(f"  directive: {d['name']} ({d['memory_type']})", markup=False, highlight=False)
+        out.print(f"  directive: {d['name']} ({d['memory_type']})", markup=False, highlight=False, soft_wrap=True)
     for r in rejected[:1]:
-        out.print(f"  turned down, not learned: “{r['quote'][:80]}”", markup=False, highlight=False)
+        out.print(f"  turned down, not learned: “{r['quote'][:80]}”", markup=False, highlight=False, soft_wrap=True)
