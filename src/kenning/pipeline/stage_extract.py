@@ -15,15 +15,31 @@ class ExtractStage:
     name = "extract"
     title = "mine goals, obligations, procedures, directives"
 
+    @staticmethod
+    def model_wanted(config: Any, explicit: bool) -> bool:
+        """Like stage 4 (M30): only a run that asks for the model explicitly sends messages to it."""
+        return explicit and config.mining.deep_model
+
     def run(self, ctx: StageContext) -> dict[str, Any]:
+        from kenning.llm import open_llm_run
+        from kenning.llm.version import extractor_version
+
         cfg = ctx.config.mining
         counts: dict[str, int] = {"observations": 0, "items": 0, "commits": 0}
         if not cfg.enabled:
             return counts
+        ev = extractor_version(ctx.config, prompts=["mining"] if ctx.llm_mode != "none" else [],
+                               llm_mode=ctx.llm_mode)
+        with open_llm_run(ctx, "mining", extractor_version=ev) as llm:
+            return self._mine(ctx, cfg, counts, llm if llm.enabled else None)
+
+    def _mine(self, ctx: StageContext, cfg: Any, counts: dict[str, int], llm: Any) -> dict[str, Any]:
         from kenning.intake.mining.corrections import is_correction
         extractors = registered()
         chosen = [(n, extractors[n]) for n in cfg.extractors if n in extractors]
-        ectx = ExtractionContext(conn=ctx.conn, config=ctx.config, depth="shallow", now=ctx.clock.now())
+        # no funnel yet: every message is a deep dispatch when a model is on, shallow (rules) otherwise
+        ectx = ExtractionContext(conn=ctx.conn, config=ctx.config, depth="deep" if llm else "shallow",
+                                 now=ctx.clock.now(), llm=llm)
         conv, turns = None, []
         for msg in msql.conversation_messages(ctx.conn):
             if msg["conversation_id"] != conv:
@@ -36,6 +52,8 @@ class ExtractStage:
             counts["observations"] += 1
             for name, fn in chosen:
                 res = fn(ectx, obs)
+                if llm is not None and name == "model":
+                    llm.run.add(messages_processed=1)
                 counts["items"] += res.items
                 counts["commits"] += len(res.commit_ids)
                 if res.items:
