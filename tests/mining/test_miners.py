@@ -310,3 +310,19 @@ def test_rerun_adds_no_nodes_and_no_commits(conn):
     assert sum(r.items for _, r in results) == 0
     assert (ksql.commit_count(conn), ksql.dump(conn)) == before
     assert docs  # the documents module is the writer's view; the dump above compares every table
+
+
+def test_episodic_and_accessible_only_content_is_never_promoted(conn):
+    from kenning.config import load_config
+    from kenning.intake.extractors import ExtractionContext, Observation, registered
+
+    cfg = load_config()
+    ctx = ExtractionContext(conn=conn, config=cfg, depth="shallow", now="2026-03-02T12:00:00.000Z")
+    for mode in ("episodic_recall", "accessible_only"):
+        obs = Observation(observation_id=f"o-{mode}", unit_kind="message", role="user", message_id=f"m-{mode}",
+                          text="My goal is to run a marathon. I have to renew my passport by March 20.",
+                          created_at="2026-03-01T09:00:00.000Z", persistence_mode=mode)
+        results = [fn(ctx, obs) for fn in registered().values()]
+        assert sum(r.items for r in results) == 0
+        assert any("never auto-promoted" in (r.skipped_reason or "") for r in results)
+    assert ksql.count_nodes(conn) == 0

@@ -47,6 +47,9 @@ def mine_corrections(ctx: ExtractionContext, obs: Observation) -> ExtractionResu
     if obs.role != "user" or not (obs.critical and is_correction(obs.text)):
         result.skipped_reason = "not a correction"
         return result
+    if obs.persistence_mode in ("accessible_only", "episodic_recall"):
+        result.skipped_reason = f"persistence mode {obs.persistence_mode}: never auto-promoted"
+        return result
     restated: list[Any] = []
     for kind, parse in _PARSERS.items():
         restated += [m for m in parse(obs.text, ctx, obs, "user")]
