@@ -11,14 +11,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation
-from kenning.knowledge.errors import KnowledgeError
 from kenning.knowledge.contracts import PayloadError
+from kenning.knowledge.errors import KnowledgeError
 from kenning.knowledge.ops import CreateNode, KnowledgeWrite, ProvenanceIn
 from kenning.knowledge.writer import KnowledgeWriter
 from kenning.pipeline.clock import Clock
 from kenning.store import knowledge as ksql
 
-_SENT = re.compile(r"[^.!?\n;]+(?:[.!?]+|$)|[^\n;]+", re.M)
 
 
 @dataclass(frozen=True)
@@ -163,7 +162,6 @@ def find_date(text: str, ref: dt.date) -> tuple[dt.date, re.Match] | None:
     relative days, end of month/week/year. None when there is none (or it is not a real day)."""
     for m in DATE_RE.finditer(text):
         try:
-            g = m.lastgroup if m.lastgroup in ("iso", "md", "dm", "rel", "wd", "eo", "in") else None
             s = m.group(0).lower()
             if m.group("iso"):
                 return dt.date.fromisoformat(m.group("iso")), m
@@ -177,12 +175,8 @@ def find_date(text: str, ref: dt.date) -> tuple[dt.date, re.Match] | None:
                 return (ref if "to" in s[:2] and "tomorrow" not in s else ref + dt.timedelta(days=1)), m
             if m.group("wd"):
                 wd = _DAYS[re.findall(_DAY, s, re.I)[0].lower()]
-                delta = (wd - ref.weekday()) % 7
-                if delta == 0 or s.startswith("next"):
-                    delta = delta or 7
-                    if s.startswith("next") and delta < 7 and (wd - ref.weekday()) % 7 == delta:
-                        pass
-                return ref + dt.timedelta(days=delta), m
+                # the coming such day ("Friday" said on a Friday is next week's)
+                return ref + dt.timedelta(days=(wd - ref.weekday()) % 7 or 7), m
             if m.group("eo"):
                 nxt = "next" in s
                 if "month" in s:
@@ -197,7 +191,6 @@ def find_date(text: str, ref: dt.date) -> tuple[dt.date, re.Match] | None:
                 unit = m.group("in_u").lower()
                 days = k * (7 if unit.startswith("week") else 30 if unit.startswith("month") else 1)
                 return ref + dt.timedelta(days=days), m
-            del g
         except (ValueError, KeyError, IndexError):
             continue
     return None

@@ -9,7 +9,7 @@ from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
 from kenning.intake.mining.base import run_class
-from kenning.intake.mining.common import Mined, Span, clean_clause, node_id, nodes_of_kind, sentences
+from kenning.intake.mining.common import Mined, clean_clause, node_id, nodes_of_kind, sentences
 from kenning.intake.mining.match import best_match
 from kenning.knowledge.ops import CreateEdge, UpdateNode
 
@@ -128,7 +128,6 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                 cands = [n for n in active if (n["payload"] or {}).get("goal_status", "active") == "active"]
                 parent = best_match(m.group("p"), cands, threshold=55) if m.group("p").strip() else None
                 parent = parent or _latest_in_conversation(ctx, obs, cands)
-                extra: dict[str, Any] = {}
                 mm = Mined("goal", name, _payload(name, sent, horizon), s)
                 if parent is not None:
                     mm.payload["parent_goal_id"] = parent["id"]
@@ -138,7 +137,6 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                         mm.extra_ops.append(UpdateNode(id=parent["id"], payload_set={"sub_goal_ids": subs + [child]}))
                     mm.extra_ops.append(CreateEdge(source_id=child, relation_type="sub_goal_of", target_id=parent["id"],
                                                    start_date=obs.created_at, confidence=0.9))
-                del extra
                 out.append(mm)
                 continue
             for rx in _AIM:

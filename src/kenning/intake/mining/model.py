@@ -5,6 +5,7 @@ run beside it and the same item from both is one node (same kind and name → sa
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any, Literal, Optional
 
@@ -15,8 +16,6 @@ from kenning.intake.mining import attribution as attr
 from kenning.intake.mining.base import write_item
 from kenning.intake.mining.common import Mined, Span, deadline_iso, timezone_of
 from kenning.intake.mining.obligations import obligation_type
-
-import datetime as dt
 
 
 class MinedItem(BaseModel):

@@ -60,11 +60,10 @@ def _steps_from(text: str, header_end: int) -> list[str]:
     numbered = [m.group("s").strip() for m in _NUMBERED.finditer(body)]
     if len(numbered) >= 2:
         return numbered
-    parts = [p for p in _SEQ.split(body) if p and p.strip(" ,.;:")]
-    # the split keeps what preceded the first sequence word; only text after a sequence word is a step
-    if not _SEQ.search(body):
-        return []
+    # only text after the first sequence word ("first", "then", …) is a step
     first = _SEQ.search(body)
+    if not first:
+        return []
     tail = body[first.start():]
     parts = [clean_clause(p) for p in _SEQ.split(tail)]
     steps = [p for p in parts if len(p.split()) >= 2]
