@@ -92,3 +92,10 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert "$ kenning resume\n[Prior Context — reference]\nThread: Settling in Paris (note" in proc.stdout
     assert "- We decided to keep the flat near Canal Saint-Martin" in proc.stdout
     assert conn.execute("SELECT COUNT(*) FROM conversation_threads").fetchone()[0] == 45   # 40 chats, 3 sessions, 2 new
+    # issue 18: goals, obligations with the .ics export, a procedure and a standing procedure from the bundled chats
+    assert "Goals, obligations, procedures and rules from your chats (issue 18)" in text
+    assert "goal: run three times a week (active) — part of “run the Berlin half marathon”" in proc.stdout
+    assert "obligation: renew my passport — due 2024-02-15T23:59:00+00:00 (statutory, overdue)" in proc.stdout
+    assert (tmp_path / "obligations.ics").read_bytes().count(b"BEGIN:VEVENT") == 2
+    assert "procedure: back up my laptop (captured, your own steps)" in proc.stdout
+    assert "standing: when a backup fails → remind me to rerun it the same evening" in proc.stdout

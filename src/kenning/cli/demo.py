@@ -199,6 +199,9 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     from kenning.cli.demo_forget import demo_forget
 
     demo_forget(db, config)
+    from kenning.cli.demo_mining import demo_mining
+
+    demo_mining(db, config)
     from kenning.cli.demo_ui import demo_ui
 
     demo_ui(db, config)

@@ -372,11 +372,13 @@ def bench_synth(
     out_path: Annotated[Path, typer.Argument(metavar="OUT", help="Output .json or .zip path.")],
     conversations: Annotated[int, typer.Option("--conversations", "-n", help="How many conversations.")] = 50,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed ⇒ same bytes).")] = 1,
+    mining: Annotated[int, typer.Option("--mining", help="Also add N conversations with planted goals, obligations, "
+                                        "procedures, rules and directives (ground truth in the manifest).")] = 0,
 ) -> None:
     """Write a realistic synthetic ChatGPT export (and its ground-truth manifest)."""
     from kenning.bench.synth import write_export
 
-    stats = write_export(out_path, conversations, seed)
+    stats = write_export(out_path, conversations, seed, mining_conversations=mining)
     console.print(f"wrote {out_path}: {stats}")
 
 
@@ -400,6 +402,10 @@ from kenning.cli import search as _search_cli  # noqa: E402
 
 _search_cli.register(app)
 _eval_cli.register(app)
+
+from kenning.cli import mining as _mining_cli  # noqa: E402  (issue 18: goals, obligations, procedures, …)
+
+_mining_cli.register(app)
 
 
 def main() -> None:

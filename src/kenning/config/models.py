@@ -563,6 +563,7 @@ class Config(Strict):
     backlinks: "BacklinksConfig"
     corpus: "CorpusConfig"
     forget: "ForgetConfig"
+    mining: "MiningConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1467,6 +1468,17 @@ class ForgetConfig(Strict):
     """Issue 23 §1: `kenning forget` and what a re-import does with forgotten conversations."""
     include_forgotten: bool
     vacuum: bool
+# ---- issue 18: miners (goals, obligations, procedures, standing procedures, directives, corrections) ----------
+
+
+class MiningConfig(Strict):
+    enabled: bool
+    timezone: str
+    deadline_time: str = Field(pattern=r"^\d{2}:\d{2}$")
+    context_turns: int = Field(ge=0, le=20)
+    extractors: list[str]
+    deep_model: bool
+    max_deep_chars: int = Field(gt=0)
 
 
 Config.model_rebuild()
