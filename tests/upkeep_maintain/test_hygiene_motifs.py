@@ -35,15 +35,16 @@ def _edge_state(conn, a, b):
 
 def test_hygiene_demotes_decayed_promoted_edges_returns_the_bundle_and_spares_user_verified(conn):
     a, b, c, d = (node(conn, n, state="confirmed") for n in ("Anna", "Acme", "Ben", "Bolt"))
-    learned = {"learned_by": "backlink_pipeline_v2", "bundle_id": "b1"}
+    learned = {"learned_by": "backlink_pipeline_v2", "evidence_bundle_id": "b1"}
     edge(conn, a, "part_of", b, confidence=0.8, payload=learned)
-    edge(conn, c, "part_of", d, confidence=0.8, payload={**learned, "bundle_id": "b2", "user_verified": True})
+    edge(conn, c, "part_of", d, confidence=0.8, payload={**learned, "evidence_bundle_id": "b2",
+                                                          "user_verified": True})
     edge(conn, a, "used_in", d, confidence=0.8)  # not learned by a pipeline: hygiene leaves it alone
     edge(conn, b, "part_of", c, confidence=0.8, payload={"learned_by": "user"})  # `kenning edge add`: the person's
-    # the back-link pipeline's bundles table (its own migration on another branch): a real table here
-    conn.execute("CREATE TABLE evidence_bundles (bundle_id TEXT PRIMARY KEY, promotion_state TEXT, support_count "
-                 "INTEGER)")
-    conn.execute("INSERT INTO evidence_bundles VALUES ('b1', 'promoted', 4), ('b2', 'promoted', 5)")
+    # the back-link pipeline's bundles (migration 0090)
+    conn.execute("INSERT INTO evidence_bundles_derived(evidence_bundle_id, source_node_id, target_node_id, "
+                 "relation_type, support_count, promotion_state) VALUES (?, ?, ?, 'part_of', 4, "
+                 "'reinforced_relation'), (?, ?, ?, 'part_of', 5, 'user_verified')", ("b1", a, b, "b2", c, d))
     # 0.8 · 0.5^(150/90) ≈ 0.252 ≥ 0.18: kept
     r = maintain(conn, load_config(), now="2026-05-31T09:00:00.000Z")
     assert r["demoted_edge_count"] == 0 and _edge_state(conn, a, b)["lifecycle_state"] == "active"
@@ -52,15 +53,28 @@ def test_hygiene_demotes_decayed_promoted_edges_returns_the_bundle_and_spares_us
     e = _edge_state(conn, a, b)
     assert r["demoted_edge_count"] == 1 and r["reviewed_bundle_count"] == 1
     assert e["lifecycle_state"] == "observed" and e["confidence"] == pytest.approx(0.8 * 0.5 ** (200 / 90), abs=1e-6)
-    assert e["payload"]["bundle_id"] == "b1"
-    assert conn.execute("SELECT promotion_state, support_count FROM evidence_bundles ORDER BY bundle_id").fetchall() \
-        == [("candidate_relation", 4), ("promoted", 5)]
+    assert e["payload"]["evidence_bundle_id"] == "b1" and e["payload"]["demoted_at"]
+    assert conn.execute("SELECT promotion_state, support_count FROM evidence_bundles_derived ORDER BY "
+                        "evidence_bundle_id").fetchall() == [("candidate_relation", 4), ("user_verified", 5)]
     assert _edge_state(conn, c, d)["lifecycle_state"] == "active"
     assert _edge_state(conn, a, d)["lifecycle_state"] == "active"
     assert _edge_state(conn, b, c)["lifecycle_state"] == "active"
     assert r["hygiene_receipt"] == {"demoted_edge_count": 1, "archived_candidate_node_count": 0,
                                     "reviewed_bundle_count": 1}
     assert maintain(conn, load_config(), now="2026-07-21T09:00:00.000Z")["changes"] == 0
+
+
+def test_an_observed_promoted_edge_is_archived_once_decayed(conn):
+    """The back-link pipeline promotes to `observed` unless a person approved: decay takes it to `archived`."""
+    a, b = node(conn, "Anna", state="confirmed"), node(conn, "Acme", state="confirmed")
+    from kenning.knowledge.ops import CreateEdge, KnowledgeWrite
+    from tests.upkeep_maintain.helpers import writer
+    writer(conn).write(KnowledgeWrite(source_event="t", change_summary="e", ops=[CreateEdge(
+        source_id=a, relation_type="part_of", target_id=b, confidence=0.5, lifecycle_state="observed",
+        start_date=T0, payload={"learned_by": "backlink_pipeline_v2"})]))
+    r = maintain(conn, load_config(), now="2026-06-01T09:00:00.000Z")
+    assert r["demoted_edge_count"] == 1 and _edge_state(conn, a, b)["lifecycle_state"] == "archived"
+    assert maintain(conn, load_config(), now="2026-06-02T09:00:00.000Z")["changes"] == 0
 
 
 def test_isolated_candidates_are_archived_after_30_days(conn):

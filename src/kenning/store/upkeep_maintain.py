@@ -285,8 +285,10 @@ def old_usage_events(conn: apsw.Connection, before: str) -> list[dict[str, Any]]
 # ---- hygiene reads -----------------------------------------------------------------------------------------
 
 def learned_edges(conn: apsw.Connection) -> list[dict[str, Any]]:
-    """Current active edges a pipeline learned (payload.learned_by): the promoted edges hygiene decays."""
-    out = rows(conn, f"SELECT {', '.join(EDGE_COLS)} FROM edges WHERE {_ACTIVE_EDGE} AND "
+    """Current edges a pipeline learned (payload.learned_by), active or observed (the back-link pipeline promotes
+    to ``observed`` unless a person approved): the promoted edges hygiene decays."""
+    out = rows(conn, f"SELECT {', '.join(EDGE_COLS)} FROM edges WHERE end_date IS NULL AND "
+                     "COALESCE(lifecycle_state, 'active') IN ('active', 'observed') AND "
                      "json_extract(payload, '$.learned_by') IS NOT NULL ORDER BY source_id, relation_type, target_id")
     for r in out:
         r["payload"] = from_json(r["payload"])
@@ -301,13 +303,16 @@ def table_columns(conn: apsw.Connection, name: str) -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA table_info({name})")}
 
 
+BUNDLES = "evidence_bundles_derived"  # the back-link pipeline's table (migration 0090)
+
+
 def return_bundle_to_candidate(conn: apsw.Connection, bundle_id: str) -> bool:
-    """§42A.6: a demoted edge's evidence bundle goes back to ``candidate_relation`` with its support kept. The
-    bundles table belongs to the back-link pipeline; when it is not in this vault this is a no-op (False)."""
-    if not has_table(conn, "evidence_bundles") or "promotion_state" not in table_columns(conn, "evidence_bundles"):
+    """§42A.6: a demoted edge's evidence bundle goes back to ``candidate_relation`` with its support kept (a
+    suppressed bundle stays suppressed). A no-op (False) in a vault without the back-link tables."""
+    if not has_table(conn, BUNDLES):
         return False
-    key = "bundle_id" if "bundle_id" in table_columns(conn, "evidence_bundles") else "id"
-    conn.execute(f"UPDATE evidence_bundles SET promotion_state='candidate_relation' WHERE {key}=?", (bundle_id,))
+    conn.execute(f"UPDATE {BUNDLES} SET promotion_state='candidate_relation' WHERE evidence_bundle_id=? AND "
+                 "promotion_state NOT IN ('suppressed', 'candidate_relation')", (bundle_id,))
     return conn.changes() > 0
 
 

@@ -1,1 +1,2 @@
-"""Graph upkeep (seed 003 §42, §42A): evidence bundles and the review queue, and the nightly maintain DAG."""
+"""Graph upkeep (issue 20): the §42A.2 back-link pipeline (mentions → evidence bundles → promoted edges, the review
+queue) and the nightly maintenance (``upkeep/maintain/``)."""

@@ -30,7 +30,7 @@ def graph_density(conn: apsw.Connection, config: Config) -> dict[str, Any]:
     total_edges = c.get("total_edges", 0) or 0
     hubs = sorted(((d, i) for i, d in degrees.items() if i in active_ids), key=lambda x: (-x[0], x[1]))[:h.top_hubs]
     names = msql.node_names(conn, [i for _, i in hubs])
-    bundles = msql.has_table(conn, "evidence_bundles")
+    bundles = msql.has_table(conn, msql.BUNDLES)
     mentions = (msql.scalar_or_none(conn, "SELECT count(*) FROM mention_observations_derived")
                 if msql.has_table(conn, "mention_observations_derived") else None)
 
@@ -49,8 +49,8 @@ def graph_density(conn: apsw.Connection, config: Config) -> dict[str, Any]:
         "weak_edge_ratio": ratio(c.get("weak_edges", 0), total_edges),
         "generic_edge_ratio": ratio(c.get("generic_edges", 0), total_edges),
         "median_support": _bundle_median(conn) if bundles else None,
-        "suppression_rate": _bundle_rate(conn, "suppressed") if bundles else None,
-        "promotion_rate": _bundle_rate(conn, "promoted") if bundles else None,
+        "suppression_rate": _bundle_rate(conn, ("suppressed",)) if bundles else None,
+        "promotion_rate": _bundle_rate(conn, ("reinforced_relation", "user_verified")) if bundles else None,
         "llm_resolution_rate": None,  # Tier 4 belongs to the back-link pipeline; none in this vault yet
         "candidates_per_observation": None,
         "low_utility_edge_count": c.get("low_utility_edges", 0),
@@ -60,20 +60,14 @@ def graph_density(conn: apsw.Connection, config: Config) -> dict[str, Any]:
 
 
 def _bundle_median(conn: apsw.Connection) -> float | None:
-    cols = msql.table_columns(conn, "evidence_bundles")
-    col = next((c for c in ("support_count", "support") if c in cols), None)
-    if col is None:
-        return None
-    vals = [r[0] for r in conn.execute(f"SELECT {col} FROM evidence_bundles")]
+    vals = [r[0] for r in conn.execute(f"SELECT support_count FROM {msql.BUNDLES}")]
     return float(statistics.median(vals)) if vals else None
 
 
-def _bundle_rate(conn: apsw.Connection, state: str) -> float | None:
-    if "promotion_state" not in msql.table_columns(conn, "evidence_bundles"):
-        return None
-    total = msql.scalar_or_none(conn, "SELECT count(*) FROM evidence_bundles")
-    n = msql.scalar_or_none(conn, "SELECT count(*) FROM evidence_bundles WHERE promotion_state LIKE ?",
-                            (f"%{state}%",))
+def _bundle_rate(conn: apsw.Connection, state: tuple[str, ...]) -> float | None:
+    total = msql.scalar_or_none(conn, f"SELECT count(*) FROM {msql.BUNDLES}")
+    n = msql.scalar_or_none(conn, f"SELECT count(*) FROM {msql.BUNDLES} WHERE promotion_state IN "
+                                  f"({','.join('?' * len(state))})", state)
     return round(n / total, 6) if total else None
 
 

@@ -1,6 +1,7 @@
 """§42A.6 hygiene [DET]: a promoted (pipeline-learned) edge's confidence decays with a 90-day half-life from its
-last reinforcement; below the 0.18 floor it is demoted to ``observed`` and its evidence bundle returns to
-``candidate_relation`` (support kept, so it can be promoted again). Candidate nodes isolated for 30 days are
+last reinforcement; below the 0.18 floor it is demoted one state (active → observed, observed → archived; kept,
+never deleted), marked ``demoted_at`` so it is demoted once, and its evidence bundle returns to
+``candidate_relation`` (support kept, so the back-link pipeline can promote it again). Candidate nodes isolated for 30 days are
 archived. User-verified and authority-backed edges and nodes are never touched (G37)."""
 
 from __future__ import annotations
@@ -33,17 +34,21 @@ def run_hygiene(sc: StepContext) -> dict[str, Any]:
         if _exempt(payload):
             counts["user_verified_exempt"] += 1
             continue
-        since = payload.get("last_reinforced_at") or e["start_date"]
+        if payload.get("demoted_at"):
+            continue  # demoted once already; a re-promotion rewrites the payload and makes it eligible again
+        since = payload.get("last_reinforced_at") or payload.get("last_supported_at") or e["start_date"]
         now_conf = decayed(e["confidence"], sc.age_days(since), h.half_life_days)
         if now_conf >= h.floor:
             continue
         ops.append(UpdateEdge(source_id=e["source_id"], relation_type=e["relation_type"], target_id=e["target_id"],
-                              lifecycle_state="observed", confidence=round(now_conf, 6),
+                              lifecycle_state="observed" if (e["lifecycle_state"] or "active") == "active"
+                              else "archived", confidence=round(now_conf, 6),
                               payload_set={"demoted_at": sc.now,
                                            "demoted_reason": f"§42A.6 hygiene: decayed to {now_conf:.3f} "
                                                              f"(floor {h.floor:g})"}))
-        if payload.get("bundle_id"):
-            bundles.append(payload["bundle_id"])
+        bid = payload.get("evidence_bundle_id") or payload.get("bundle_id")
+        if bid:
+            bundles.append(bid)
     sc.write_batches("hygiene", "§42A.6 hygiene: demote decayed promoted edges", ops)
     counts["demoted_edge_count"] = len(ops)
     # the bundle hook: the back-link pipeline's table, when this vault has it
