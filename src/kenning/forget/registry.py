@@ -101,6 +101,10 @@ REGISTRY: list[Delete | Update | Step] = [
     Step("context_packets", "knowledge"),
     Step("context_session_items", "knowledge"),
     Step("extraction_audit", "knowledge"),
+    # ---- nightly upkeep (issue 20 parts 4–6): review items and fold verdicts name the nodes they are about ----
+    Delete("maintain_queue", "EXISTS (SELECT 1 FROM json_each(maintain_queue.node_ids) j "
+                             "WHERE j.value IN {affected_node})"),
+    Delete("fold_decisions", "node_a_id IN {affected_node} OR node_b_id IN {affected_node}"),
     # a surviving entity drops the names only forgotten messages used (P7); its search document is re-made by the
     # next index run (it would otherwise keep the dropped names)
     Step("entities", "entity_aliases"),
@@ -224,6 +228,10 @@ NO_USER_TEXT: frozenset[str] = frozenset({
     "extraction_budget_days", "backlink_state", "backlink_cooldown", "memory_mode_rules", "backlink_suppressions",
     # predicates are the closed relation vocabulary (labels like lives_in), not the user's words
     "predicates",
+    # nightly upkeep bookkeeping: generations, step counts, marks, the merge map, patterns and motifs (node ids,
+    # counts and dates only)
+    "maintain_runs", "maintain_steps", "maintain_state", "node_merge_map", "co_occurrence_patterns",
+    "procedure_motifs",
 })
 
 
