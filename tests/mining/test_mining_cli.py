@@ -40,7 +40,7 @@ def vault(tmp_path_factory):
     d = tmp_path_factory.mktemp("mining")
     export = write_export(d / "conversations.json", CONVS)
     db = d / "v.db"
-    ingest(db, export, stages="0-6,knowledge,extract")
+    ingest(db, export, stages="0-6,knowledge,intake,extract")
     return db, export
 
 
@@ -80,6 +80,6 @@ def test_cli_lists_with_json_and_exports_ics(vault, tmp_path):
 def test_reingest_adds_no_knowledge(vault):
     db, export = vault
     before = dump_tables(db)
-    ingest(db, export, stages="0-6,knowledge,extract")
+    ingest(db, export, stages="0-6,knowledge,intake,extract")
     after = dump_tables(db)
     assert after["knowledge_commits"] == before["knowledge_commits"] and after["nodes"] == before["nodes"]

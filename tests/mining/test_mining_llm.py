@@ -41,12 +41,15 @@ def overrides(server) -> dict:
     base = server.base_url if server is not None else "http://127.0.0.1:9/v1"
     return {"llm": {"base_url": base, "model": MODEL, "api_key": KEY, "backoff_initial_s": 0.001,
                     "backoff_max_s": 0.01, "timeout_s": 5}, "embeddings": {"backend": "hash"},
-            "entities": {"ner": {"llm": {"enabled": False}}}}
+            "entities": {"ner": {"llm": {"enabled": False}}},
+            # every turn goes deep here: this test is about what the model reads, not about the funnel's scoring
+            "intake": {"weights": {"min_score_for_shallow": 0.0, "min_score_for_deep": 0.0},
+                       "calibration": {"min_score_for_shallow": 0.0, "min_score_for_deep": 0.0}}}
 
 
 def ingest(db: Path, export: Path, server, mode: str | None):
     with Vault.open(db, overrides=overrides(server)) as v:
-        return {r.stage: r.counts for r in v.ingest([export], as_of=AS_OF, stages="0,1,2A,2B,3,knowledge,extract",
+        return {r.stage: r.counts for r in v.ingest([export], as_of=AS_OF, stages="0,1,2A,2B,3,knowledge,intake,extract",
                                                     llm=mode)}
 
 

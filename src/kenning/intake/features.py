@@ -20,6 +20,9 @@ _STOP = frozenset("the and for that this with have has had was were are you your
 INTENT = {"user_correction": 1.0, "user_flagged_focus": 1.0, "explicit_accepted_recommendation": 0.90}
 ASK_INTENT = 0.80
 DECIDE_INTENT = 0.75  # a user's own decision, goal, commitment or standing order (I4)
+# A turn a registered miner recognises (a stated goal, deadline, procedure, standing order, directive) is the user
+# telling the assistant something durable about themselves: explicit intent at the seed's override level (I33).
+CUE_INTENT = 0.90
 # Rules read a unit's first SCAN_CHARS characters: what a turn is about shows early, and a pasted document must
 # not make the funnel slow (shallow is < 100 ms per observation, §20A.2).
 SCAN_CHARS = 4000
@@ -42,6 +45,9 @@ class FeatureRules:
         # Only n-grams starting with an alias's first word can match: one set lookup rules most positions out.
         self.first_words = {a.split(" ", 1)[0] for a in self.aliases}
         self.hits: dict[str, list[str]] = {}  # source_ref → aliases named (for the skip audit)
+        from kenning.intake.extractors import cues
+
+        self.cues = list(cues().values())   # what the registered miners can read counts as intent (I33)
 
     def words(self, text: str) -> set[str]:
         return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
@@ -69,6 +75,8 @@ class FeatureRules:
         intent = INTENT.get(unit.critical_class or "", 0.0)
         if not intent and unit.actor == "user" and self.ask.search(text):
             intent = ASK_INTENT
+        elif not intent and unit.actor == "user" and any(c(text) for c in self.cues):
+            intent = CUE_INTENT
         elif not intent and unit.actor == "user" and self.decide.search(text):
             intent = DECIDE_INTENT
         words = self.words(text)

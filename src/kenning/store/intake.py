@@ -164,10 +164,13 @@ def queued_normal(conn: apsw.Connection) -> list[dict[str, Any]]:
 
 
 def runnable(conn: apsw.Connection) -> list[dict[str, Any]]:
-    """Queued rows, critical first, then normal, then deferred (§24: critical processes ahead of all)."""
-    return rows(conn, f"SELECT {', '.join(PENDING_COLS)} FROM pending_extractions WHERE status='queued' "
-                      f"ORDER BY CASE priority WHEN 'critical' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, "
-                      f"queued_at, pending_id")
+    """Queued rows, critical first, then normal, then deferred (§24: critical processes ahead of all); within a
+    class in the order things were said, so a miner sees a goal before the sub-goal that refers back to it."""
+    return rows(conn, f"SELECT {', '.join('p.' + c for c in PENDING_COLS)} FROM pending_extractions p "
+                      f"LEFT JOIN intake_observations o ON o.observation_id = p.observation_id "
+                      f"LEFT JOIN messages m ON m.message_id = o.message_id WHERE p.status='queued' "
+                      f"ORDER BY CASE p.priority WHEN 'critical' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, "
+                      f"p.queued_at, m.created_at_utc, o.conversation_id, m.order_index, p.pending_id")
 
 
 def set_pending(conn: apsw.Connection, pending_id: str, **values: Any) -> None:

@@ -98,3 +98,9 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
 @register("directives")
 def mine_directives(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
     return run_class(ctx, obs, "directives", parse)
+
+
+from kenning.intake.extractors import register_cue  # noqa: E402
+
+register_cue("directives", lambda text: any(p.search(part.strip()) for part in re.split(r"(?<=[.!?])\s+|\n", text)
+                                            for _, _, p in _RULES))

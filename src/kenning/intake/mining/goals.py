@@ -162,3 +162,8 @@ def _latest_in_conversation(ctx: ExtractionContext, obs: Observation, cands: lis
 @register("goals")
 def mine_goals(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
     return run_class(ctx, obs, "goals", parse)
+
+
+from kenning.intake.extractors import register_cue  # noqa: E402
+
+register_cue("goals", lambda text: any(p.search(text) for p in (*_AIM, _EVOLVE, _ACHIEVED, _ABANDON)))

@@ -144,3 +144,8 @@ def is_overdue(payload: dict[str, Any], now: str) -> bool:
 @register("obligations")
 def mine_obligations(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
     return run_class(ctx, obs, "obligations", parse)
+
+
+from kenning.intake.extractors import register_cue  # noqa: E402
+
+register_cue("obligations", lambda text: bool(_DONE.search(text)) or any(p.search(text) for p in _PATTERNS))

@@ -138,3 +138,10 @@ def mine_procedures(ctx: ExtractionContext, obs: Observation) -> ExtractionResul
         if result.items > before:
             result.skipped_reason = None
     return result
+
+
+from kenning.intake.extractors import register_cue  # noqa: E402
+
+# the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
+register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text)
+                                              or len(_NUMBERED.findall(text)) >= 2))

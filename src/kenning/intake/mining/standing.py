@@ -96,3 +96,10 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
 @register("standing")
 def mine_standing(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
     return run_class(ctx, obs, "standing", parse)
+
+
+from kenning.intake.extractors import register_cue  # noqa: E402
+
+# the standing rules anchor at a sentence start: try each line and sentence
+register_cue("standing", lambda text: any(p.search(part.strip()) for part in re.split(r"(?<=[.!?])\s+|\n", text)
+                                          for p in _TRIGGERS))
