@@ -109,6 +109,8 @@ REGISTRY: list[Delete | Update | Step] = [
     # next index run (it would otherwise keep the dropped names)
     Step("entities", "entity_aliases"),
     # ---- DOC72 intake, back-links and threads (issues 18, 20; P12) ---------------------------------------------
+    Delete("mining_rejected_options", "conversation_id IN {conversation} OR suggestion_message_id IN {message} "
+                                      "OR rejection_message_id IN {message}"),
     Delete("pending_extraction_audits", "pending_id IN {pending}"),
     Delete("pending_extractions", "pending_id IN {pending}"),
     Delete("intake_dispatch_decisions", "observation_id IN {observation}"),
