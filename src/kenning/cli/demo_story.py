@@ -182,6 +182,16 @@ def review_queue(vault) -> str | None:
 
 
 @headline
+def graph_health(vault) -> str | None:
+    """Issue 20: the graph's knowledge debt and what nightly upkeep would do (`kenning maintain --dry-run`)."""
+    h = vault.health()
+    d = h["graph_density"]
+    return (f"Graph health: knowledge debt {h['knowledge_debt_score']:.0f}/100, {d['total_nodes']} nodes, "
+            f"{d['total_edges']} edges (`kenning health`; `kenning maintain` folds duplicates, archives stale "
+            "candidates and finds recurring patterns)")
+
+
+@headline
 def mined_knowledge(vault) -> str | None:
     """Issue 18: what the miners found — goals, obligations, procedures, standing rules, directives."""
     from kenning.intake.mining import views
