@@ -4,6 +4,7 @@ import io
 import json
 
 import apsw
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,3 +112,57 @@ def test_damaged_export_through_the_cli(tmp_path, cli, vault_path):
     assert code == "DAMAGED_RECORD" and raw_text.startswith('{"title": "Chat 3')
     assert f"bytes {s}–" in message
     assert "DAMAGED_RECORD" in proc.stderr and "record 3" in proc.stderr
+
+
+# -- pathological content: bounded, or refused with a reason (config: import_limits) ---------------------
+
+def _limits_config(tmp_path, **limits):
+    import yaml
+
+    f = tmp_path / "limits.yaml"
+    f.write_text(yaml.safe_dump({"import_limits": limits}))
+    return f
+
+
+def _rows(db, sql):
+    return apsw.Connection(str(db)).execute(sql).fetchall()
+
+
+def test_too_many_parts_and_too_long_messages_are_rejected_alone(tmp_path, cli, vault_path):
+    many = simple_chat("parts", "Parts", [("user", "a"), ("assistant", "ok")])
+    many["mapping"]["parts-m0"]["message"]["content"]["parts"] = ["w"] * 5000
+    long = simple_chat("long", "Long", [("user", "x" * 50_000), ("assistant", "fine")])
+    src = tmp_path / "conversations.json"
+    src.write_text(json.dumps([many, long, simple_chat("ok", "Ok", [("user", "hi"), ("assistant", "yo")])]))
+    cfg = _limits_config(tmp_path, max_parts_per_message=1000, max_message_chars=10_000)
+    proc = cli("ingest", str(src), "--stages", "0,1", "--config", str(cfg), db=vault_path)
+    got = _rows(vault_path, "SELECT record_index, reason_code, pointer FROM rejects ORDER BY record_index")
+    assert got == [(0, "TOO_MANY_PARTS", "/mapping/parts-m0"), (1, "MESSAGE_TOO_LONG", "/mapping/long-m0")]
+    assert "import_limits.max_parts_per_message" in proc.stderr
+    # the rest of each conversation is kept
+    assert _rows(vault_path, "SELECT COUNT(*) FROM conversations") == [(3,)]
+    texts = {t for (t,) in _rows(vault_path, "SELECT text_raw FROM messages WHERE text_raw IS NOT NULL")}
+    assert {"ok", "fine", "hi", "yo"} <= texts
+
+
+def test_deep_nesting_and_huge_records_are_refused_with_a_reason(tmp_path, cli, vault_path):
+    deep = simple_chat("deep", "Deep", [("user", "a")])
+    text = json.dumps(deep)
+    text = text[:-1] + ', "junk": ' + "[" * 5000 + "]" * 5000 + "}"
+    big = json.dumps(simple_chat("big", "Big", [("user", "b" * 30000)]))
+    src = tmp_path / "conversations.json"
+    src.write_text("[" + text + ", " + big + ", " + json.dumps(simple_chat("ok", "Ok", [("user", "hi")])) + "]")
+    cfg = _limits_config(tmp_path, max_record_bytes=20000)
+    proc = cli("ingest", str(src), "--stages", "0,1", "--config", str(cfg), db=vault_path)
+    got = _rows(vault_path, "SELECT record_index, reason_code FROM rejects ORDER BY record_index")
+    assert got == [(0, "TOO_DEEP"), (1, "RECORD_TOO_LARGE")]
+    assert "nest 5,001 deep" in proc.stderr and "max_record_bytes" in proc.stderr
+    assert _rows(vault_path, "SELECT conversation_id FROM conversations") == [("ok",)]
+
+
+@pytest.mark.slow
+def test_a_ten_megabyte_word_finishes_with_default_limits(tmp_path, cli, vault_path):
+    src = tmp_path / "conversations.json"
+    src.write_text(json.dumps([simple_chat("w", "Word", [("user", "x" * 4_000_000), ("assistant", "ok")])]))
+    cli("ingest", str(src), db=vault_path, timeout=240)
+    assert _rows(vault_path, "SELECT COUNT(*) FROM messages WHERE length(text_raw) = 4000000") == [(1,)]

@@ -162,6 +162,7 @@ def ingest(
     from kenning.cli.beliefs import _rejections
     from kenning.sources.inputs import WIKI_WORKSPACE, classify_input
 
+    paths = preflight_inputs(paths, config)  # refuses bad paths before a vault exists (issue 23 part 3)
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
         mode = llm_mode(vault.config, llm)
         wcfg = vault.config.beliefs.wiki
@@ -185,6 +186,23 @@ def ingest(
     if raw is not None and raw.counts.get("conversations_imported", 0) == 0 and (
             raw.counts.get("rejected", 0) or raw.counts.get("files_failed", 0)):
         fail("nothing could be imported (see the rejects above, or `kenning rejects`)", code=2)
+
+
+def preflight_inputs(paths: list[Path], config: Path | None) -> list[Path]:
+    from kenning.config.loader import load_config
+    from kenning.sources.preflight import check_inputs
+
+    with user_errors():
+        wcfg = load_config(config).beliefs.wiki
+    check = check_inputs(paths, wcfg.wiki_dir, wcfg.sidecar_suffix)
+    for note in check.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    if check.refused:
+        fail("nothing was imported and no vault was touched:\n  " + "\n  ".join(check.refused), code=2)
+    if not check.paths:
+        console.print("nothing to import.")
+        raise typer.Exit(0)
+    return check.paths
 
 
 def _warning_summary(events: list[tuple]) -> dict[str, int]:

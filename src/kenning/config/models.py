@@ -559,6 +559,7 @@ class Config(Strict):
     self_beliefs: "SelfBeliefsConfig"
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
+    import_limits: "ImportLimitsConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1219,6 +1220,15 @@ class InspectConfig(Strict):
     compiled_truth: CompiledTruthConfig
     constellation: ConstellationConfig
     digest: DigestConfig
+
+
+class ImportLimitsConfig(Strict):
+    """Issue 23 part 3: bounds on one record (defaults.yaml ``import_limits``)."""
+
+    max_record_bytes: int = Field(gt=0)
+    max_nesting_depth: int = Field(gt=0)
+    max_parts_per_message: int = Field(gt=0)
+    max_message_chars: int = Field(gt=0)
 
 
 Config.model_rebuild()

@@ -13,7 +13,7 @@ from kenning.sources.chatgpt import Built, RecordError, build_conversation, pars
 from kenning.sources.inputs import ExportFile, HashingReader, InputError, resolve_export
 from kenning.sources.jcs import canonicalize, jcs_hash, sha256_hex
 from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
-from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem
+from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem, nesting_depth
 from kenning.store import raw as raw_sql
 from kenning.store.raw import MESSAGE_COLUMNS
 
@@ -73,7 +73,15 @@ class _FileImport:
             self.links.append((known, index))
             return
         ref = None
+        limits = ctx.config.import_limits
         try:
+            if len(data) > limits.max_record_bytes:
+                raise RecordError("RECORD_TOO_LARGE", f"{len(data):,} bytes, more than import_limits.max_record_bytes "
+                                  f"({limits.max_record_bytes:,}); raise the limit to import it")
+            depth = item.nesting() if item is not None else nesting_depth(data)
+            if depth > limits.max_nesting_depth:
+                raise RecordError("TOO_DEEP", f"arrays/objects nest {depth:,} deep, more than "
+                                  f"import_limits.max_nesting_depth ({limits.max_nesting_depth})")
             obj, repairs = parse_record(data)
             cid_hint = resolve_first(obj, ctx.config.export_mapping.conversation_id_path) if isinstance(obj, dict) else None
             ref = cid_hint if isinstance(cid_hint, str) and cid_hint else None

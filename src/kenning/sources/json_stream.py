@@ -32,6 +32,29 @@ class Element:
     index: int          # position in the top-level array
     offset: int         # byte offset in the file
     data: bytes
+    depth: int | None = None  # deepest nesting of arrays/objects, when the scanner counted it
+
+    def nesting(self) -> int:
+        if self.depth is None:
+            self.depth = nesting_depth(self.data)
+        return self.depth
+
+
+def nesting_depth(data: bytes) -> int:
+    """How deep arrays/objects nest in ``data`` (strings skipped); a bracket-only loop."""
+    depth = deepest = pos = 0
+    n = len(data)
+    while True:
+        pos = _SKIP_IN.match(data, pos).end()
+        if pos >= n or data[pos] == 0x22:
+            return deepest
+        if data[pos] in (0x7B, 0x5B):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        else:
+            depth -= 1
+        pos += 1
 
 
 @dataclass(slots=True)
@@ -99,6 +122,7 @@ def _scan(f: BinaryIO, chunk_size: int, buf: bytes, base: int, pos: int, index: 
     elem_start: int | None = None     # buffer position where the current element began
     scalar_start = pos                # where content after the last separator began
     emitted_since_sep = after_element
+    deepest = 1
     eof = False
     closed = False
     while True:
@@ -125,11 +149,14 @@ def _scan(f: BinaryIO, chunk_size: int, buf: bytes, base: int, pos: int, index: 
         if c in (0x7B, 0x5B):  # { [
             if depth == 1:
                 elem_start = pos
+                deepest = 1
             depth += 1
+            if depth > deepest:
+                deepest = depth
         elif c in (0x7D, 0x5D):  # } ]
             depth -= 1
             if depth == 1 and elem_start is not None:
-                yield Element(index, base + elem_start, bytes(buf[elem_start:pos + 1]))
+                yield Element(index, base + elem_start, bytes(buf[elem_start:pos + 1]), deepest - 1)
                 index += 1
                 elem_start = None
                 emitted_since_sep = True
