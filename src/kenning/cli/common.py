@@ -72,12 +72,30 @@ USER_ERRORS = (StoreError, ConfigError, ClockError, UnknownStage, FileNotFoundEr
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
     """Known failures become one clear line and exit code 1, not a traceback."""
+    import apsw
+
     try:
         yield
     except USER_ERRORS as e:
         fail(str(e))
     except StageFailed as e:
+        cause = e.__cause__
+        if isinstance(cause, (apsw.ReadOnlyError, apsw.BusyError)):
+            fail(_store_message(cause))
         fail(f"{e}\n(the vault is unchanged by this stage; details: `kenning runs --failed`)")
+    except (apsw.ReadOnlyError, apsw.BusyError) as e:
+        fail(_store_message(e))
+
+
+def _store_message(e: Exception) -> str:
+    """Two SQLite errors a person can act on (issue 23 parts 4 and 5)."""
+    import apsw
+
+    if isinstance(e, apsw.ReadOnlyError):
+        return ("the vault is read-only (read-only storage, a read-only file, or opened for reading): it can be "
+                "read but not changed; nothing was written")
+    return ("the vault is busy: another Kenning process is writing to it (an import?) and did not finish within "
+            "vault.busy_timeout_ms; nothing was written, try again when it is done")
 
 
 @contextlib.contextmanager

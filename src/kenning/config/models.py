@@ -560,6 +560,7 @@ class Config(Strict):
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
     import_limits: "ImportLimitsConfig"
+    concurrency: "ConcurrencyConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1229,6 +1230,12 @@ class ImportLimitsConfig(Strict):
     max_nesting_depth: int = Field(gt=0)
     max_parts_per_message: int = Field(gt=0)
     max_message_chars: int = Field(gt=0)
+
+
+class ConcurrencyConfig(Strict):
+    """Issue 23 part 5: a second import into a vault waits this long for the first (defaults.yaml ``concurrency``)."""
+
+    import_wait_s: float = Field(ge=0)
 
 
 Config.model_rebuild()
