@@ -362,7 +362,9 @@ _eval_cli.register(app)
 
 
 def main() -> None:
-    app()
+    from kenning.cli.help_groups import grouped
+
+    grouped(app)(prog_name="kenning")  # help grouped by task, after every command has registered
 
 
 if __name__ == "__main__":
