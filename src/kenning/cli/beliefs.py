@@ -76,7 +76,7 @@ def _day(ts: str | None) -> str:
 def _said(a: dict) -> str:
     if a["occurrences"] <= 1:
         return ""
-    first, last = _day(a["first_said"]), _day(a["last_said"])
+    first, last = _day(a["first_said"]), (_day(a["last_said"]) if a["last_said"] else "undated")
     return f" (said {a['occurrences']} times, {first}" + (f" … {last})" if last != first else ")")
 
 
@@ -154,7 +154,8 @@ def render_why(ans: dict, shown: int = 3) -> list[str]:
         lines.append(f"{label}: {a['statement']}")
         meta = [f"believed since {_day(a['first_said'])}"]
         if a["occurrences"] > 1:
-            meta.append(f"said {a['occurrences']} times, last {_day(a['last_said'])}")
+            meta.append(f"said {a['occurrences']} times, last "
+                        + (_day(a["last_said"]) if a["last_said"] else "undated"))
         if a["source_valid_from"] or a["source_valid_to"]:
             meta.append(f"the source says it holds {_d(a['source_valid_from']) if a['source_valid_from'] else '…'} – "
                         f"{_d(a['source_valid_to']) if a['source_valid_to'] else '…'}")

@@ -152,6 +152,8 @@ def ingest(
     llm: LlmOpt = None,
     self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
                                                      "role 'user' (others 'unknown').")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Every stage's counters and warnings, not just "
+                                          "the summary.")] = False,
 ) -> None:
     """Import ChatGPT exports, transcripts (JSON/JSONL), LoCoMo files and wiki workspaces. Re-importing the same
     input changes nothing; a newer one adds what is new.
@@ -162,7 +164,10 @@ def ingest(
     from kenning.cli.beliefs import _rejections
     from kenning.sources.inputs import WIKI_WORKSPACE, classify_input
 
+    import time
+
     paths = preflight_inputs(paths, config)  # refuses bad paths before a vault exists (issue 23 part 3)
+    started = time.monotonic()
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
         mode = llm_mode(vault.config, llm)
         wcfg = vault.config.beliefs.wiki
@@ -175,14 +180,19 @@ def ingest(
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
                                                    llm=llm))
+        tables = vault.status()["tables"] if not (json_out or verbose) else {}
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
     if json_out:
         print_json({"runs": report})
-    else:
+    elif verbose:
         for r in results:
             print_run_result(r)
+    else:
+        from kenning.cli.ingest_summary import print_summary
+
+        print_summary(results, tables, time.monotonic() - started)
     if raw is not None and raw.counts.get("conversations_imported", 0) == 0 and (
             raw.counts.get("rejected", 0) or raw.counts.get("files_failed", 0)):
         fail("nothing could be imported (see the rejects above, or `kenning rejects`)", code=2)
