@@ -82,3 +82,12 @@ def test_an_undated_quote_is_not_said_today(tmp_path, cli):
     text = json.dumps(data)
     assert '"last_said": "2030' not in text
     assert answers is not None
+
+
+def test_other_capped_lists_say_so(sample_vault, cli):
+    db, _ = sample_vault
+    n_entities = len(json.loads(cli("entities", "--limit", "100000", "--json", db=db).stdout))
+    assert f"showing 3 of {n_entities:,}; --limit N for more" in cli("entities", "--limit", "3", db=db).stdout
+    beliefs = json.loads(cli("beliefs", "list", "--json", db=db).stdout)
+    assert f"showing 2 of {beliefs['total']:,}" in cli("beliefs", "list", "--limit", "2", db=db).stdout
+    assert "showing the first 2; --limit N for more" in cli("self", "list", "--limit", "2", db=db).stdout

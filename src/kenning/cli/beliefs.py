@@ -12,7 +12,8 @@ import orjson
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, console, fail, open_vault, out, print_json, user_errors
+from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, console, fail, open_vault, out, print_json, showing,
+                                user_errors)
 
 beliefs_app = typer.Typer(help="The belief ledger: list, history, supersede, export, verify, M1.", no_args_is_help=True)
 
@@ -253,6 +254,8 @@ def beliefs_list(
         t.add_row(e["belief_id"], e["statement"], e["topic"], _d(e["asserted_at"]),
                   _d(e["superseded_at"]) if e["superseded_at"] else "current", e["supersession_reason"] or "")
     out.print(t)
+    if len(items) < total:
+        out.print(showing(len(items), total, "--limit N"), highlight=False, markup=False)
 
 
 @beliefs_app.command("history")

@@ -61,6 +61,16 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
+def showing(shown: int, total: int | None, more: str) -> str:
+    """The line under a capped list, so a cap is never mistaken for everything (issue 23 part 4; P37). With
+    ``total`` None the list only knows it hit its cap."""
+    if total is not None and total <= shown:
+        return ""
+    if total is None:
+        return f"showing the first {shown:,}; {more} for more"
+    return f"showing {shown:,} of {total:,}; {more} for more"
+
+
 def fail(message: str, code: int = 1) -> None:
     console.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json, showing
 
 SELF_WORDS = {"me", "i", "self", "myself", "you"}
 
@@ -180,14 +180,6 @@ def held_facts(conn, page, limit: int, valid_at: str | None, believed_at: str | 
 
 
 WIDE = 120  # from this many columns every column is shown; below, secondary ones go (issue 23 part 4)
-
-
-def showing(shown: int, total: int | None, more: str) -> str:
-    """The line under a capped list, so a cap is never mistaken for everything."""
-    if total is not None and total <= shown:
-        return ""
-    of = f" of {total:,}" if total is not None else ""
-    return f"showing {shown:,}{of}; {more} for more"
 
 
 def facts_table(views: list[dict], width: int) -> Table:

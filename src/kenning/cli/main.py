@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, ingest_progress, llm_mode,
-                                open_vault, out, print_json, user_errors)
+                                open_vault, out, print_json, showing, user_errors)
 
 app = typer.Typer(
     name="kenning",
@@ -291,6 +291,7 @@ def rejects(
                     out.print(f"[bold]{k}[/]: {v}")
             return
         items = vault.rejects(limit)
+        total = vault.status()["tables"].get("rejects") if len(items) >= limit else None
     if json_out:
         print_json(items)
         return
@@ -301,6 +302,8 @@ def rejects(
         t.add_row(it["reject_id"][:8], it["action"], it["reason_code"], it["source_path"],
                   str(it["record_index"]), it["message"][:80])
     out.print(t if items else "no rejects")
+    if items and len(items) >= limit:
+        out.print(showing(len(items), total, "--limit N"), highlight=False, markup=False)
 
 
 @app.command()
