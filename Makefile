@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DB ?= demo/kenning.db
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench clean chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -21,7 +21,17 @@ demo: $(STAMP)
 	rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
 	HF_HUB_OFFLINE=1 $(BIN)/kenning demo --db $(DEMO_DB)
 
-test: $(STAMP)
+# The `kenning ui` browser tests drive Debian's chromium through Playwright (no browser download).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else \
+	    echo "make test: the browser tests need chromium — run: sudo apt-get install -y chromium" >&2; \
+	  fi; }
+
+test: $(STAMP) chromium
 	@if [ -z "$$KENNING_LOCOMO" ] && [ ! -f ../shared/data/locomo/26.json ] && [ ! -f ../../shared/data/locomo/26.json ]; then \
 	  echo "note: LoCoMo data not found, so the LoCoMo tests will be skipped. Get 26.json … 50.json from"; \
 	  echo "  github.com/snap-research/locomo (data/locomo10.zip) into ../shared/data/locomo, or set KENNING_LOCOMO=DIR"; \

@@ -26,7 +26,8 @@ def test_chatgpt_export_imports_and_is_searchable(vault, tmp_path):
     p.write_text(json.dumps(_export()))
     assert resolve_export(p).kind == "chatgpt_export"
     res = vault.ingest([p], as_of="2024-01-01T00:00:00Z")
-    assert [r.stage for r in res] == ["0", "1", "2A", "2B", "3", "4", "5", "6", "self", "knowledge", "index"]
+    assert [r.stage for r in res] == ["0", "1", "2A", "2B", "3", "4", "5", "6", "self", "knowledge", "intake",
+                                      "extract", "threads", "backlinks", "index"]
     assert res[1].counts["conversations_new"] == 1 and res[-1].counts["docs_new"] == 2
     conv = rows(vault.conn, "SELECT source_kind FROM conversations")[0]
     assert conv["source_kind"] == "chatgpt"

@@ -5,9 +5,37 @@ import re
 import apsw
 
 
+def test_demo_story_is_short_and_tells_the_story(tmp_path, cli):
+    """`make demo` (issue 23 §4): about a screen and a half — import, who matters, a belief with its verified quote, a
+    change of mind, a contradiction, a search, the picture, what an assistant gets, what to try next."""
+    db = tmp_path / "demo.db"
+    proc = cli("demo", db=db, timeout=900)
+    text = proc.stdout
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    assert len(lines) <= 70, len(lines)
+    assert "Imported 40 conversations and 829 messages" in text and "changed nothing (40 unchanged)" in text
+    assert "2 rejected with the record and the reason" in text
+    assert "People: Sam" in text
+    assert re.search(r'kenning why "where do I live\?" → I live in Paris \(said \d+ times\)', text)
+    assert "✓ verified against the message" in text
+    assert "A change of mind: in 2023-03 “Berlin” gave way to “Paris”" in text
+    assert "A contradiction in what you say about yourself:" in text
+    assert "Anna: Hey Sam! Guess what, I got the job in Lisbon." in text
+    assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+    assert "Sam (person)" in text and f"kenning ui --db {db}" in text
+    assert "vector_items" not in text and "assertion_tx_history" not in text   # no row dumps in the story
+    # issue 23 §1: one line previewing `kenning forget` (nothing changes)
+    assert 'Forget: kenning forget --conversation "Lisbon trip & hiking" would remove it, its 17 messages' in text
+    assert apsw.Connection(str(db)).execute("SELECT count(*) FROM conversations WHERE title = ?",
+                                            ("Lisbon trip & hiking",)).fetchone()[0] == 1     # only a preview
+    assert lines[-1].startswith(f"open it in your browser: kenning ui --db {db}")   # issue 21: ends with the UI
+    assert re.search(r"Intake funnel: \d+ turns and conversations assessed with rules, \d+ mined", text)
+    assert "• 43 conversations summarised as threads" in text and "`kenning resume` picks up" in text   # issue 18
+
+
 def test_demo_runs_end_to_end(tmp_path, cli):
     db = tmp_path / "demo.db"
-    proc = cli("demo", db=db, timeout=900)   # a loaded shared box takes minutes; the demo now also runs seed 000
+    proc = cli("demo", "--verbose", db=db, timeout=900)   # a loaded shared box takes minutes; the demo now also runs seed 000
     text = proc.stdout + proc.stderr
     assert "imported 40 conversations" in text
     assert "re-import of the same export: 40 unchanged" in text
@@ -38,6 +66,7 @@ def test_demo_runs_end_to_end(tmp_path, cli):
         "contradiction: “I am not a runner.” vs “I am a runner.”" in text
     # issue 19: the demo ends with a context packet and a brief for the sample user's most important person
     assert "Knowledge for an assistant (issue 19)" in text and "your most important person: Sam" in text
+    assert "Back-links and review (issue 20)" in text and "$ kenning review approve" in text
     assert '$ kenning context "What should I keep in mind before I talk to Sam?"' in text
     assert "  Sam (person)\n" in proc.stdout and "gate tokens" in proc.stdout and "no model" in proc.stdout
     assert "$ kenning brief 'Sam'" in text and "Sam — person" in proc.stdout
@@ -45,3 +74,28 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     assert '$ kenning why "where do I live?"' in text and '$ kenning why "where do I live?" --until 2023-03-31' in text
     assert re.search(r"^  current +I live in Paris \(said \d+ times", proc.stdout, re.M)      # one answer, counted
     assert re.search(r"^  contested +I live in ", proc.stdout, re.M)                          # two homes at once
+    # issue 23: forget one sample conversation in a copy of the demo vault; its phrase is gone from search and bytes
+    assert '$ kenning forget --conversation "Lisbon trip & hiking"' in text
+    assert re.search(r"kenning search 'cilantro': [1-9]\d* hits quoting it before, 0 after; in the file's bytes: gone",
+                     proc.stdout)
+    assert conn.execute("SELECT count(*) FROM conversations WHERE title='Lisbon trip & hiking'").fetchone()[0] == 1
+    # issue 21: the demo ends with the one command that opens the UI on this vault
+    assert proc.stdout.rstrip().splitlines()[-1].startswith(f"open it in your browser: kenning ui --db {db}")
+    # issue 18: the funnel's decisions with reasons, the queue, and an incognito conversation leaving nothing
+    assert "Intake funnel (issue 18)" in text and "observations assessed (rules only, no model)" in text
+    assert re.search(r"^  skip +\d+  score_dispatch\+below_shallow_threshold", proc.stdout, re.M)
+    assert re.search(r"Ljubljana.*: [1-9]\d* node\(s\) learned only from it retracted", text.replace("\n", " "))
+    assert "0 trace(s) of it left on active nodes" in text.replace("\n", " ")
+    # issue 18 parts 6–7: the thread list, a bundled Claude export and notes folder imported, the resume card
+    assert "$ kenning threads" in text and "Week plan at Globex" in text
+    assert "1 Claude conversation(s), 1 note(s) mined, 1 placeholder note(s) kept but not mined" in text
+    assert "$ kenning resume\n[Prior Context — reference]\nThread: Settling in Paris (note" in proc.stdout
+    assert "- We decided to keep the flat near Canal Saint-Martin" in proc.stdout
+    assert conn.execute("SELECT COUNT(*) FROM conversation_threads").fetchone()[0] == 45   # 40 chats, 3 sessions, 2 new
+    # issue 18: goals, obligations with the .ics export, a procedure and a standing procedure from the bundled chats
+    assert "Goals, obligations, procedures and rules from your chats (issue 18)" in text
+    assert "goal: run three times a week (active) — part of “run the Berlin half marathon”" in proc.stdout
+    assert "obligation: renew my passport — due 2024-02-15T23:59:00+00:00 (statutory, overdue)" in proc.stdout
+    assert (tmp_path / "obligations.ics").read_bytes().count(b"BEGIN:VEVENT") == 2
+    assert "procedure: back up my laptop (captured, your own steps)" in proc.stdout
+    assert "standing: when a backup fails → remind me to rerun it the same evening" in proc.stdout

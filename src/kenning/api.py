@@ -55,22 +55,25 @@ class Vault:
 
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
-               judge: Any = None, self_name: str | None = None, llm: str | None = None) -> list[RunResult]:
+               judge: Any = None, self_name: str | None = None, llm: str | None = None,
+               incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
         """Import, one import at a time per vault (a second one waits; issue 23 part 5). See ``_ingest``."""
         from kenning.store.import_lock import import_lock
 
         with import_lock(self.path, self.config.concurrency.import_wait_s):
             return self._ingest(paths, as_of=as_of, stages=stages, progress=progress, workspace=workspace,
-                                judge=judge, self_name=self_name, llm=llm)
+                                judge=judge, self_name=self_name, llm=llm, incognito=incognito,
+                                follow_symlinks=follow_symlinks)
 
     def _ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                 progress: ProgressFn | None = None, workspace: str | None = None,
-                judge: Any = None, self_name: str | None = None, llm: str | None = None) -> list[RunResult]:
+                judge: Any = None, self_name: str | None = None, llm: str | None = None,
+                incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
         (none | live | replay; None = from config), stored in the run args and handed to the stages as
-        ``ctx.llm_mode``."""
+        ``ctx.llm_mode``. ``incognito`` marks these files do-not-learn (§13.4) before anything is derived."""
         from kenning.llm.client import mode_is_explicit, resolve_mode
 
         clock = Clock.from_option(as_of)
@@ -81,6 +84,13 @@ class Vault:
         exports = [p for p, k in kinds.items() if k == CHATGPT_EXPORT]
         wikis = [p for p, k in kinds.items() if k == WIKI_WORKSPACE]
         results = []
+        if incognito and exports:
+            from kenning.intake.stages import source_rules
+
+            rules = source_rules(exports)
+            results.append(run_stage(self.conn, SIDE_STAGES["intake-mode"], self.config, clock,
+                                     inputs={"set": rules, "purge": False},
+                                     args={"set": rules, "as_of": as_of}))
         if exports or not wikis:
             args: dict[str, Any] = {"paths": exports, "stages": names, "as_of": as_of, "llm": llm_mode}
             if self_name:
@@ -93,11 +103,13 @@ class Vault:
                     llm_explicit=mode_is_explicit(self.config, llm),
                 ))
         for root in wikis:
-            results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock))
+            results.append(self.ingest_wiki(root, as_of=as_of, workspace=workspace, judge=judge, clock=clock,
+                                            follow_symlinks=follow_symlinks))
         return results
 
     def ingest_wiki(self, root: str | Path, *, as_of: str | None = None, workspace: str | None = None,
-                    judge: Any = None, clock: Clock | None = None, rebuild: bool = False) -> RunResult:
+                    judge: Any = None, clock: Clock | None = None, rebuild: bool = False,
+                    follow_symlinks: bool = False) -> RunResult:
         from kenning.beliefs.judge import NoJudge
         from kenning.sources.wiki import find_root
 
@@ -107,7 +119,8 @@ class Vault:
         judge = judge or NoJudge()
         stage = SIDE_STAGES["beliefs-rebuild" if rebuild else "wiki"]
         return run_stage(self.conn, stage, self.config, clock or Clock.from_option(as_of),
-                         inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge},
+                         inputs={"wiki_root": wiki_root, "workspace": ws, "judge": judge,
+                                 "follow_symlinks": follow_symlinks},  # issue 23 §2: links out of raw/ refused
                          args={"wiki_root": wiki_root, "workspace": ws, "judge": judge.name, "as_of": as_of},
                          llm_mode=getattr(judge, "mode", "none"))
 
@@ -251,12 +264,60 @@ class Vault:
 
         return weekly_digest(self.conn, self.config, now=now or Clock(None).now(), since=since)
 
+    # ---- issue 20: back-links and their review queue (§42A.2) ----------------------------------------------
+
+    def backlinks(self, *, as_of: str | None = None, sweep: bool = False,
+                  progress: ProgressFn | None = None) -> RunResult:
+        """Run the `backlinks` stage on what the vault holds (new messages scanned, bundles aggregated/promoted);
+        ``sweep`` = the historical sweep: every message again (mentions already recorded add nothing)."""
+        return run_stage(self.conn, STAGES["backlinks"], self.config, Clock.from_option(as_of),
+                         inputs={"sweep": sweep}, args={"as_of": as_of, "sweep": sweep}, progress=progress)
+
+    def review_queue(self, *, page: int = 1, page_size: int | None = None, item_kind: str | None = None,
+                     status: str = "pending") -> dict[str, Any]:
+        """§42A.2.17 one page of the review queue (impact × uncertainty × recency order)."""
+        from kenning.upkeep.review import queue_page
+
+        return queue_page(self.conn, self.config, page=page, page_size=page_size, item_kind=item_kind,
+                          status=status)
+
+    def review_bundle(self, bundle_id: str) -> dict[str, Any] | None:
+        """One evidence bundle with its mentions (what a review item's primary_ref names)."""
+        from kenning.upkeep.review import bundle_detail
+
+        return bundle_detail(self.conn, bundle_id)
+
+    def review(self, action: str, ref: str, *, as_of: str | None = None, **args: Any) -> dict[str, Any]:
+        """A verdict: ``approve`` / ``reject`` (reason=) / ``correct`` (to_relation=) a bundle, ``retarget`` a
+        mention (new_target=, reason=), ``suppress`` a mention pattern (ref = the mention text; span_class=,
+        scope=, reason=), or resolve an ``entity`` candidate (resolution= create_new | link_existing | dismiss,
+        canonical_name=, existing_node_id=, reason=). Each is one knowledge commit (undo with ``kenning rollback``); returns its receipt."""
+        from kenning.upkeep.review import Reviewer
+
+        r = Reviewer(self.conn, self.config, clock=Clock.from_option(as_of))
+        handlers = {"approve": r.approve, "reject": r.reject, "correct": r.correct, "retarget": r.retarget,
+                    "suppress": r.suppress, "entity": r.resolve_candidate}
+        if action not in handlers:
+            raise ValueError(f"unknown review action {action!r}: one of {', '.join(handlers)}")
+        res = handlers[action](ref, **args).as_dict()
+        # §42A.2.17 POST receipt: success, or unchanged when the verdict was already so
+        return {**res, "status": "success" if res["created"] else "unchanged"}
+
     def status(self) -> dict[str, Any]:
         return {
             "db": str(self.path),
             "tables": runs_sql.table_counts(self.conn),
             "last_runs": runs_sql.last_runs(self.conn, 10),
         }
+
+    def forget(self, selector: str, value: Any, *, apply: bool = False, as_of: str | None = None,
+               vacuum: bool | None = None) -> Any:
+        """Issue 23 §1: preview (default) or apply the removal of the conversations ``selector`` (conversation |
+        source | between | matching) names, with everything derived from them. Returns a ``ForgetReport``."""
+        from kenning.forget import forget
+
+        now = Clock.from_option(as_of).now() if as_of else None
+        return forget(self.conn, self.config, selector, value, apply=apply, now=now, vacuum=vacuum)
 
     def rejects(self, limit: int = 100) -> list[dict]:
         return raw_sql.list_rejects(self.conn, limit)

@@ -53,7 +53,8 @@ def test_why_over_a_real_stdio_session(served_db):
 
     got = anyio.run(session)
     assert set(got["tools"]) == {"why", "beliefs_list", "belief_history", "search", "context", "knowledge_brief",
-                                 "neighbors", "inspect_knowledge", "sql", "describe_knowledge_schema"}
+                                 "neighbors", "inspect_knowledge", "sql", "describe_knowledge_schema",
+                                 "search_conversation_history", "get_related_threads", "resume_context"}
     for t in got["tools"].values():
         assert t.annotations.read_only_hint is True
     assert {"query", "workspace", "since", "until", "include_history"} <= set(got["tools"]["why"].input_schema["properties"])

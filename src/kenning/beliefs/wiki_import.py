@@ -104,6 +104,22 @@ class _Run:
         """Where a cited raw file is read from (a staged run overlays its new sources; wiki_verify_run)."""
         return self.root / raw_path
 
+    def link_outside(self, raw_path: str) -> tuple[str, str] | None:
+        """Issue 23 §2 (decision P10): the first symbolic link on the way to a cited raw file that resolves outside
+        the folder it sits in (the workspace, or a staged run's folder), as (link, where it points); else None."""
+        parts = PurePosixPath(raw_path).parts
+        p = self.raw_file(raw_path)
+        base = p.parents[len(parts) - 1] if parts else p
+        real_base = base.resolve()
+        cur = base
+        for i, part in enumerate(parts):
+            cur = cur / part
+            if cur.is_symlink():
+                target = cur.resolve()
+                if not target.is_relative_to(real_base):
+                    return "/".join(parts[:i + 1]), str(target)
+        return None
+
     def scan_tree(self) -> wikisrc.WikiTree:
         """The pages and sidecars to check (a staged run overlays its staged pages on ``wiki/``)."""
         return wikisrc.scan(self.root, self.wcfg.wiki_dir, self.wcfg.raw_dir, self.wcfg.sidecar_suffix)
@@ -136,6 +152,13 @@ class _Run:
             if ".." in parts or PurePosixPath(fn.raw_path).is_absolute():
                 self.reject("provenance_link", "raw_path_outside_workspace",
                             f"{page.path} [^{key}] cites {fn.raw_path}, outside the workspace", page.path)
+                continue
+            link = None if self.ctx.inputs.get("follow_symlinks") else self.link_outside(fn.raw_path)
+            if link is not None:
+                self.reject("provenance_link", "raw_path_symlink_outside_workspace",
+                            f"{page.path} [^{key}] cites {fn.raw_path}, but {link[0]} is a link to {link[1]}, "
+                            "outside the workspace: Kenning does not read (or vouch for) files outside it unless "
+                            "you pass --follow-symlinks", page.path)
                 continue
             raw = self.raw_text(fn.raw_path)
             if raw is None:

@@ -27,6 +27,7 @@ interleaved with filler in the output.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import random
 import re
 import time as _time
@@ -1578,7 +1579,7 @@ _CHAT_HTML = (b"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n<titl
 
 
 def write_export(out_path: str | Path, n_conversations: int, seed: int, *, zip_output: bool | None = None,
-                 **kw) -> dict:
+                 mining_conversations: int = 0, **kw) -> dict:
     """Stream-write a synthetic export.
 
     A JSON array is written one conversation at a time (memory stays flat).  If ``out_path``
@@ -1593,6 +1594,12 @@ def write_export(out_path: str | Path, n_conversations: int, seed: int, *, zip_o
         zip_output = out_path.suffix.lower() == ".zip"
     t_start = _time.perf_counter()
     g = _Gen(n_conversations, seed, **kw)
+    # issue 18: planted mining conversations come after the generator's own, from their own RNG stream, so the
+    # existing conversations of every seed stay byte-identical (and none are added unless asked for)
+    mg = None
+    if mining_conversations:
+        from kenning.bench.synth_mining import MiningGen
+        mg = MiningGen(mining_conversations, seed)
     dumps = orjson.dumps
     stats = {"conversations": 0, "messages": 0, "bytes": 0}
 
@@ -1600,7 +1607,7 @@ def write_export(out_path: str | Path, n_conversations: int, seed: int, *, zip_o
         n = 0
         written = 1
         fh.write(b"[")
-        for conv in g.iterate():
+        for conv in (g.iterate() if mg is None else itertools.chain(g.iterate(), mg.iterate())):
             b = dumps(conv)
             if n:
                 fh.write(b",")
@@ -1622,6 +1629,8 @@ def write_export(out_path: str | Path, n_conversations: int, seed: int, *, zip_o
     tmp.replace(out_path)
     stats["messages"] = g.n_messages
     manifest = g.manifest()
+    if mg is not None:
+        manifest["mining"] = mg.manifest()
     mpath = _manifest_path(out_path)
     mpath.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
     stats["file_bytes"] = out_path.stat().st_size

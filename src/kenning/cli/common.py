@@ -6,7 +6,7 @@ import contextlib
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
 
 import orjson
 import typer
@@ -14,13 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from kenning.api import Vault
-from kenning.config.loader import ConfigError
-from kenning.llm.errors import ModelLayerError
-from kenning.pipeline.clock import ClockError
-from kenning.pipeline.runner import StageFailed
-from kenning.pipeline.stages import UnknownStage
-from kenning.store.connection import StoreError
+if TYPE_CHECKING:
+    from kenning.api import Vault
 
 console = Console(stderr=True)
 out = Console()
@@ -76,7 +71,15 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-USER_ERRORS = (StoreError, ConfigError, ClockError, UnknownStage, FileNotFoundError, ModelLayerError)
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """The failures a person can act on. Imported when first needed: `kenning --help` must not load the pipeline."""
+    from kenning.config.loader import ConfigError
+    from kenning.llm.errors import ModelLayerError
+    from kenning.pipeline.clock import ClockError
+    from kenning.pipeline.stages import UnknownStage
+    from kenning.store.connection import StoreError
+
+    return (StoreError, ConfigError, ClockError, UnknownStage, FileNotFoundError, ModelLayerError)
 
 
 @contextlib.contextmanager
@@ -84,9 +87,11 @@ def user_errors() -> Iterator[None]:
     """Known failures become one clear line and exit code 1, not a traceback."""
     import apsw
 
+    from kenning.pipeline.runner import StageFailed
+
     try:
         yield
-    except USER_ERRORS as e:
+    except user_error_types() as e:
         fail(str(e))
     except StageFailed as e:
         cause = e.__cause__
@@ -110,6 +115,8 @@ def _store_message(e: Exception) -> str:
 
 @contextlib.contextmanager
 def open_vault(db: Path | None, config: Path | None, readonly: bool = False) -> Iterator[Vault]:
+    from kenning.api import Vault
+
     with user_errors():
         vault = Vault.open(db, config_path=config, readonly=readonly)
     try:

@@ -187,6 +187,24 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     with open_vault(db, config) as vault, user_errors():
         demo_why(vault)
     demo_delivery(db, config)
+    from kenning.cli.demo_intake import demo_intake
+
+    demo_intake(db, config)
+    from kenning.cli.demo_review import demo_review
+
+    demo_review(db, config)
+    from kenning.cli.demo_corpus import demo_corpus
+
+    demo_corpus(db, config)
+    from kenning.cli.demo_forget import demo_forget
+
+    demo_forget(db, config)
+    from kenning.cli.demo_mining import demo_mining
+
+    demo_mining(db, config)
+    from kenning.cli.demo_ui import demo_ui
+
+    demo_ui(db, config)
 
 
 def demo_delivery(db: Path | None, config: Path | None) -> None:

@@ -16,18 +16,18 @@ import typer
 
 # (panel title, commands in the order shown)
 PANELS: list[tuple[str, list[str]]] = [
-    ("Import: bring your conversations in", ["ingest", "demo", "init", "rejects", "wiki", "forget"]),
-    ("Ask: questions about what you said", ["search", "why", "ask"]),
+    ("Import: bring your conversations in", ["ingest", "demo", "init", "rejects", "wiki", "mode", "forget"]),
+    ("Ask: questions about what you said", ["search", "why", "ask", "resume", "threads"]),
     ("Explore: people, places, facts and how they changed",
-     ["facts", "entities", "entity", "history", "conflicts", "timeline", "digest", "constellation", "lexicon",
-      "graph"]),
+     ["facts", "entities", "entity", "history", "conflicts", "timeline", "goals", "obligations", "procedures",
+      "standing", "directives", "digest", "constellation", "lexicon", "graph", "ui"]),
     ("Beliefs: the belief ledger", ["beliefs"]),
     ("Self: what you say about yourself", ["self"]),
     ("Agents: serve the vault to assistants and tools",
-     ["serve", "context", "brief", "query", "inspect", "sql", "truth", "nodes", "node", "edge", "commits",
+     ["serve", "context", "brief", "query", "inspect", "sql", "truth", "nodes", "node", "edge", "review", "commits",
       "rollback"]),
-    ("Maintenance", ["status", "runs", "reindex", "config", "embeddings", "embed", "calibrate", "llm", "bench",
-                     "eval"]),
+    ("Maintenance", ["status", "runs", "queue", "mine", "reindex", "config", "embeddings", "embed", "calibrate",
+                     "llm", "bench", "eval"]),
 ]
 DEFAULT_PANEL = "More"
 

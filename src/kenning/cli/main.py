@@ -117,6 +117,22 @@ def _register_inspect_commands() -> None:
 _register_inspect_commands()
 
 
+def _register_review_commands() -> None:
+    from kenning.cli.review import register
+
+    register(app)
+
+
+def _register_forget_commands() -> None:
+    from kenning.cli.forget import register
+
+    register(app)
+
+
+_register_review_commands()
+_register_forget_commands()
+
+
 def _register_delivery_commands() -> None:
     from kenning.cli.query import register
 
@@ -124,6 +140,27 @@ def _register_delivery_commands() -> None:
 
 
 _register_delivery_commands()
+from kenning.cli.ui import register as _register_ui  # noqa: E402
+
+_register_ui(app)
+
+
+def _register_intake_commands() -> None:
+    from kenning.cli.intake import register
+
+    register(app)
+
+
+_register_intake_commands()
+
+
+def _register_corpus_commands() -> None:
+    from kenning.cli.threads import register
+
+    register(app)
+
+
+_register_corpus_commands()
 
 
 @app.command()
@@ -135,9 +172,10 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT export .zip files or folders, "
-                                                "transcript .json/.jsonl files, LoCoMo .json files, and wiki workspace "
-                                                "folders (wiki/ pages + *.beliefs.json sidecars).",
+    paths: Annotated[list[Path], typer.Argument(help="conversations.json files, ChatGPT or Claude.ai export .zip files "
+                                                "or folders, transcript .json/.jsonl files, LoCoMo .json files, "
+                                                "Markdown/Obsidian notes folders, .mbox mailboxes, .ics calendars, and "
+                                                "wiki workspace folders (wiki/ pages + *.beliefs.json sidecars).",
                                                 show_default=False)],
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the run clock at this UTC time "
                                                  "(deterministic runs).")] = None,
@@ -150,13 +188,23 @@ def ingest(
     workspace: Annotated[Optional[str], typer.Option("--workspace", "-w", help="Belief workspace for wiki folders "
                                                      "(default: personal).", show_default=False)] = None,
     llm: LlmOpt = None,
-    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts: your turns get "
-                                                     "role 'user' (others 'unknown').")] = None,
+    self_name: Annotated[Optional[str], typer.Option("--self", help="Your name in transcripts (and as a mail "
+                                                     "sender or event organizer): your turns get role 'user' (others "
+                                                     "'unknown').")] = None,
+    incognito: Annotated[bool, typer.Option("--incognito", help="Do not learn from these files: their "
+                                            "conversations are kept raw only (or dropped, intake.incognito.keep) "
+                                            "and never mined or shown in context.")] = False,
+    include_forgotten: Annotated[bool, typer.Option("--include-forgotten", help="Import conversations you removed "
+                                                    "with `kenning forget` again (they are skipped otherwise).")
+                                 ] = False,
+    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Let a wiki workspace cite raw files "
+                                                  "through links that point outside it (refused otherwise).")
+                               ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Every stage's counters and warnings, not just "
                                           "the summary.")] = False,
 ) -> None:
-    """Import ChatGPT exports, transcripts (JSON/JSONL), LoCoMo files and wiki workspaces. Re-importing the same
-    input changes nothing; a newer one adds what is new.
+    """Import ChatGPT and Claude.ai exports, transcripts (JSON/JSONL), LoCoMo files, notes folders, mbox mail, .ics
+    calendars and wiki workspaces. Re-importing the same input changes nothing; a newer one adds what is new.
 
     A wiki workspace is verified whole first (coverage, provenance links, supersession sanity, statement
     support); if any check fails the import is rejected with its reasons and nothing is committed."""
@@ -169,6 +217,9 @@ def ingest(
     paths = preflight_inputs(paths, config)  # refuses bad paths before a vault exists (issue 23 part 3)
     started = time.monotonic()
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
+        if include_forgotten:  # issue 23 §1
+            vault.config = vault.config.model_copy(update={"forget": vault.config.forget.model_copy(
+                update={"include_forgotten": True})})
         mode = llm_mode(vault.config, llm)
         wcfg = vault.config.beliefs.wiki
         has_wiki = any(classify_input(p, wcfg.wiki_dir, wcfg.sidecar_suffix) == WIKI_WORKSPACE for p in paths)
@@ -179,7 +230,8 @@ def ingest(
             fail(str(e))
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
-                                                   llm=llm))
+                                                   llm=llm, incognito=incognito,
+                                                   follow_symlinks=follow_symlinks))
         tables = vault.status()["tables"] if not (json_out or verbose) else {}
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
@@ -351,20 +403,29 @@ def bench_synth(
     out_path: Annotated[Path, typer.Argument(metavar="OUT", help="Output .json or .zip path.")],
     conversations: Annotated[int, typer.Option("--conversations", "-n", help="How many conversations.")] = 50,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed ⇒ same bytes).")] = 1,
+    mining: Annotated[int, typer.Option("--mining", help="Also add N conversations with planted goals, obligations, "
+                                        "procedures, rules and directives (ground truth in the manifest).")] = 0,
 ) -> None:
     """Write a realistic synthetic ChatGPT export (and its ground-truth manifest)."""
     from kenning.bench.synth import write_export
 
-    stats = write_export(out_path, conversations, seed)
+    stats = write_export(out_path, conversations, seed, mining_conversations=mining)
     console.print(f"wrote {out_path}: {stats}")
 
 
 @app.command()
-def demo(db: DbOpt = None, config: ConfigOpt = None) -> None:
-    """Import the bundled sample export and show what Kenning made of it."""
-    from kenning.cli.demo import run_demo
+def demo(db: DbOpt = None, config: ConfigOpt = None,
+         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="The full tour: every capability with its "
+                                               "tables, not the short story.")] = False) -> None:
+    """Import the bundled sample export and tell, in a screen and a half, what Kenning made of it."""
+    if verbose:
+        from kenning.cli.demo import run_demo
 
-    run_demo(db, config)
+        run_demo(db, config)
+    else:
+        from kenning.cli.demo_story import run_story
+
+        run_story(db, config)
 
 
 from kenning.cli import eval as _eval_cli  # noqa: E402  (commands register themselves on import)
@@ -372,6 +433,10 @@ from kenning.cli import search as _search_cli  # noqa: E402
 
 _search_cli.register(app)
 _eval_cli.register(app)
+
+from kenning.cli import mining as _mining_cli  # noqa: E402  (issue 18: goals, obligations, procedures, …)
+
+_mining_cli.register(app)
 
 
 def main() -> None:

@@ -561,6 +561,11 @@ class Config(Strict):
     inspect: "InspectConfig"
     import_limits: "ImportLimitsConfig"
     concurrency: "ConcurrencyConfig"
+    intake: "IntakeConfig"
+    backlinks: "BacklinksConfig"
+    corpus: "CorpusConfig"
+    forget: "ForgetConfig"
+    mining: "MiningConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1236,6 +1241,259 @@ class ConcurrencyConfig(Strict):
     """Issue 23 part 5: a second import into a vault waits this long for the first (defaults.yaml ``concurrency``)."""
 
     import_wait_s: float = Field(ge=0)
+# ---- DOC72 intake funnel (seed 003 §20A, §13.4, §22–24, §38; decisions I1–I19) -----------------------------
+
+class IntakeWeights(Strict):
+    intent: float = Field(ge=0)
+    novelty: float = Field(ge=0)
+    domain: float = Field(ge=0)
+    centrality: float = Field(ge=0)
+    action: float = Field(ge=0)
+    matter: float = Field(ge=0)
+    dup: float = Field(ge=0)
+    privacy: float = Field(ge=0)
+    min_score_for_shallow: float = Field(ge=0, le=1)
+    min_score_for_deep: float = Field(ge=0, le=1)
+
+
+class IntakeCalibration(Strict):
+    days: int = Field(ge=0)
+    min_score_for_shallow: float = Field(ge=0, le=1)
+    min_score_for_deep: float = Field(ge=0, le=1)
+    first_week_deep_max_total: int = Field(ge=0)
+
+
+class IntakePattern(Strict):
+    pattern: str
+    weight: float = Field(ge=0, le=1)
+
+
+class IntakePrivacyPattern(Strict):
+    pattern: str
+    risk: float = Field(ge=0, le=1)
+
+
+class IntakeIntentPatterns(Strict):
+    correction: str
+    focus: str
+    accept: str
+    ask: str
+    decide: str
+
+
+class IntakeIncognito(Strict):
+    conversations: list[str]
+    title_patterns: list[str]
+    folders: list[str]
+    keep: Literal["raw_only", "drop"]
+
+
+class IntakeBudget(Strict):
+    deep_max_total: int = Field(ge=0)
+    token_max_total: int = Field(ge=0)
+    usd_max_total: float = Field(ge=0)
+    deep_max_browser: int = Field(ge=0)
+    deep_max_notes: int = Field(ge=0)
+    deep_max_docs: int = Field(ge=0)
+    reserved_critical_slots: int = Field(ge=0)
+    usd_per_1k_tokens: float = Field(ge=0)
+
+
+class IntakeQueue(Strict):
+    max_retries: int = Field(ge=0)
+    max_age_hours: int = Field(ge=1)
+    crash_minutes: int = Field(ge=1)
+    rules_version: str
+
+
+class IntakeConfig(Strict):
+    weights: IntakeWeights
+    calibration: IntakeCalibration
+    high_value_patterns: dict[str, IntakePattern]
+    intent_patterns: IntakeIntentPatterns
+    action_pattern: str
+    privacy_patterns: dict[str, IntakePrivacyPattern]
+    context_turns: int = Field(ge=0)
+    min_chars: int = Field(ge=0)
+    incognito: IntakeIncognito
+    budget: IntakeBudget
+    queue: IntakeQueue
+
+    @model_validator(mode="after")
+    def _regexes_compile(self) -> "IntakeConfig":
+        import re
+
+        named = [(f"intake.high_value_patterns.{k}", p.pattern) for k, p in self.high_value_patterns.items()]
+        named += [(f"intake.privacy_patterns.{k}", p.pattern) for k, p in self.privacy_patterns.items()]
+        named += [(f"intake.intent_patterns.{k}", v) for k, v in self.intent_patterns.model_dump().items()]
+        named += [("intake.action_pattern", self.action_pattern)]
+        named += [(f"intake.incognito.title_patterns[{i}]", p) for i, p in enumerate(self.incognito.title_patterns)]
+        for where, pattern in named:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ValueError(f"{where} is not a valid regular expression ({e}): {pattern!r}") from None
+        return self
+# ---- issue 20: §42A.2 back-link pipeline ----------------------------------------------------------------------
+
+class BacklinkContextConfig(Strict):
+    work_context_bonus: float
+    prior_evidence_cap: float
+    prior_evidence_per_confidence: float
+    prior_evidence_min_confidence: float
+    diversity_bonus: float
+    participant_bonus: float
+    participant_jaccard: float = Field(ge=0, le=1)
+    participant_stop_at: float
+    recency_bonus: float
+    recency_days: int = Field(ge=1)
+    rejection_penalty: float
+
+
+class BacklinkPromotionConfig(Strict):
+    min_support_count_for_promotion: int = Field(ge=1)
+    min_distinct_observations_for_promotion: int = Field(ge=1)
+    min_salience_for_promotion: float = Field(ge=0, le=1)
+    hard_block_relation_types: list[str]
+    allow_single_observation_promotion: bool
+    single_observation_requires_alias_exact: bool
+    single_observation_min_graph_context: float = Field(ge=0, le=1)
+    single_observation_blocked_relation_types: list[str]
+
+
+class BacklinkBudgetConfig(Strict):
+    max_promoted_edges_per_source_node: int = Field(ge=0)
+    max_generic_relations_per_source_node: int = Field(ge=0)
+
+
+class BacklinkTier4Config(Strict):
+    dead_letter_retries: int = Field(ge=1)
+    max_candidates: int = Field(ge=1, le=20)
+    retry_delay_minutes: int = Field(ge=0)
+
+
+class EntityCreationConfig(Strict):
+    allowed_span_classes: list[str]
+    min_distinct_observations: int = Field(ge=1)
+    min_distinct_surfaces: int = Field(ge=1)
+    min_normalized_span_length: int = Field(ge=1)
+    block_all_caps_short_aliases_under: int = Field(ge=1)
+    daily_candidate_queue_cap: int = Field(ge=1)
+    historical_sweep_candidate_queue_cap: int = Field(ge=1)
+    stop_phrases: list[str]
+
+
+class BacklinkReviewConfig(Strict):
+    page_size: int = Field(ge=1, le=100)
+    max_page_size: int = Field(ge=1, le=100)
+    recency_half_life_days: float = Field(gt=0)
+
+
+class BacklinkCuesConfig(Strict):
+    collaborated_with: list[str]
+    produced_by_words: list[str]
+    referenced_in_words: list[str]
+    negative: list[str]
+
+
+class BacklinksConfig(Strict):
+    enabled: bool
+    alias_matching_enabled: bool
+    fts_matching_enabled: bool
+    fts_min_score: float = Field(ge=0, le=1)
+    embedding_matching_enabled: bool
+    embedding_min_similarity: float = Field(ge=0, le=1)
+    embedding_coreference_enabled: bool
+    coreference_min_similarity: float = Field(ge=0, le=1)
+    coreference_min_graph_context: float = Field(ge=0, le=1)
+    llm_resolution_enabled: bool
+    llm_resolution_mode: Literal["synchronous", "nightly", "both"]
+    llm_max_unresolved_for_sync: int = Field(ge=1)
+    entity_creation_enabled: bool
+    entity_creation_min_unresolved_observations: int = Field(ge=1)
+    regex_eval_timeout_ms: int = Field(ge=1)
+    max_input_text_chars: int = Field(ge=1)
+    max_mentions_per_observation: int = Field(ge=1)
+    max_new_evidence_bundles_per_observation: int = Field(ge=1)
+    max_new_targets_per_observation: int = Field(ge=1)
+    cooldown_days_per_node: int = Field(ge=1)
+    resolvable_node_kinds: list[str]
+    candidates_per_pass: int = Field(ge=1)
+    raw_weight: dict[str, float]
+    context: BacklinkContextConfig
+    coreference_window_chars: int = Field(ge=1)
+    promotion: BacklinkPromotionConfig
+    budget: BacklinkBudgetConfig
+    hub_threshold: int = Field(ge=1)
+    tier4: BacklinkTier4Config
+    entity_creation: EntityCreationConfig
+    review: BacklinkReviewConfig
+    role_title_prefixes: list[str]
+    organization_suffixes: list[str]
+    generic_document_terms: list[str]
+    definite_description_terms: list[str]
+    leading_words_dropped: list[str]
+    cues: BacklinkCuesConfig
+# ---- seed 003 §25 conversation corpus, issue 18 part 7 sources (I50–I69) ---------------------------------
+
+class CorpusThreadsConfig(Strict):
+    summarizer_version: int
+    abstractive: bool
+    llm_max_chars: int
+    max_decisions: int
+    max_unresolved: int
+    max_linked_entities: int
+    summary_chars: int
+    vectors: bool
+
+
+class CorpusResumeConfig(Strict):
+    max_decisions: int
+    max_open: int
+    search_limit: int
+    search_vectors: bool
+
+
+class CorpusNotesConfig(Strict):
+    extensions: list[str]
+    ignore_dirs: list[str]
+    placeholder_chars: int
+    micro_edit_bytes: int
+    double_extract_bytes: int
+    session_timeout_minutes: Literal[10, 20, 30]
+    max_note_bytes: int
+
+
+class CorpusMailConfig(Strict):
+    self_addresses: list[str]
+    max_body_chars: int
+
+
+class CorpusCalendarConfig(Strict):
+    default_timezone: str
+
+
+class CorpusConfig(Strict):
+    threads: CorpusThreadsConfig
+    resume: CorpusResumeConfig
+    notes: CorpusNotesConfig
+    mail: CorpusMailConfig
+    calendar: CorpusCalendarConfig
+class ForgetConfig(Strict):
+    """Issue 23 §1: `kenning forget` and what a re-import does with forgotten conversations."""
+    include_forgotten: bool
+    vacuum: bool
+# ---- issue 18: miners (goals, obligations, procedures, standing procedures, directives, corrections) ----------
+
+
+class MiningConfig(Strict):
+    enabled: bool
+    timezone: str
+    deadline_time: str = Field(pattern=r"^\d{2}:\d{2}$")
+    context_turns: int = Field(ge=0, le=20)
+    extractors: list[str]
+    deep_model: bool
+    max_deep_chars: int = Field(gt=0)
 
 
 Config.model_rebuild()

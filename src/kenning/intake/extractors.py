@@ -61,6 +61,21 @@ def register(name: str) -> Callable[[Extractor], Extractor]:
     return deco
 
 
+# Cheap, rule-only cues a miner recognises in a user's turn ("here's how I …", "whenever …, …"): the funnel's shallow
+# scoring counts a hit as an explicit user intent (§20A.4), so what a miner can read is never scored away (I33).
+Cue = Callable[[str], bool]
+CUES: dict[str, Cue] = {}
+
+
+def register_cue(name: str, cue: Cue) -> None:
+    CUES[name] = cue
+
+
+def cues() -> dict[str, Cue]:
+    registered()
+    return dict(CUES)
+
+
 def registered() -> dict[str, Extractor]:
     """Extractors in registration order; importing ``kenning.intake.mining`` registers the miners."""
     try:

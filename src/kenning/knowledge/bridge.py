@@ -141,6 +141,9 @@ class Bridge:
         self.entity_nodes: dict[str, str] = {}  # entity_id → node id of a published, active node
         self.names: dict[str, str] = {}  # entity_id → the name the node store shows
         self.texts: dict[str, dict[str, Any]] = {}
+        # §13.4 incognito (issue 18, I10): no evidence is taken from an incognito conversation's messages.
+        from kenning.intake.modes import incognito_message_ids
+        self.incognito = incognito_message_ids(ctx.conn, ctx.config)
 
     # ---- the run -------------------------------------------------------------------------------------------
 
@@ -171,6 +174,8 @@ class Bridge:
 
     def span(self, message_id: str, start: int, end: int, entry_type: str, ref_id: str, *,
              window: bool = False) -> Span | None:
+        if message_id in self.incognito:
+            return None
         if message_id not in self.texts:
             self._load_messages([message_id])
         msg = self.texts.get(message_id)

@@ -77,6 +77,9 @@ class UpdateNode(_Op):
     add_aliases: tuple[AliasIn, ...] = ()
     remove_aliases: tuple[str, ...] = ()
     add_provenance: tuple[ProvenanceIn, ...] = ()
+    # Provenance entry ids to take off the node (§13.4 incognito turned on later: the evidence is withdrawn; the
+    # confidence it once moved is history, kept in the commit's reverse patch).
+    remove_provenance: tuple[str, ...] = ()
     staleness_state: str | None = None
     lifecycle_state: str | None = None
     lifecycle_substate: str | None = None
@@ -127,6 +130,9 @@ class CreateEdge(_Op):
     confidence: float = Field(0.5, ge=0.0, le=1.0)
     payload: dict[str, Any] | None = None
     lifecycle_state: str = "active"
+    # An existing current edge: "max" keeps the higher confidence and merges the payload; "replace" sets
+    # confidence, lifecycle state and payload as given (§42A.2.4's promotion upsert; decision G13).
+    on_conflict: Literal["max", "replace"] = "max"
 
 
 class EndEdge(_Op):

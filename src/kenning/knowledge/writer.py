@@ -35,6 +35,7 @@ from kenning.pipeline.clock import Clock
 from kenning.sources.ids import IdFactory
 from kenning.sources.jcs import canonicalize
 from kenning.sources.timestamps import format_utc, parse_utc
+from kenning.store import forget as fsql
 from kenning.store import knowledge as ksql
 from kenning.store.connection import write_scope
 
@@ -64,6 +65,17 @@ class CommitResult:
     def as_dict(self) -> dict[str, Any]:
         return {"commit_id": self.commit_id, "created": self.created, "replayed": self.replayed,
                 "node_ids": self.node_ids, "mutations": self.mutations, "warnings": self.warnings}
+
+
+@dataclass
+class ForgetResult:
+    """What ``KnowledgeWriter.forget`` did: ids only, never content."""
+    commit: CommitResult | None = None
+    nodes_deleted: list[str] = field(default_factory=list)
+    nodes_changed: list[str] = field(default_factory=list)
+    edges_deleted: list[str] = field(default_factory=list)
+    edges_changed: list[str] = field(default_factory=list)
+    provenance_removed: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -106,6 +118,63 @@ class KnowledgeWriter:
         if own_txn and result.created and self.export_log:
             self._export()
         return result
+
+    def forget(self, node_ids: list[str], is_forgotten: Callable[[str, dict[str, Any]], bool],
+               edge_forgotten: Callable[[dict[str, Any]], bool | list[str]], *, summary: str,
+               tainted: Callable[[dict[str, Any]], bool] = lambda doc: False) -> "ForgetResult":
+        """Issue 23 §1 (decision P6): take the forgotten sources' provenance off these nodes, as one commit.
+
+        A node left without provenance goes (with its edges); the others lose those entries and get confidence
+        recomputed: each removed entry's ``confidence_contribution`` comes back off α (support) or β
+        (contradiction), never below the prior. ``edge_forgotten(edge)`` says whether a current edge between
+        surviving nodes goes (True), keeps a shorter ``assertion_ids`` list (a list) or stays (False). A node whose
+        remaining document still quotes the forgotten text (``tainted``: a payload made from it) goes as well."""
+        with write_scope(self.conn):
+            return self._forget(node_ids, is_forgotten, edge_forgotten, summary, tainted)
+
+    def _forget(self, node_ids, is_forgotten, edge_forgotten, summary, tainted) -> "ForgetResult":
+        now = self.clock.now()
+        pend = _Pending()
+        prior = self.kcfg.confidence.prior
+        res = ForgetResult()
+        for nid in sorted(set(node_ids)):
+            doc = self._doc(pend, nid, "update")
+            if not doc:
+                continue
+            prov = doc.get("provenance") or {}
+            gone = sorted(pid for pid, e in prov.items() if is_forgotten(pid, e))
+            if not gone:
+                continue
+            res.provenance_removed.update(gone)
+            if len(gone) == len(prov) or tainted(doc):
+                pend.after[nid] = {}
+                pend.order[pend.order.index((nid, "update"))] = (nid, "archive")
+                res.nodes_deleted.append(nid)
+                continue
+            for pid in gone:
+                c = prov.pop(pid).get("confidence_contribution") or 0.0
+                if c > 0:
+                    doc["alpha"] = max(prior.alpha, doc["alpha"] - c)
+                elif c < 0:
+                    doc["beta"] = max(prior.beta, doc["beta"] + c)
+            res.nodes_changed.append(nid)
+            self._refresh(doc, now)
+        deleted = set(res.nodes_deleted)
+        for key, edge in fsql.edge_candidates(self.conn, sorted(deleted)):
+            verdict = True if (edge["source_id"] in deleted or edge["target_id"] in deleted) else edge_forgotten(edge)
+            if verdict is False:
+                continue
+            doc = self._doc(pend, key, "edge_remove")
+            if verdict is True:
+                pend.after[key] = {}
+                res.edges_deleted.append(key)
+            else:
+                doc["payload"] = {**(doc.get("payload") or {}), "assertion_ids": verdict}
+                pend.order[pend.order.index((key, "edge_remove"))] = (key, "update")
+                res.edges_changed.append(key)
+        res.commit = self._commit(pend, now, kind="forward", source_event="forget", change_summary=summary,
+                                  idempotency_key=None)
+        return res
 
     # ---- forward writes ------------------------------------------------------------------------------------
 
@@ -219,6 +288,8 @@ class KnowledgeWriter:
                 del doc["aliases"][aid]
         for p in op.add_provenance:
             self._add_provenance(doc, p, now)
+        for pid in op.remove_provenance:
+            (doc.get("provenance") or {}).pop(pid, None)
         if op.staleness_state is not None:
             doc["staleness_state"] = self._enum("staleness_state", op.staleness_state, _STALENESS)
         if op.lifecycle_state is not None:
@@ -331,6 +402,12 @@ class KnowledgeWriter:
         if current:
             key = docs.edge_doc_key(current)
             doc = self._doc(pend, key, "update")
+            if op.on_conflict == "replace":
+                doc["confidence"] = op.confidence
+                doc["lifecycle_state"] = op.lifecycle_state
+                if op.payload is not None:
+                    doc["payload"] = op.payload
+                return
             if op.confidence > doc.get("confidence", 0.0):
                 doc["confidence"] = op.confidence
             if op.payload:

@@ -14,6 +14,7 @@ from kenning.sources.inputs import ExportFile, HashingReader, InputError, resolv
 from kenning.sources.jcs import canonicalize, jcs_hash, sha256_hex
 from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
 from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem, nesting_depth
+from kenning.store import forget as forget_sql
 from kenning.store import raw as raw_sql
 from kenning.store.raw import MESSAGE_COLUMNS
 
@@ -25,6 +26,19 @@ def import_config_hash(ctx: StageContext) -> str:
     c = ctx.config
     return jcs_hash({"ids": c.ids.model_dump(mode="json"), "export_mapping": c.export_mapping.model_dump(mode="json"),
                      "text_structure": c.text_structure.model_dump(mode="json"), "time": c.time.model_dump(mode="json")})
+
+
+def _skip_forgotten(ctx: StageContext, conversation_id: str, counts: Counter) -> bool:
+    """Issue 23 §1: a conversation `kenning forget` removed stays out of a re-import unless
+    ``forget.include_forgotten`` (`kenning ingest --include-forgotten`), which also lifts the mark (decision P4)."""
+    if not forget_sql.is_forgotten(ctx.conn, conversation_id):
+        return False
+    if ctx.config.forget.include_forgotten:
+        forget_sql.unforget(ctx.conn, conversation_id)
+        counts["conversations_unforgotten"] += 1
+        return False
+    counts["conversations_forgotten_skipped"] += 1
+    return True
 
 
 class _FileImport:
@@ -103,6 +117,8 @@ class _FileImport:
             self.reject(index, ref, e.pointer, "skipped", e.code, str(e), data)
             return
         cid = built.conversation["conversation_id"]
+        if _skip_forgotten(ctx, cid, self.counts):
+            return
         for code, message in repairs + built.repairs:
             self.reject(index, cid, None, "repaired", code, message, data)
         for pointer, code, message, raw in built.node_rejects:
@@ -200,6 +216,8 @@ class _FileImport:
         known = raw_sql.get_source(self.ctx.conn, self.ctx.ids.make("source", sha))
         if known is None or (known["stats"] or {}).get("import_config_hash") != self.cfg_hash:
             return False
+        if self.ctx.config.forget.include_forgotten and forget_sql.any_forgotten(self.ctx.conn):
+            return False  # issue 23 §1: the file holds forgotten conversations the person asked back
         records = int(known["stats"].get("records", 0))
         self.counts["files_unchanged"] += 1
         self.counts["records"] += records
@@ -275,6 +293,14 @@ class RawImport:
             counts["files"] += 1
             if export.kind == "chatgpt_export":
                 _FileImport(ctx, export, counts, changes).run()
+            elif export.kind in ("claude_export", "mbox", "ics"):
+                from kenning.pipeline.stage1_units import import_units   # issue 18 part 7 sources
+
+                import_units(ctx, export, counts, changes)
+            elif export.kind == "notes_folder":
+                from kenning.pipeline.stage1_notes import import_notes
+
+                import_notes(ctx, export, counts, changes)
             else:
                 from kenning.pipeline.stage1_transcript import TranscriptFileImport
 

@@ -12,7 +12,7 @@ from collections import Counter
 import orjson
 
 from kenning.pipeline.runner import StageContext
-from kenning.pipeline.stage1 import _FileImport, import_config_hash
+from kenning.pipeline.stage1 import _FileImport, _skip_forgotten, import_config_hash
 from kenning.sources.chatgpt import RecordError
 from kenning.sources.inputs import ExportFile, HashingReader
 from kenning.sources.jcs import jcs_hash, sha256_hex
@@ -112,6 +112,8 @@ class TranscriptFileImport(_FileImport):
         built = build_session(transcript, session, ids=ctx.ids, run_id=ctx.run_id, import_key=import_key,
                               self_name=self.self_name, timezone=tz)
         cid = built.conversation["conversation_id"]
+        if _skip_forgotten(ctx, cid, counts):
+            return
         for code, message in built.repairs:
             self.reject(session.record_index, cid, None, "repaired", code, message, data)
         turn_index = {id(t.obj): t for t in session.turns}

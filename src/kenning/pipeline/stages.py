@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kenning.intake.stages import ExtractStage, IntakeModeStage, IntakeStage
 from kenning.pipeline.runner import Stage
 from kenning.pipeline.stage0 import Preprocess
 from kenning.pipeline.stage1 import RawImport
@@ -11,8 +12,10 @@ from kenning.pipeline.stage3 import EntityCanonicalization
 from kenning.pipeline.stage4 import AssertionExtraction
 from kenning.pipeline.stage5 import TemporalReasoning
 from kenning.pipeline.stage6 import GraphMaterialization
+from kenning.pipeline.stage_backlinks import Backlinks
 from kenning.pipeline.stage_index import SearchIndex
 from kenning.pipeline.stage_knowledge import KnowledgeBridge
+from kenning.intake.corpus.threads import ThreadsStage
 from kenning.selfbelief.stage import (SelfAnalyze, SelfBeliefStage, SelfConflictResolve, SelfDemote, SelfLinkReview,
                                       SelfMerge, SelfRollback)
 
@@ -27,6 +30,10 @@ STAGES: dict[str, Stage] = {
     "6": GraphMaterialization(),
     "self": SelfBeliefStage(),   # seed 000: self-statements → belief nodes (issue 7)
     "knowledge": KnowledgeBridge(),  # issue 17: ingest publishes into the DOC72 node store
+    "intake": IntakeStage(),         # issue 18: envelopes, scoring, policy, the extraction queue (§20A)
+    "extract": ExtractStage(),       # issue 18: drain the queue through the registered extractors
+    "threads": ThreadsStage(),       # issue 18 part 6: §25 conversation corpus (after intake/extract when present)
+    "backlinks": Backlinks(),  # issue 20: §42A.2 mentions → evidence bundles → promoted edges, review queue
     # Later stages go above this line: the search index is built last, from everything before it.
     "index": SearchIndex(),
 }
@@ -61,6 +68,7 @@ SIDE_STAGES: dict[str, Stage] = {
     "self-demote": SelfDemote(),
     "self-analyze": SelfAnalyze(),
     "ask": AskStage(),
+    "intake-mode": IntakeModeStage(),  # issue 18: `kenning mode`, `ingest --incognito` (§13.4)
 }
 
 

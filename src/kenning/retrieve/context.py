@@ -17,6 +17,7 @@ from typing import Any
 import apsw
 
 from kenning.config import Config
+from kenning.intake.modes import incognito_only_nodes
 from kenning.knowledge.writer import normalize_alias
 from kenning.retrieve.delivery import (Deadline, Resolution, as_utc, flag_of, flagged, fts_expression, hint,
                                       resolve_request, tokens, words)
@@ -154,6 +155,11 @@ class _Builder:
             sections["goals"] = self._goals(neighbours, anchors, primary, res)
         if not self._stop("obligations left out"):
             sections["obligations"] = self._obligations(anchors)
+        # §13.4 (issue 18, I12): knowledge whose only evidence is incognito content is never in a packet.
+        listed = [it["id"] for k in ("directives", "goals", "obligations") for it in sections[k]]
+        hidden = incognito_only_nodes(self.conn, self.config, listed) if listed else set()
+        for k in ("directives", "goals", "obligations"):
+            sections[k] = [it for it in sections[k] if it["id"] not in hidden]
         return self._finish(res, primary, gate, sections, tel, record)
 
     def _fts_pool(self) -> list[dict[str, Any]]:
@@ -226,10 +232,13 @@ class _Builder:
         ids = [c.id for s in SOURCES for c in gate.raw[s]]
         threshold = self.g.suppress_hub_nodes_above_edge_count
         degrees = kq.capped_degrees(self.conn, ids, threshold + 1) if ids else {}
+        hidden = incognito_only_nodes(self.conn, self.config, ids) if ids else set()
         for s in SOURCES:
             for c in gate.raw[s]:
                 is_primary = primary is not None and c.id == primary["id"]
-                if c.id in self.given:
+                if c.id in hidden:  # incognito-derived (§13.4, I12): never shown, not even as the context itself
+                    gate.counts["incognito_excluded"] = gate.counts.get("incognito_excluded", 0) + 1
+                elif c.id in self.given:
                     gate.counts["novelty_suppressed"] += 1
                 elif not is_primary and degrees.get(c.id, 0) > threshold:
                     gate.counts["hub_nodes_suppressed"] += 1

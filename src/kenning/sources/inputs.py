@@ -1,8 +1,9 @@
 """Find the bytes behind a path the user gave, and what kind of input they are.
 
 Kinds (``ExportFile.kind``): ``chatgpt_export`` (a conversations.json, the export .zip, or a folder
-holding conversations.json), ``transcript_json`` / ``transcript_jsonl`` (docs/transcript-format.md)
-and ``locomo`` (a LoCoMo conversation file). A file's kind is decided by its structure, never its
+holding conversations.json), ``claude_export`` (the same places, Claude.ai's shape: ``chat_messages``),
+``transcript_json`` / ``transcript_jsonl`` (docs/transcript-format.md), ``locomo`` (a LoCoMo conversation
+file), ``notes_folder`` (a folder of Markdown/Obsidian notes), ``mbox`` (a mailbox) and ``ics`` (a calendar). A file's kind is decided by its structure, never its
 name alone (R2): the first bytes are sniffed for the keys each format must have.
 """
 
@@ -49,7 +50,7 @@ def _zip_member(path: Path) -> tuple[str, int]:
     except zipfile.BadZipFile as e:
         raise InputError(f"{path} is not a readable zip file ({e})") from e
     if not candidates:
-        raise InputError(f"{path} has no conversations.json inside; is it a ChatGPT data export?")
+        raise InputError(f"{path} has no conversations.json inside; is it a ChatGPT or Claude.ai data export?")
     best = min(candidates, key=lambda i: (i.filename.count("/"), i.filename))
     return best.filename, best.file_size
 
@@ -70,7 +71,11 @@ def classify_input(path: str | Path, wiki_dir: str = "wiki", sidecar_suffix: str
     return CHATGPT_EXPORT
 
 
-INPUT_KINDS = ("chatgpt_export", "transcript_json", "transcript_jsonl", "locomo")
+INPUT_KINDS = ("chatgpt_export", "claude_export", "transcript_json", "transcript_jsonl", "locomo", "notes_folder",
+               "mbox", "ics")
+NOTE_SUFFIXES = (".md", ".markdown")
+_CLAUDE = re.compile(rb'"chat_messages"\s*:')
+_MBOX_FROM = re.compile(rb"^From \S+")
 SNIFF_BYTES = 64 * 1024
 _KEY = r'"%s"\s*:'
 _LOCOMO_KEYS = [re.compile((_KEY % k).encode()) for k in ("speaker_a", "speaker_b")]
@@ -83,6 +88,12 @@ _JSONL_TYPE = re.compile(rb'^\s*\{.*"type"\s*:\s*"(transcript|session|turn)"')
 def sniff_kind(head: bytes) -> str:
     """The input kind of a plain file from its first bytes (a prefix of at most SNIFF_BYTES)."""
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text[:15].upper().startswith(b"BEGIN:VCALENDAR"):
+        return "ics"
+    if _MBOX_FROM.match(head):
+        return "mbox"
+    if text.startswith(b"[") and _CLAUDE.search(text) and b'"mapping"' not in text:
+        return "claude_export"
     if text.startswith(b"{"):
         first_line = text.split(b"\n", 1)[0]
         if _JSONL_TYPE.match(first_line) and b"\n" in text.strip():
@@ -97,6 +108,17 @@ def sniff_kind(head: bytes) -> str:
     return "chatgpt_export"
 
 
+def _head_kind(export: ExportFile) -> str:
+    """ChatGPT or Claude: both call their file conversations.json; the records tell them apart."""
+    with export.open() as f:
+        head = f.read(SNIFF_BYTES)
+    return "claude_export" if sniff_kind(head) == "claude_export" else "chatgpt_export"
+
+
+def has_notes(p: Path) -> bool:
+    return any(f.suffix.lower() in NOTE_SUFFIXES for f in p.rglob("*") if f.is_file())
+
+
 def resolve_export(path: str | Path) -> ExportFile:
     p = Path(path).expanduser()
     if not p.exists():
@@ -104,11 +126,15 @@ def resolve_export(path: str | Path) -> ExportFile:
     if p.is_dir():
         inner = p / "conversations.json"
         if not inner.is_file():
-            raise InputError(f"{path} is a folder without a conversations.json")
-        return ExportFile(str(inner), None, inner.stat().st_size)
+            if has_notes(p):
+                return ExportFile(str(path), None, 0, "notes_folder")
+            raise InputError(f"{path} is a folder without a conversations.json or Markdown notes (.md)")
+        e = ExportFile(str(inner), None, inner.stat().st_size)
+        return ExportFile(e.path, None, e.size, _head_kind(e))
     if zipfile.is_zipfile(p):
         member, size = _zip_member(p)
-        return ExportFile(str(path), member, size)
+        e = ExportFile(str(path), member, size)
+        return ExportFile(e.path, member, size, _head_kind(e))
     try:
         with open(p, "rb") as f:
             head = f.read(SNIFF_BYTES)

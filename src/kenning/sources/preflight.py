@@ -43,10 +43,14 @@ def check_inputs(paths: list[Path], wiki_dir: str = "wiki", sidecar_suffix: str 
             continue
         try:
             export = resolve_export(p)
+            if export.kind == "notes_folder":  # a folder of Markdown notes: its own importer checks each note
+                out.paths.append(p)
+                continue
             head = _head(export)
         except InputError as e:
-            out.refused.append(f"{e} (expected a ChatGPT export: conversations.json, the export .zip or its "
-                               "folder; a transcript .json/.jsonl; a LoCoMo file; or a wiki workspace)")
+            out.refused.append(f"{e} (expected a ChatGPT or Claude export: conversations.json, the export .zip or "
+                               "its folder; a transcript .json/.jsonl; a LoCoMo file; a notes folder; an mbox; an "
+                               ".ics calendar; or a wiki workspace)")
             continue
         except OSError as e:
             out.refused.append(f"{p}: cannot read ({e.strerror or e})")
@@ -60,7 +64,8 @@ def check_inputs(paths: list[Path], wiki_dir: str = "wiki", sidecar_suffix: str 
         if export.kind == "chatgpt_export":
             if first not in (b"[", b"{") and body[1:].lstrip(_WS)[:1] != b"{":
                 out.refused.append(f"{export.display} is not a ChatGPT export (expected a JSON array of "
-                                   f"conversations; {_describe(body)})")
+                                   f"conversations; {_describe(body)}) nor any other input Kenning reads (Claude "
+                                   "export, transcript, LoCoMo file, mbox, .ics calendar)")
                 continue
             if first == b"[" and body[1:].lstrip(_WS)[:1] == b"]" and len(head) < HEAD_BYTES:
                 out.notes.append(f"{export.display} is an empty list: the export holds no conversations, "

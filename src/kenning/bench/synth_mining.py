@@ -1,0 +1,281 @@
+"""Planted mining content for ``kenning bench synth --mining N`` (issue 18 part 8): conversations whose user turns
+state goals, obligations, procedures, standing procedures and directives in VARIED natural phrasings (several
+sentence frames per class, filled from slot lists, with look-alike negatives: questions, hypotheticals, other
+people's aims, habits), and assistant suggestions the user accepts, rejects, contests or lets stand.
+
+The ground truth goes into the manifest's ``mining`` section: one record per planted item with the export message
+id it is in and a key word its mined name must contain. Separate from the main generator (own RNG stream), so
+the existing conversations for every seed stay byte-identical."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any, Iterator
+
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+
+GOALS = [("run a marathon", "marathon"), ("learn Spanish", "spanish"), ("write a novel", "novel"),
+         ("save for a house deposit", "deposit"), ("get my pilot's licence", "pilot"),
+         ("build a vegetable garden", "garden"), ("lose ten kilos", "kilos"), ("launch my pottery shop", "pottery"),
+         ("read fifty books", "books"), ("switch careers into data science", "data science"),
+         ("cycle from Paris to Rome", "rome"), ("finish my PhD thesis", "thesis")]
+GOAL_FRAMES = [
+    "My goal is to {g} by {year}.", "I'm trying to {g} this year.", "My big ambition right now is to {g}.",
+    "Something I'm working towards is to {g}.", "I've set myself a goal to {g} before I turn 40.",
+    "Honestly, the thing I want to achieve this year is to {g}.", "I really want to {g} eventually.",
+    "Long story short, my main objective is to {g}.", "I'm determined to {g} by next summer.",
+    "Okay so my new aim is to {g}, whatever it takes.",
+    "This year I'm going to {g}, no excuses.", "I'd love to {g} within two years.",
+    "Big plan for {year}: my goal is to {g}.", "I hope to {g} before the kids start school.",
+]
+GOAL_NEG = [
+    "What would be a realistic goal if I wanted to {g}?", "My sister's goal is to {g}.",
+    "What if I tried to {g}?", "Imagine if I could {g} by {year}.", "Do people usually {g} in a year?",
+    "I'll probably {g} someday, who knows?", "Is it hard to {g}?",
+]
+
+OBLIGATIONS = [("renew my passport", "passport", "renew my passport"), ("pay the electricity bill", "electricity",
+               "pay the electricity bill"), ("file my tax return", "tax", "file my tax return"),
+               ("submit the grant report", "grant", "submit the grant report"),
+               ("return the rental car", "rental", "return the rental car"),
+               ("send the signed lease to the landlord", "lease", "send the signed lease"),
+               ("book the MOT for the van", "mot", "book the MOT"),
+               ("hand in the quarterly budget", "budget", "hand in the quarterly budget"),
+               ("register for the conference", "conference", "register for the conference"),
+               ("pay the nursery fees", "nursery", "pay the nursery fees")]
+OBL_FRAMES = [
+    "I have to {o} by {date}.", "Note to self: I need to {o} before {date}.", "I must {o} no later than {date}.",
+    "Ugh, I've got to {o} by {date}, can't forget.", "Reminder that we need to {o} by {date}.",
+    "I'm supposed to {o} by {date}.", "I really need to {o} before {date} or there'll be a fine.",
+    "Don't let me forget, I have to {o} by {date}.", "Gotta {o} by {date}.",
+    "Heads up: I need to {o} by {date} at the latest.",
+]
+OBL_DUE_FRAMES = ["The {n} is due on {date}.", "Our {n} is due {date}.", "The deadline for the {n} is {date}."]
+OBL_DUE = [("quarterly VAT payment", "vat"), ("electricity bill", "electricity"), ("library books", "library"),
+           ("council tax instalment", "council"), ("project proposal", "proposal"), ("dentist invoice", "dentist")]
+OBL_NEG = ["Do I have to {o} by {date}?", "I had to {o} last year, what a pain.", "My partner has to {o} by {date}.",
+           "What happens if I don't {o} by {date}?"]
+
+PROCS = [("back up my laptop", "laptop", ["plug in the external drive", "open the backup app", "run a full backup",
+                                          "eject the drive safely"]),
+         ("make cold brew", "cold brew", ["grind 100 grams of coffee coarsely", "mix it with a litre of water",
+                                          "leave it in the fridge overnight", "strain it through a filter"]),
+         ("close the month in the books", "close the month", ["export the bank statement",
+                                                              "match every transaction", "send the report to "
+                                                              "accounts@example.com"]),
+         ("prepare for a client call", "client call", ["read the last meeting notes", "check open invoices",
+                                                        "write three questions"]),
+         ("clean the espresso machine", "espresso", ["descale it with citric acid", "flush it twice with water",
+                                                     "wipe the steam wand"]),
+         ("publish a blog post", "blog post", ["write the draft in Markdown", "proofread it aloud",
+                                               "upload it to /var/www/blog", "share the link"])]
+PROC_FRAMES = [
+    "Here's how I {p}:\n{numbered}", "My routine for when I {p}: first {s0}, then {s1}, and finally {s2}.",
+    "This is how I {p} — {dashed}", "The steps to {p}:\n{numbered}",
+    "When I {p}, I first {s0}, then {s1}, after that {s2}.",
+    "To {p}, I start by {s0}, then {s1}, then {s2}.", "My checklist for when I {p}:\n- {s0}\n- {s1}\n- {s2}",
+]
+PROC_NEG = ["How do I {p}? Is there a trick?", "I tried to {p} yesterday, it was a mess.",
+            "Any tips on how to {p}?"]
+
+STANDING = [("an email from my landlord arrives", "landlord", "flag it and remind me to reply"),
+            ("a new invoice lands in the Finance folder", "invoice", "file it under Receipts"),
+            ("my sister texts me", "sister", "remind me to call her back"),
+            ("a meeting gets cancelled", "cancelled", "block the slot for focus time"),
+            ("the build fails", "build", "send me a summary of the error"),
+            ("a package is delivered", "package", "add it to the returns tracker")]
+STANDING_FRAMES = [
+    "Whenever {t}, please {a}.", "Every time {t}, {a}.", "If {t_if}, {a}.", "Any time {t}, {a}, unless it's "
+    "a weekend.", "Each time {t}, {a} automatically.",
+    "Any time {t}, just {a}, no need to ask.", "Whenever {t}, {a} and then let me know.",
+]
+STANDING_TIME = [("Every Monday morning, send me a summary of my open tasks.", "open tasks"),
+                 ("Each Friday afternoon, remind me to review my budget.", "budget"),
+                 ("Every morning, tell me the weather before I leave.", "weather"),
+                 ("Remind me to stretch every time a meeting ends.", "stretch")]
+STANDING_NEG = ["If I were rich, I would buy a boat.", "Whenever I think about it, I get nervous?",
+                "Every Monday is hard for me.", "What if my landlord emails me again?"    "Whenever you have a moment, no rush.", "Every time I try, I fail.",
+]
+
+DIRECTIVES = [
+    ("I prefer metric units when talking about distances.", "metric"),
+    ("Please never schedule meetings on Fridays, unless it's urgent.", "fridays"),
+    ("I'm allergic to peanuts.", "peanuts"),
+    ("From now on, always answer in British English.", "british"),
+    ('When I say "the shop" I mean the bike shop on Main Street.', "shop"),
+    ("I like my summaries short and in bullet points.", "summaries"),
+    ("Don't ever cc my manager on personal emails.", "manager"),
+    ("I'd much rather get one long email than lots of short ones.", "email"),
+    ("Going forward, please use 24-hour time in anything you write for me.", "24-hour"),
+    ('"The lab" means my home office upstairs.', "lab"),
+    ("I can't eat gluten.", "gluten"),
+    ("My preference is aisle seats on long flights.", "aisle"),
+    ("Please keep replies under 200 words.", "200 words"),
+    ("Never use emojis in anything you write for me.", "emojis"),
+    ("I'm vegetarian, so no meat recipes please.", "vegetarian"),
+]
+DIRECTIVE_NEG = ["Do you prefer tea or coffee?", "My brother prefers the mountains.", "I always forget my keys.",
+                 "Would it be better to use metric units?"    "I used to prefer tea, now I drink anything.", "Never mind, forget it.",
+]
+
+SUGGESTIONS = [
+    ("procedure", "espresso", "Here's how to clean the espresso machine: first descale it with citric acid, then "
+     "flush it twice with water, and finally wipe the steam wand."),
+    ("procedure", "houseplants", "Here's how to repot your houseplants: first water them the day before, then "
+     "loosen the root ball, and finally move them into a pot one size up."),
+    ("standing_procedure", "backup", "I suggest a rule: whenever a backup fails, send you an alert with the log."),
+    ("memory_directive", "french", "Noted — from now on, I'll always reply in French."),
+    ("procedure", "tyre", "I recommend this: the steps to change a tyre: 1. loosen the nuts\n2. jack up the car\n"
+     "3. swap the wheel\n4. tighten the nuts in a star pattern"),
+]
+ACCEPT = ["Perfect, I'll use that.", "Yes, let's do that.", "Sounds good, go with that.", "Great, I'll do exactly that.",
+          "Ok let's go with that!", "Love it, let's use that."]
+REJECT = ["No, I'd rather not.", "Nope, that won't work for me.", "Let's not do that.", "I don't like that idea.",
+          "Nah, I'll pass on that."]
+CONTEST = ["Hmm, are you sure that's right?", "I'm not sure about that, why would that help?",
+           "But what about the warranty?"]
+MOVE_ON = ["By the way, I moved to Lisbon last year.", "Unrelated, but my cat is sick today.",
+           "Thanks. Also the weather here is awful."]
+
+FILLER_USER = ["Can you summarise this article for me?", "I watched a great film last night.",
+               "Tell me a joke about penguins.", "What's the capital of Mongolia?", "I had pasta for lunch.",
+               "My back hurts a bit today.", "Explain how compound interest works."]
+FILLER_ASSISTANT = ["Sure — here is a short summary.", "That sounds lovely!", "Happy to help with that.",
+                    "Here's a quick explanation.", "Good question!"]
+
+
+def _date_phrase(rng: random.Random, day: dt.date) -> str:
+    d = day + dt.timedelta(days=rng.randint(5, 120))
+    style = rng.randrange(5)
+    if style == 0:
+        return f"{_MONTHS[d.month - 1]} {d.day}"
+    if style == 1:
+        return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
+    if style == 2:
+        return d.isoformat()
+    if style == 3:
+        return f"the {d.day}{'th' if 10 <= d.day % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(d.day % 10, 'th')} of {_MONTHS[d.month - 1]}"
+    return rng.choice(["the end of the month", "next Friday", "Monday"])
+
+
+class MiningGen:
+    def __init__(self, n: int, seed: int, start: dt.date = dt.date(2024, 1, 8)):
+        self.n, self.rng, self.start = n, random.Random(f"mining:{seed}"), start
+        self.truth: list[dict[str, Any]] = []
+
+    def _plant(self, rng: random.Random, day: dt.date) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
+        """One planted exchange: turns and the truth records for them (index = turn index)."""
+        kind = rng.choice(["goal", "goal", "obligation", "obligation", "procedure", "standing", "standing",
+                           "directive", "directive", "suggestion", "suggestion", "negative", "negative"])
+        if kind == "goal":
+            g, key = rng.choice(GOALS)
+            text = rng.choice(GOAL_FRAMES).format(g=g, year=day.year + 1)
+            return [("user", text)], [{"class": "goal", "turn": 0, "key": key, "positive": True}]
+        if kind == "obligation":
+            if rng.random() < 0.65:
+                o, key, _ = rng.choice(OBLIGATIONS)
+                text = rng.choice(OBL_FRAMES).format(o=o, date=_date_phrase(rng, day))
+            else:
+                nname, key = rng.choice(OBL_DUE)
+                text = rng.choice(OBL_DUE_FRAMES).format(n=nname, date=_date_phrase(rng, day))
+            return [("user", text)], [{"class": "obligation", "turn": 0, "key": key, "positive": True}]
+        if kind == "procedure":
+            p, key, steps = rng.choice(PROCS)
+            frame = rng.choice(PROC_FRAMES)
+            text = frame.format(p=p, numbered="\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
+                                dashed=", ".join(steps[:-1]) + " and then " + steps[-1], s0=steps[0], s1=steps[1],
+                                s2=steps[2]) if "dashed" not in frame else frame.format(
+                p=p, dashed="first " + ", then ".join(steps))
+            return [("user", text)], [{"class": "procedure", "turn": 0, "key": key, "positive": True}]
+        if kind == "standing":
+            if rng.random() < 0.3:
+                text, key = rng.choice(STANDING_TIME)
+            else:
+                t, key, a = rng.choice(STANDING)
+                t_if = t.replace("arrives", "comes in").replace("lands in", "arrives in").replace(
+                    "texts me", "texts me").replace("gets cancelled", "gets cancelled").replace(
+                    "fails", "fails").replace("is delivered", "shows up")
+                frame = rng.choice(STANDING_FRAMES)
+                if frame.startswith("If") and not any(w in t_if for w in ("comes in", "arrives", "texts me",
+                                                                          "gets ", "fails", "shows up")):
+                    frame = STANDING_FRAMES[0]
+                text = frame.format(t=t, t_if=t_if, a=a)
+            return [("user", text)], [{"class": "standing_procedure", "turn": 0, "key": key, "positive": True}]
+        if kind == "directive":
+            text, key = rng.choice(DIRECTIVES)
+            return [("user", text)], [{"class": "memory_directive", "turn": 0, "key": key, "positive": True}]
+        if kind == "suggestion":
+            skind, key, sugg = rng.choice(SUGGESTIONS)
+            lead = rng.choice(["Any advice?", "What should I do?", "Can you help me with this?"])
+            how = rng.choice(["accept", "accept", "reject", "contest", "move_on"])
+            reply = rng.choice({"accept": ACCEPT, "reject": REJECT, "contest": CONTEST, "move_on": MOVE_ON}[how])
+            turns = [("user", lead), ("assistant", sugg), ("user", reply)]
+            cls = {"accept": "acceptance", "reject": "rejection", "contest": "contested", "move_on": "uncontested"}[how]
+            return turns, [{"class": cls, "turn": 2, "key": key, "node_kind": skind, "positive": True,
+                            "suggestion_turn": 1}]
+        pick = rng.randrange(5)
+        if pick == 0:
+            g, key = rng.choice(GOALS)
+            text, cls = rng.choice(GOAL_NEG).format(g=g, year=day.year + 1), "goal"
+        elif pick == 1:
+            o, key, _ = rng.choice(OBLIGATIONS)
+            text, cls = rng.choice(OBL_NEG).format(o=o, date=_date_phrase(rng, day)), "obligation"
+        elif pick == 2:
+            p, key, _ = rng.choice(PROCS)
+            text, cls = rng.choice(PROC_NEG).format(p=p), "procedure"
+        elif pick == 3:
+            text, cls, key = rng.choice(STANDING_NEG), "standing_procedure", ""
+        else:
+            text, cls, key = rng.choice(DIRECTIVE_NEG), "memory_directive", ""
+        return [("user", text)], [{"class": cls, "turn": 0, "key": key, "positive": False}]
+
+    def iterate(self) -> Iterator[dict[str, Any]]:
+        rng = self.rng
+        for ci in range(self.n):
+            conv_id = f"mining-{ci:05d}"
+            day = self.start + dt.timedelta(days=ci)
+            turns: list[tuple[str, str]] = []
+            planted: list[tuple[int, dict[str, Any]]] = []
+            for _ in range(rng.randint(1, 3)):
+                if rng.random() < 0.5:
+                    turns += [("user", rng.choice(FILLER_USER)), ("assistant", rng.choice(FILLER_ASSISTANT))]
+                exch, truth = self._plant(rng, day)
+                base = len(turns)
+                turns += exch
+                for t in truth:
+                    planted.append((base, t))
+                if turns[-1][0] == "user":
+                    turns.append(("assistant", rng.choice(FILLER_ASSISTANT)))
+            t0 = dt.datetime(day.year, day.month, day.day, 9, tzinfo=dt.timezone.utc).timestamp()
+            mapping: dict[str, Any] = {f"{conv_id}-root": {"id": f"{conv_id}-root", "message": None, "parent": None,
+                                                           "children": []}}
+            parent = f"{conv_id}-root"
+            ids = []
+            for i, (role, text) in enumerate(turns):
+                nid = f"{conv_id}-m{i:03d}"
+                ids.append(nid)
+                mapping[nid] = {"id": nid, "parent": parent, "children": [], "message": {
+                    "id": nid, "author": {"role": role, "name": None, "metadata": {}}, "create_time": t0 + 60 * i,
+                    "update_time": None, "content": {"content_type": "text", "parts": [text]},
+                    "status": "finished_successfully", "end_turn": True, "weight": 1.0, "metadata": {},
+                    "recipient": "all"}}
+                mapping[parent]["children"].append(nid)
+                parent = nid
+            for base, t in planted:
+                rec = {k: v for k, v in t.items() if k not in ("turn", "suggestion_turn")}
+                rec.update(conversation_id=conv_id, message_id=ids[base + t["turn"]],
+                           text=turns[base + t["turn"]][1])
+                if "suggestion_turn" in t:
+                    rec["suggestion_message_id"] = ids[base + t["suggestion_turn"]]
+                self.truth.append(rec)
+            yield {"title": f"Mining chat {ci}", "create_time": t0, "update_time": t0 + 60 * len(turns),
+                   "mapping": mapping, "current_node": parent, "conversation_id": conv_id, "id": conv_id}
+
+    def manifest(self) -> dict[str, Any]:
+        counts: dict[str, int] = {}
+        for t in self.truth:
+            k = f"{t['class']}{'' if t['positive'] else '_negative'}"
+            counts[k] = counts.get(k, 0) + 1
+        return {"conversations": self.n, "planted": self.truth, "counts": dict(sorted(counts.items()))}

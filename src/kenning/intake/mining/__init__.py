@@ -1,0 +1,4 @@
+"""Issue 18 miners: each class registers an extractor with ``kenning.intake.extractors`` on import. Order
+matters only for corrections, which run last so the restated item exists when the corrected one is marked."""
+
+from kenning.intake.mining import goals, obligations, procedures, standing, directives, model, corrections  # noqa: F401

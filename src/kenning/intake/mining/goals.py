@@ -1,0 +1,169 @@
+"""Goals (§29): created top-down only, from the user's explicit statements of aim; sub-goals link to their
+parent (``parent_goal_id`` and a ``sub_goal_of`` edge); evolution makes a new node with ``evolved_from_goal_id``
+and marks the old one ``evolved`` (kept); achieved / abandoned when the user says so."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
+from kenning.intake.mining.base import run_class
+from kenning.intake.mining.common import Mined, clean_clause, node_id, nodes_of_kind, sentences
+from kenning.intake.mining.match import best_match
+from kenning.knowledge.ops import CreateEdge, UpdateNode
+
+_HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)?(?:\d{4}|next\s+\w+|this\s+\w+|"
+                      r"the\s+\w+|\w+\s+\d{4}|(?:january|february|march|april|may|june|july|august|september|october|november|"
+                      r"december)|[a-z]+\s+(?:months?|years?|weeks?)|my\s+\w+\s*\w*)|this\s+(?:year|summer|"
+                      r"spring|autumn|fall|winter|month)|next\s+(?:year|summer|spring|month)|eventually|someday|"
+                      r"one\s+day|in\s+the\s+long\s+run)\b.*$", re.I)
+_TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|but)\b.*$", re.I)
+
+_AIM = [
+    re.compile(r"\bthe\s+(?:big\s+)?thing\s+i\s+want\s+to\s+(?:achieve|accomplish|do)\s+(?:this\s+year\s+)?is\s+"
+               r"(?:to\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\b(?:this|next)\s+(?:year|summer|month|spring|autumn|fall|winter),?\s+i'?m\s+(?:going\s+to|gonna|"
+               r"finally\s+going\s+to)\s+(?P<g>.+)", re.I),
+    re.compile(r"\bi'?d\s+(?:really\s+)?love\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+.+|.+?\s+(?:this|next)\s+(?:year|"
+               r"summer|spring|autumn|fall|winter)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
+    re.compile(r"\bsomething\s+i'?m\s+working\s+towards?\s+is\s+(?P<g>.+)", re.I),
+    re.compile(r"\b(?:my|our)\s+(?:main\s+|big\s+|biggest\s+|long[- ]term\s+|ultimate\s+|real\s+|new\s+|top\s+)?"
+               r"(?:goal|aim|objective|ambition|target|dream|resolution)\s+(?:for\s+[\w\s]+?\s+|this\s+year\s+|"
+               r"right\s+now\s+)?(?:is|was|'s)\s+(?:to\s+|that\s+i\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\bi(?:'m|\s+am)\s+(?:really\s+|seriously\s+)?(?:trying|aiming|working|determined|striving|"
+               r"setting\s+out)\s+(?:hard\s+)?(?:to|towards?|toward)\s+(?P<g>.+)", re.I),
+    re.compile(r"\bi'?ve\s+(?:set|given)\s+(?:myself\s+)?(?:a|the)\s+(?:goal|target|challenge)\s+(?:of|to)\s+(?P<g>.+)",
+               re.I),
+    re.compile(r"\bi\s+(?:really\s+)?(?:want|intend|plan|hope|aim|mean)\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+"
+               r"(?:\d{4}|the\s+end\s+of|next|this|my|[A-Z][a-z]+).*|.+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|"
+               r"fall|winter)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
+]
+_SUB = re.compile(r"\b(?:as\s+(?:a\s+)?(?:part|step|first\s+step)\s+(?:of|towards?)|to\s+get\s+there|on\s+the\s+way"
+                  r"\s+to|as\s+a\s+step\s+towards?|for\s+that\s+goal|towards?\s+that(?:\s+goal)?)\s*(?P<p>[^,]*),\s*"
+                  r"i\s+(?:need|want|plan|have|intend|'?m\s+going)\s+to\s+(?P<g>.+)", re.I)
+_EVOLVE = re.compile(r"(?:\bi'?ve\s+changed\s+my\s+goal|\bmy\s+goal\s+has\s+changed|\bmy\s+goal\s+is\s+now|"
+                     r"\binstead\s+of\s+(?P<o1>[^,]+),\s*(?:i\s+now\s+want|my\s+goal\s+is\s+now|i'?m\s+now\s+aiming|"
+                     r"i'?m\s+going\s+to\s+aim|i\s+want)|\brather\s+than\s+(?P<o2>[^,]+),\s*(?:i\s+now\s+want|"
+                     r"my\s+(?:new\s+)?goal\s+is|i\s+want))\s*(?::|—|-|,)?\s*(?:now\s+)?(?:to\s+|it'?s\s+to\s+)?"
+                     r"(?P<g>.+)", re.I)
+_ACHIEVED = re.compile(r"\b(?:i\s+(?:finally\s+|actually\s+)?(?:achieved|reached|hit|accomplished|met|completed)\s+"
+                       r"my\s+(?:goal|target|aim)(?:\s+(?:of|to)\s+(?P<g>.+))?|(?:goal|target)\s+(?:achieved|"
+                       r"accomplished|reached|complete)|i\s+did\s+it\b[^.]*?(?P<g2>\b(?:ran|finished|got|passed|"
+                       r"launched|published|reached)\b.+)?)", re.I)
+_ABANDON = re.compile(r"\b(?:i'?(?:m|ve|\s+am|\s+have)\s+(?:giving|given)\s+up\s+on|i'?ve\s+(?:abandoned|dropped|"
+                      r"shelved)|i'?m\s+(?:abandoning|dropping|shelving)|i\s+no\s+longer\s+want\s+to|i'?m\s+not\s+"
+                      r"(?:going\s+to|gonna)\s+(?:pursue|chase)|forget\s+about)\s+(?:the\s+goal\s+(?:of|to)\s+|"
+                      r"my\s+goal\s+(?:of|to)\s+|the\s+idea\s+of\s+|on\s+)?(?P<g>.+)", re.I)
+
+
+def goal_name(clause: str) -> tuple[str, str | None]:
+    """(canonical name, time horizon) from an aim clause: "run a marathon by next spring" → ("run a marathon",
+    "by next spring")."""
+    c = _TAIL.sub("", clean_clause(clause))
+    horizon = None
+    h = _HORIZON.search(c)
+    if h and h.start() > 3:
+        horizon = clean_clause(h.group("h"))
+        c = c[:h.start()]
+    c = clean_clause(c)
+    c = re.sub(r"^(?:i\s+(?:now\s+)?want\s+to|i'?m\s+now\s+aiming\s+to|i'?m\s+going\s+to|my\s+new\s+goal\s+is(?:\s+to)?|"
+               r"it'?s\s+to|is|to|that)\s+", "", c, flags=re.I)
+    return c[:1].lower() + c[1:], horizon
+
+
+def _payload(name: str, sentence: str, horizon: str | None, **extra: Any) -> dict[str, Any]:
+    p: dict[str, Any] = {"goal_description": name[:500], "canonical_name": name[:200], "narrative": sentence[:2000],
+                         "goal_status": "active", "source": "user_stated"}
+    if horizon:
+        p["time_horizon"] = horizon[:100]
+    p.update(extra)
+    return p
+
+
+def _ok(name: str) -> bool:
+    return 2 <= len(name.split()) <= 16
+
+
+def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
+    if voice != "user":
+        return []  # §29 top-down only: an assistant never creates a goal
+    out: list[Mined] = []
+    active = None
+    for s in sentences(text):
+        sent = s.text
+        if (m := _EVOLVE.search(sent)):
+            name, horizon = goal_name(m.group("g"))
+            if not _ok(name):
+                continue
+            active = active if active is not None else nodes_of_kind(ctx, "goal")
+            cands = [n for n in active if (n["payload"] or {}).get("goal_status", "active") == "active"]
+            old = best_match(m.group("o1") or m.group("o2") or "", cands, threshold=50) if (m.group("o1") or m.group("o2")) \
+                else _latest_in_conversation(ctx, obs, cands)
+            if old is None or old["canonical_name"].casefold() == name.casefold():
+                continue
+            new = Mined("goal", name, _payload(name, sent, horizon, evolved_from_goal_id=old["id"],
+                                               evolution_reason=sent[:500]), s)
+            new.extra_ops.append(UpdateNode(id=old["id"], payload_set={"goal_status": "evolved"}))
+            out.append(new)
+            continue
+        for rx, status in ((_ABANDON, "abandoned"), (_ACHIEVED, "achieved")):
+            if (m := rx.search(sent)):
+                active = active if active is not None else nodes_of_kind(ctx, "goal")
+                cands = [n for n in active if (n["payload"] or {}).get("goal_status", "active") in ("active", "on_hold")]
+                said = next((g for g in m.groupdict().values() if g), None)
+                said = re.split(r",|\bbecause\b|\bsince\b|\bas\b", said)[0] if said else None
+                target = best_match(said, cands, threshold=55) if said else _latest_in_conversation(ctx, obs, cands)
+                if target is not None:
+                    mm = Mined("goal", target["canonical_name"], dict(target["payload"] or {}), s)
+                    mm.extra_ops.append(UpdateNode(id=target["id"], payload_set={"goal_status": status}))
+                    out.append(mm)
+                break
+        else:
+            if (m := _SUB.search(sent)):
+                name, horizon = goal_name(m.group("g"))
+                if not _ok(name):
+                    continue
+                active = active if active is not None else nodes_of_kind(ctx, "goal")
+                cands = [n for n in active if (n["payload"] or {}).get("goal_status", "active") == "active"]
+                parent = best_match(m.group("p"), cands, threshold=55) if m.group("p").strip() else None
+                parent = parent or _latest_in_conversation(ctx, obs, cands)
+                mm = Mined("goal", name, _payload(name, sent, horizon), s)
+                if parent is not None:
+                    mm.payload["parent_goal_id"] = parent["id"]
+                    child = node_id(ctx, "goal", name)
+                    subs = list((parent["payload"] or {}).get("sub_goal_ids") or [])
+                    if child not in subs:
+                        mm.extra_ops.append(UpdateNode(id=parent["id"], payload_set={"sub_goal_ids": subs + [child]}))
+                    mm.extra_ops.append(CreateEdge(source_id=child, relation_type="sub_goal_of", target_id=parent["id"],
+                                                   start_date=obs.created_at, confidence=0.9))
+                out.append(mm)
+                continue
+            for rx in _AIM:
+                if (m := rx.search(sent)):
+                    name, horizon = goal_name(m.group("g"))
+                    if _ok(name):
+                        out.append(Mined("goal", name, _payload(name, sent, horizon), s))
+                    break
+    return out
+
+
+def _latest_in_conversation(ctx: ExtractionContext, obs: Observation, cands: list[dict[str, Any]]):
+    """The goal most recently stated in the turns before this one (context), else None."""
+    from kenning.store import knowledge as ksql
+    ids = [t.get("message_id") for t in obs.context if t.get("message_id")]
+    if not ids:
+        return None
+    near = set(ksql.node_ids_with_message(ctx.conn, ids))
+    hits = [n for n in cands if n["id"] in near]
+    return max(hits, key=lambda n: (n["updated_at"], n["id"])) if hits else None
+
+
+@register("goals")
+def mine_goals(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
+    return run_class(ctx, obs, "goals", parse)
+
+
+from kenning.intake.extractors import register_cue  # noqa: E402
+
+register_cue("goals", lambda text: any(p.search(text) for p in (*_AIM, _EVOLVE, _ACHIEVED, _ABANDON)))

@@ -1,0 +1,147 @@
+"""Procedures (§4A.1.3): steps the user wrote (or accepted from the assistant) become semantic intents; literals
+(emails, addresses, paths, quoted strings, numbers) are scrubbed to placeholders unless the user confirms them.
+Lifecycle: captured → validated after two reported successes ("followed my backup routine again, worked")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
+from kenning.intake.mining.base import run_class
+from kenning.intake.mining.common import Mined, Span, clean_clause, nodes_of_kind, provenance, sentences, write
+from kenning.intake.mining.match import best_match
+from kenning.knowledge.contracts import placeholder_for
+from kenning.knowledge.lifecycle import procedure_transition
+from kenning.knowledge.ops import Evidence, UpdateNode
+from kenning.store import knowledge as ksql
+
+_HEADER = re.compile(
+    r"(?:here'?s\s+how\s+(?:i|you|to)\s+|this\s+is\s+how\s+(?:i|to)\s+|how\s+i\s+(?:always\s+|usually\s+)?|"
+    r"my\s+(?:usual\s+|standard\s+)?(?:process|routine|procedure|steps|recipe|workflow|method|checklist)\s+(?:for|to|when)\s+|"
+    r"(?:the\s+)?steps\s+(?:to|for)\s+|when\s+i\s+(?P<w>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\s+start)|"
+    r"to\s+(?P<t2>[^,:]{3,60}),\s*(?:i|you)\s+(?=first\b|start\s+by\b))"
+    r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
+_NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
+_SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
+                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then)\b[,:]?\s*", re.I)
+_SUCCESS = re.compile(r"\b(?:followed|used|ran|did|tried|went\s+through)\s+(?:my|the|your|that)\s+(?P<t>.+?)\s+"
+                      r"(?:process|routine|procedure|steps|recipe|checklist|workflow|method)\b.*?\b(?:worked|went\s+"
+                      r"(?:well|fine|smoothly|perfectly)|succeeded|success|no\s+problems?)"
+                      r"|\bthe\s+(?P<t2>.+?)\s+(?:process|routine|procedure|steps|recipe|checklist|workflow)\s+"
+                      r"(?:worked|went\s+(?:well|fine|smoothly|perfectly)|succeeded)", re.I)
+_CONFIRM_LITERALS = re.compile(r"\b(?:keep|use)\s+(?:the\s+)?exact\s+(?:values|names|addresses|paths)\b", re.I)
+_LITERALS = [
+    ("email_address", re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")),
+    ("url", re.compile(r"\bhttps?://\S+")),
+    ("file_path", re.compile(r"(?:~|\.{1,2})?/(?:[\w.-]+/)+[\w.-]*|\b[A-Z]:\\\S+")),
+    ("quoted_value", re.compile(r"[\"“]([^\"”]{1,80})[\"”]")),
+    ("number", re.compile(r"\b\d{2,}(?:[.,]\d+)?\b")),
+]
+
+
+def scrub(intent: str) -> tuple[str, list[dict[str, Any]]]:
+    """The intent with literal values replaced by placeholders, and the parameters they were."""
+    params: list[dict[str, Any]] = []
+    counts: dict[str, int] = {}
+    out = intent
+    for name, rx in _LITERALS:
+        def repl(m: re.Match) -> str:
+            counts[name] = counts.get(name, 0) + 1
+            pname = name if counts[name] == 1 else f"{name}_{counts[name]}"
+            params.append({"name": pname, "value": m.group(0)[:200], "literal_retention_class": "placeholder_only"})
+            return placeholder_for(pname)
+        out = rx.sub(repl, out)
+    return out, params
+
+
+def _steps_from(text: str, header_end: int) -> list[str]:
+    body = text[header_end:]
+    numbered = [m.group("s").strip() for m in _NUMBERED.finditer(body)]
+    if len(numbered) >= 2:
+        return numbered
+    # only text after the first sequence word ("first", "then", …) is a step
+    first = _SEQ.search(body)
+    if not first:
+        return []
+    tail = body[first.start():]
+    parts = [clean_clause(p) for p in _SEQ.split(tail)]
+    steps = [p for p in parts if len(p.split()) >= 2]
+    return steps if len(steps) >= 2 else []
+
+
+def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
+    h = _HEADER.search(text)
+    if not h:
+        return []
+    task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or "")
+    task = re.sub(r"^(?:to|for|when)\s+", "", task, flags=re.I)
+    if h.group("w") or h.group("t2"):
+        task = clean_clause(h.group("w") or h.group("t2"))
+    task = re.sub(r"\s*(?:is|goes|looks)(?:\s+like)?(?:\s+this)?$", "", task, flags=re.I)
+    if not 1 <= len(task.split()) <= 10:
+        return []
+    steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2")) else h.start())
+    if len(steps_text) < 2:
+        return []
+    confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
+    steps = []
+    for i, st in enumerate(steps_text[:20], 1):
+        intent, params = scrub(st[:500])
+        if confirmed:
+            for p in params:
+                p["literal_retention_class"] = "retain_if_user_confirmed"
+            intent = st[:500]
+        steps.append({"step_index": i, "intent": intent[:500], "parameters": params})
+    name = task[:1].lower() + task[1:]
+    span_end = min(len(text), text.find(steps_text[-1][:20]) + len(steps_text[-1]) if steps_text[-1][:20] in text
+                   else len(text))
+    span = Span(h.start(), max(span_end, h.end()), text[h.start():max(span_end, h.end())][:500])
+    payload = {"canonical_name": name[:200], "description": f"how the user does it: {name}"[:1000],
+               "use_conditions": [f"when the user wants to {name}"[:300]], "steps": steps,
+               "environment": {"app_entity_id": "unspecified", "app_name": "unspecified", "platform": "unknown"},
+               "source": "imported"}
+    return [Mined("procedure", name, payload, span, user_confirmed_literals=confirmed)]
+
+
+def record_successes(ctx: ExtractionContext, obs: Observation, result: ExtractionResult) -> None:
+    """A reported success adds evidence (once per message) and moves captured → validated at the configured count."""
+    for s in sentences(obs.text):
+        m = _SUCCESS.search(s.text)
+        if not m:
+            continue
+        target = best_match(m.group("t") or m.group("t2") or "", nodes_of_kind(ctx, "procedure"), threshold=55)
+        if target is None:
+            continue
+        prov = provenance(obs, s, entry_type="reported_success", event=None,
+                          description="the user reported the procedure worked")
+        ops: list[Any] = [Evidence(id=target["id"], event_type="learned_from_task_execution", provenance=prov)]
+        entries = [p for p in ksql.get_provenance(ctx.conn, target["id"]) if p["entry_type"] == "reported_success"]
+        seen = {p.get("message_id") for p in entries}
+        n = len(seen | {obs.message_id})
+        sub = target.get("lifecycle_substate") or "captured"
+        if sub in ("captured", "candidate", "validated", "promoted"):
+            tr = procedure_transition(sub, n, cfg=ctx.config.knowledge.lifecycle)
+            if tr.changed:
+                ops.append(UpdateNode(id=target["id"], lifecycle_state=tr.lifecycle_state,
+                                      lifecycle_substate=tr.lifecycle_substate, by_user=True))
+        write(ctx, result, source_event="mining:procedure_success",
+              summary=f"reported success of “{target['canonical_name'][:80]}”", ops=ops)
+
+
+@register("procedures")
+def mine_procedures(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
+    result = run_class(ctx, obs, "procedures", parse)
+    if obs.role == "user" and obs.persistence_mode not in ("accessible_only", "episodic_recall"):
+        before = result.items
+        record_successes(ctx, obs, result)
+        if result.items > before:
+            result.skipped_reason = None
+    return result
+
+
+from kenning.intake.extractors import register_cue  # noqa: E402
+
+# the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
+register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text)
+                                              or len(_NUMBERED.findall(text)) >= 2))

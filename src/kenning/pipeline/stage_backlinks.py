@@ -1,0 +1,33 @@
+"""Stage `backlinks` — DOC72 §42A.2 after the node store is published (issue 20; decisions G1–G29), one transaction.
+
+New messages are scanned for mentions (Stage 1), resolved against the node store (Stage 2, Tier 3.5), recorded as
+mention observations, aggregated into evidence bundles and promoted into edges through the single writer; the
+Tier 5 candidates and the review queue are refreshed. The aggregation watermark moves last in the transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.pipeline.runner import StageContext
+from kenning.upkeep.promotion import BacklinkRun
+
+
+def node_vectors(ctx: StageContext) -> Any:
+    """The vector index for Pass C / Tier 3.5, or None when vectors are off or no node has a vector yet (the
+    index stage embeds nodes after this stage: a first import resolves by alias and FTS only; G8)."""
+    from kenning.store import knowledge as ksql
+
+    if not ctx.config.retrieval.vector.enabled or ksql.state_get(ctx.conn, "nodes_embedded_through") is None:
+        return None
+    from kenning.llm.index import VectorIndex
+
+    return VectorIndex(ctx.conn, ctx.config, clock=ctx.clock)
+
+
+class Backlinks:
+    name = "backlinks"
+    title = "back-links (mentions → evidence → edges)"
+
+    def run(self, ctx: StageContext) -> dict[str, Any]:
+        return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
+                           progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep"))).run()
