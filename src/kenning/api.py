@@ -307,7 +307,7 @@ class Vault:
         return {
             "db": str(self.path),
             "tables": runs_sql.table_counts(self.conn),
-            "last_runs": runs_sql.last_runs(self.conn, 10),
+            "last_runs": runs_sql.latest_run_per_stage(self.conn),
         }
 
     def forget(self, selector: str, value: Any, *, apply: bool = False, as_of: str | None = None,

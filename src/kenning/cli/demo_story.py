@@ -181,6 +181,21 @@ def review_queue(vault) -> str | None:
     return f"Review queue: {total} item(s) await your verdict (`kenning review`){first}"
 
 
+@headline
+def mined_knowledge(vault) -> str | None:
+    """Issue 18: what the miners found — goals, obligations, procedures, standing rules, directives."""
+    from kenning.intake.mining import views
+
+    found = {cls: views.items(vault.conn, cls, AS_OF) for cls in views.CLASSES}
+    if not any(found.values()):
+        return None
+    parts = [f"{len(v)} {cls}" for cls, v in found.items() if v]
+    goal = next(iter(found["goals"]), None)
+    example = f"; e.g. the goal “{goal['name']}”" if goal else ""
+    return (f"From your chats: {', '.join(parts)}{example} (`kenning goals`, `kenning obligations --ics FILE`, "
+            "`kenning directives`)")
+
+
 def _try_next(db: Path) -> None:
     console.rule("[bold]Try next")
     for cmd, what in [

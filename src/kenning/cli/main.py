@@ -298,7 +298,7 @@ def print_run_result(r) -> None:
 
 @app.command()
 def status(db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
-    """Row counts per table and the latest runs."""
+    """Row counts per table and each stage's latest run."""
     with open_vault(db, config, readonly=True) as vault:
         st = vault.status()
     if json_out:
@@ -312,7 +312,7 @@ def status(db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
     for name, n in st["tables"].items():
         t.add_row(name, f"{n:,}")
     out.print(t)
-    r = Table(title="latest runs", show_edge=False)
+    r = Table(title="latest run of each stage", show_edge=False)
     for col in ("stage", "started", "status", "summary"):
         r.add_column(col)
     for run in st["last_runs"]:

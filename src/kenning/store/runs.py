@@ -40,6 +40,14 @@ def last_runs(conn: apsw.Connection, limit: int = 10) -> list[dict]:
                       "FROM runs ORDER BY started_at_utc DESC, stage DESC, seq DESC LIMIT ?", (limit,))
 
 
+def latest_run_per_stage(conn: apsw.Connection, limit: int = 50) -> list[dict]:
+    """The most recent run of each stage, newest first: `status` shows every stage's state, however many there are
+    (the ten latest runs alone hid stage 1 once a pipeline had more than ten stages)."""
+    return rows(conn, "SELECT run_id, stage, seq, started_at_utc, finished_at_utc, status, counts_json, error FROM ("
+                      "SELECT *, row_number() OVER (PARTITION BY stage ORDER BY started_at_utc DESC, seq DESC) AS rn "
+                      "FROM runs) WHERE rn = 1 ORDER BY started_at_utc DESC, stage DESC, seq DESC LIMIT ?", (limit,))
+
+
 def event_counts(conn: apsw.Connection, run_id: str) -> list[dict]:
     return rows(conn, "SELECT level, code, COUNT(*) AS n FROM run_events WHERE run_id=? GROUP BY level, code "
                       "ORDER BY n DESC", (run_id,))
