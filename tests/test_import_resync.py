@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatgpt_fixtures import simple_chat
+from conftest import SRC
 from kenning.sources.json_stream import Element, RecordStream, StreamProblem
 
 
@@ -166,3 +167,27 @@ def test_a_ten_megabyte_word_finishes_with_default_limits(tmp_path, cli, vault_p
     src.write_text(json.dumps([simple_chat("w", "Word", [("user", "x" * 4_000_000), ("assistant", "ok")])]))
     cli("ingest", str(src), db=vault_path, timeout=240)
     assert _rows(vault_path, "SELECT COUNT(*) FROM messages WHERE length(text_raw) = 4000000") == [(1,)]
+
+
+def test_a_damaged_claude_export_keeps_the_other_conversations(tmp_path, cli, vault_path):
+    """The Claude importer reads through the same resynchronising stream (P30)."""
+    base = json.loads((SRC.parent / "tests" / "corpus" / "data" / "claude-conversations.json").read_text())
+    convs = []
+    for i in range(6):
+        c = json.loads(json.dumps(base[2]))  # the fixture's plain conversation (the others test bad shapes)
+        c["uuid"] = f"claude-{i}"
+        c["name"] = f"Claude chat {i}"
+        for j, m in enumerate(c["chat_messages"]):
+            m["uuid"] = f"claude-{i}-m{j}"
+        convs.append(c)
+    raw, spans = export_bytes(convs, None)
+    s, e = spans[2]
+    at = raw.index(b'"chat_messages"', s)  # the key's opening quote: the scanner's string parity flips
+    src = tmp_path / "conversations.json"
+    src.write_bytes(raw[:at] + b"x" + raw[at + 1:])
+    cli("ingest", str(src), "--stages", "0,1", db=vault_path, check=False)
+    conn = apsw.Connection(str(vault_path))
+    titles = sorted(t for (t,) in conn.execute("SELECT title FROM conversations"))
+    assert titles == [f"Claude chat {i}" for i in range(6) if i != 2]
+    codes = [c for (c,) in conn.execute("SELECT reason_code FROM rejects")]
+    assert codes and set(codes) <= {"MALFORMED_JSON", "DAMAGED_RECORD"}
