@@ -32,6 +32,11 @@ chromium:
 	  fi; }
 
 test: $(STAMP) chromium
+	@if [ -z "$$KENNING_LOCOMO" ] && [ ! -f ../shared/data/locomo/26.json ] && [ ! -f ../../shared/data/locomo/26.json ]; then \
+	  echo "note: LoCoMo data not found, so the LoCoMo tests will be skipped. Get 26.json … 50.json from"; \
+	  echo "  github.com/snap-research/locomo (data/locomo10.zip) into ../shared/data/locomo, or set KENNING_LOCOMO=DIR"; \
+	  echo "  (docs/development.md, 'LoCoMo data')."; \
+	fi
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -192,3 +192,38 @@ def test_interrupted_import_leaves_vault_as_before(tmp_path, cli, sig):
     proc.wait(timeout=60)
     assert proc.returncode != 0
     assert dump(db, CONTENT_TABLES) == before
+
+
+def put(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("make,needle", [
+    (lambda d: d / "missing.json", "no such file"),
+    (lambda d: (d / "empty").mkdir() or d / "empty", "folder without a conversations.json"),
+    (lambda d: put(d / "notes.txt", b"Dear diary, today..."), "is not a ChatGPT export"),
+    (lambda d: put(d / "blank.json", b"  \n"), "is empty"),
+    (lambda d: put(d / "pic.png", b"\x89PNG\r\n\x1a\n" + bytes(200)), "not a ChatGPT export"),
+])
+def test_bad_paths_are_refused_before_a_vault_exists(tmp_path, cli, vault_path, make, needle):
+    """Issue 23 part 3: no vault file, no stage run, a message naming the path."""
+    path = make(tmp_path)
+    proc = cli("ingest", str(path), db=vault_path, check=False)
+    assert proc.returncode == 2
+    assert needle in proc.stderr and str(path.name) in proc.stderr and "no vault was touched" in proc.stderr
+    assert not vault_path.exists() and not vault_path.parent.exists()
+    assert "stage" not in proc.stdout
+
+
+def test_empty_list_and_single_object_get_a_clear_message(tmp_path, cli, vault_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text("[ ]")
+    proc = cli("ingest", str(empty), db=vault_path)
+    assert "empty list" in proc.stderr and "no conversations" in proc.stderr and "nothing to import" in proc.stderr
+    assert not vault_path.exists()
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(good(7)))
+    proc = cli("ingest", str(single), "--stages", "0,1", db=vault_path)
+    assert "single conversation object" in proc.stderr
+    assert count(vault_path) == 1

@@ -57,6 +57,18 @@ class Vault:
                progress: ProgressFn | None = None, workspace: str | None = None,
                judge: Any = None, self_name: str | None = None, llm: str | None = None,
                incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
+        """Import, one import at a time per vault (a second one waits; issue 23 part 5). See ``_ingest``."""
+        from kenning.store.import_lock import import_lock
+
+        with import_lock(self.path, self.config.concurrency.import_wait_s):
+            return self._ingest(paths, as_of=as_of, stages=stages, progress=progress, workspace=workspace,
+                                judge=judge, self_name=self_name, llm=llm, incognito=incognito,
+                                follow_symlinks=follow_symlinks)
+
+    def _ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
+                progress: ProgressFn | None = None, workspace: str | None = None,
+                judge: Any = None, self_name: str | None = None, llm: str | None = None,
+                incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value

@@ -156,11 +156,15 @@ def group(entries: list[dict], disagreeing: list[dict]) -> list[dict]:
         for e in members:
             for s in e["supporting_sources"]:
                 srcs.setdefault(s["provenance_id"], s)
-        said = sorted({s.get("message_date") or e["asserted_at"] for e in members for s in e["supporting_sources"]}
-                      | {e["asserted_at"] for e in members})
+        # When it was said comes from dated quotes only: an undated quote's record time is the import's
+        # clock, and would show today as "last said" (issue 23 part 4, P36). Without any dated quote the
+        # first date is when the belief was recorded and the last is unknown.
+        dated = sorted({s["message_date"] for e in members for s in e["supporting_sources"] if s.get("message_date")})
+        recorded = sorted(e["asserted_at"] for e in members)
         status = "contested" if any(e["status"] == "contested" for e in members) else newest["status"]
         a = {"status": status, "statement": newest["statement"], "belief_ids": [e["belief_id"] for e in members],
-             "occurrences": max(len(srcs), len(members)), "first_said": said[0], "last_said": said[-1],
+             "occurrences": max(len(srcs), len(members)), "first_said": (dated or recorded)[0],
+             "last_said": dated[-1] if dated else None,
              "subject": newest["subject"], "predicate": newest["predicate"], "object": newest["object"],
              "wiki_page": newest["wiki_page"], "source_kind": newest["source_kind"],
              "source_valid_from": newest["source_valid_from"], "source_valid_to": newest["source_valid_to"],
@@ -178,7 +182,7 @@ def group(entries: list[dict], disagreeing: list[dict]) -> list[dict]:
     for a in answers:
         others = {owner[c] for c in a.pop("_contested") if c in owner}
         a["contested_with"] = sorted({answers[i]["belief_ids"][0] for i in others if answers[i] is not a})
-    answers.sort(key=lambda a: (ORDER[a["status"]], not a["matched"], -a["score"], _desc(a["last_said"]),
+    answers.sort(key=lambda a: (ORDER[a["status"]], not a["matched"], -a["score"], _desc(a["last_said"] or ""),
                                 a["belief_ids"][0]))
     return answers
 

@@ -12,7 +12,8 @@ import orjson
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, console, fail, open_vault, out, print_json, user_errors
+from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, console, fail, open_vault, out, print_json, showing,
+                                user_errors)
 
 beliefs_app = typer.Typer(help="The belief ledger: list, history, supersede, export, verify, M1.", no_args_is_help=True)
 
@@ -76,7 +77,7 @@ def _day(ts: str | None) -> str:
 def _said(a: dict) -> str:
     if a["occurrences"] <= 1:
         return ""
-    first, last = _day(a["first_said"]), _day(a["last_said"])
+    first, last = _day(a["first_said"]), (_day(a["last_said"]) if a["last_said"] else "undated")
     return f" (said {a['occurrences']} times, {first}" + (f" … {last})" if last != first else ")")
 
 
@@ -154,7 +155,8 @@ def render_why(ans: dict, shown: int = 3) -> list[str]:
         lines.append(f"{label}: {a['statement']}")
         meta = [f"believed since {_day(a['first_said'])}"]
         if a["occurrences"] > 1:
-            meta.append(f"said {a['occurrences']} times, last {_day(a['last_said'])}")
+            meta.append(f"said {a['occurrences']} times, last "
+                        + (_day(a["last_said"]) if a["last_said"] else "undated"))
         if a["source_valid_from"] or a["source_valid_to"]:
             meta.append(f"the source says it holds {_d(a['source_valid_from']) if a['source_valid_from'] else '…'} – "
                         f"{_d(a['source_valid_to']) if a['source_valid_to'] else '…'}")
@@ -252,6 +254,8 @@ def beliefs_list(
         t.add_row(e["belief_id"], e["statement"], e["topic"], _d(e["asserted_at"]),
                   _d(e["superseded_at"]) if e["superseded_at"] else "current", e["supersession_reason"] or "")
     out.print(t)
+    if len(items) < total:
+        out.print(showing(len(items), total, "--limit N"), highlight=False, markup=False)
 
 
 @beliefs_app.command("history")

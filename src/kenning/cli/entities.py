@@ -8,7 +8,7 @@ import orjson
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json, showing
 from kenning.detect.keys import ENTITY_TYPES, collapse
 from kenning.store import entities as esql
 from kenning.store.connection import rows
@@ -54,6 +54,8 @@ def register(app: typer.Typer) -> None:
         with open_vault(db, config, readonly=True) as vault:
             items = [_entity_view(e) for e in esql.list_entities(vault.conn, entity_type.upper() if entity_type else None,
                                                                    limit)]
+            total = (esql.count_entities(vault.conn, entity_type.upper() if entity_type else None)
+                     if len(items) >= limit else None)
         if json_out:
             print_json(items)
             return
@@ -68,6 +70,8 @@ def register(app: typer.Typer) -> None:
             t.add_row(it["canonical_name"], it["entity_type"], aliases[:60], str(it["mention_count"]),
                       str(it["conversation_count"]), f"{it['salience'] or 0:.2f}")
         out.print(t)
+        if len(items) >= limit:
+            out.print(showing(len(items), total, "--limit N"), highlight=False, markup=False)
 
     @app.command("entity")
     def entity_cmd(

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json, showing
 
 SELF_WORDS = {"me", "i", "self", "myself", "you"}
 
@@ -179,6 +179,43 @@ def held_facts(conn, page, limit: int, valid_at: str | None, believed_at: str | 
     return out[:limit]
 
 
+WIDE = 120  # from this many columns every column is shown; below, secondary ones go (issue 23 part 4)
+
+
+def facts_table(views: list[dict], width: int) -> Table:
+    """Readable at 80 columns: statement and quote wrap; the secondary columns (how, status, conversation) only
+    when the terminal is wide; who said it shrinks to "you" / "AI" / a name."""
+    wide = width >= WIDE
+    t = Table(show_edge=False, pad_edge=False, expand=False)
+    t.add_column("date", no_wrap=True)
+    t.add_column("by", no_wrap=not wide, max_width=None if wide else 8, overflow="ellipsis")
+    t.add_column("statement", ratio=3, overflow="fold")
+    t.add_column("quote", ratio=4, overflow="fold")
+    t.add_column("conf", justify="right", no_wrap=True)
+    if wide:
+        for col in ("how", "status", "conversation"):
+            t.add_column(col)
+    for v in views:
+        date = (v["message_date"] or "undated")[:10] + ("" if v["timestamp_quality"] == "original"
+                                                          or not v["message_date"] else "*")
+        flags = []
+        if v["supersession_type"]:
+            flags.append(f"{v['supersession_type']}ed")
+        if v["retracted_by"]:
+            flags.append("retracted" if any(r["retraction_type"] != "temporal_bound" for r in v["retracted_by"])
+                         else "ended")
+        if v["asserted_role"] == "assistant":
+            flags.append("corroborated" if v["corroborated"] else "uncorroborated")
+        who = v["speaker"] or {"user": "you", "assistant": "AI"}.get(v["asserted_role"], v["asserted_role"])
+        row = [date, who, statement(v) + ("" if wide or not flags else f" ({', '.join(flags)})"),
+               f"“{(v['quote'] or '')[:160 if not wide else 70]}”", f"{v['confidence']:.2f}"]
+        if wide:
+            row += [v["extraction_method"] + (f" ({', '.join(flags)})" if flags else ""),
+                    status_text(v.get("temporal")), (v["conversation_title"] or "")[:28]]
+        t.add_row(*(escape(x) for x in row))
+    return t
+
+
 def register(app: typer.Typer) -> None:
     @app.command("facts")
     def facts_cmd(
@@ -210,31 +247,19 @@ def register(app: typer.Typer) -> None:
                                                  role=role, include_questions=questions, limit=size, offset=skip)
             views = held_facts(vault.conn, page, limit, va, ba) if (va or ba) else \
                 bitemporal_filter(vault.conn, [fact_view(r) for r in page(limit, 0)], None, None)
+            total = None  # with --valid-at/--believed-at the total would mean filtering every row: not counted
+            if len(views) >= limit and not (va or ba) and not json_out:
+                total = asql.count_facts(vault.conn, subject_ids=subject_ids, predicate_norms=preds, role=role,
+                                         include_questions=questions)
         if json_out:
             print_json(views)
             return
         if not views:
             out.print("no facts yet (run `kenning ingest`)" if not (about or predicate or role) else "no matching facts")
             return
-        t = Table(show_edge=False)
-        for col in ("date", "said by", "statement", "quote", "conf", "how", "status", "conversation"):
-            t.add_column(col, justify="right" if col == "conf" else "left")
-        for v in views:
-            date = (v["message_date"] or "?")[:10] + ("" if v["timestamp_quality"] == "original" else "*")
-            flags = []
-            if v["supersession_type"]:
-                flags.append(f"{v['supersession_type']}ed")
-            if v["retracted_by"]:
-                flags.append("retracted" if any(r["retraction_type"] != "temporal_bound" for r in v["retracted_by"])
-                             else "ended")
-            if v["asserted_role"] == "assistant":
-                flags.append("corroborated" if v["corroborated"] else "uncorroborated")
-            how = v["extraction_method"] + (f" ({', '.join(flags)})" if flags else "")
-            who = v["speaker"] or v["asserted_role"]
-            t.add_row(*(escape(x) for x in (date, who, statement(v), f"“{(v['quote'] or '')[:70]}”",
-                                             f"{v['confidence']:.2f}", how, status_text(v.get("temporal")),
-                                             (v["conversation_title"] or "")[:28])))
-        out.print(t)
+        out.print(facts_table(views, out.width))
+        if len(views) >= limit:
+            out.print(showing(len(views), total, "--limit N"), highlight=False, markup=False)
         for o in others:
             out.print(f"also called {about!r}: {o['canonical_name']} ({o['entity_type']}, {o['entity_id'][:8]})",
                       highlight=False, markup=False)

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, ingest_progress, llm_mode,
-                                open_vault, out, print_json, user_errors)
+                                open_vault, out, print_json, showing, user_errors)
 
 app = typer.Typer(
     name="kenning",
@@ -204,6 +204,8 @@ def ingest(
     follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Let a wiki workspace cite raw files "
                                                   "through links that point outside it (refused otherwise).")
                                ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Every stage's counters and warnings, not just "
+                                          "the summary.")] = False,
 ) -> None:
     """Import ChatGPT and Claude.ai exports, transcripts (JSON/JSONL), LoCoMo files, notes folders, mbox mail, .ics
     calendars and wiki workspaces. Re-importing the same input changes nothing; a newer one adds what is new.
@@ -214,6 +216,10 @@ def ingest(
     from kenning.cli.beliefs import _rejections
     from kenning.sources.inputs import WIKI_WORKSPACE, classify_input
 
+    import time
+
+    paths = preflight_inputs(paths, config)  # refuses bad paths before a vault exists (issue 23 part 3)
+    started = time.monotonic()
     with open_vault(db, config) as vault, user_errors(), ingest_progress(not quiet and not json_out) as progress:
         if include_forgotten:  # issue 23 §1
             vault.config = vault.config.model_copy(update={"forget": vault.config.forget.model_copy(
@@ -230,17 +236,39 @@ def ingest(
                                                    workspace=workspace, judge=judge, self_name=self_name,
                                                    llm=llm, incognito=incognito,
                                                    follow_symlinks=follow_symlinks))
+        tables = vault.status()["tables"] if not (json_out or verbose) else {}
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
     if json_out:
         print_json({"runs": report})
-    else:
+    elif verbose:
         for r in results:
             print_run_result(r)
+    else:
+        from kenning.cli.ingest_summary import print_summary
+
+        print_summary(results, tables, time.monotonic() - started)
     if raw is not None and raw.counts.get("conversations_imported", 0) == 0 and (
             raw.counts.get("rejected", 0) or raw.counts.get("files_failed", 0)):
         fail("nothing could be imported (see the rejects above, or `kenning rejects`)", code=2)
+
+
+def preflight_inputs(paths: list[Path], config: Path | None) -> list[Path]:
+    from kenning.config.loader import load_config
+    from kenning.sources.preflight import check_inputs
+
+    with user_errors():
+        wcfg = load_config(config).beliefs.wiki
+    check = check_inputs(paths, wcfg.wiki_dir, wcfg.sidecar_suffix)
+    for note in check.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    if check.refused:
+        fail("nothing was imported and no vault was touched:\n  " + "\n  ".join(check.refused), code=2)
+    if not check.paths:
+        console.print("nothing to import.")
+        raise typer.Exit(0)
+    return check.paths
 
 
 def _warning_summary(events: list[tuple]) -> dict[str, int]:
@@ -319,6 +347,7 @@ def rejects(
                     out.print(f"[bold]{k}[/]: {v}")
             return
         items = vault.rejects(limit)
+        total = vault.status()["tables"].get("rejects") if len(items) >= limit else None
     if json_out:
         print_json(items)
         return
@@ -329,6 +358,8 @@ def rejects(
         t.add_row(it["reject_id"][:8], it["action"], it["reason_code"], it["source_path"],
                   str(it["record_index"]), it["message"][:80])
     out.print(t if items else "no rejects")
+    if items and len(items) >= limit:
+        out.print(showing(len(items), total, "--limit N"), highlight=False, markup=False)
 
 
 @app.command()
@@ -413,7 +444,9 @@ _mining_cli.register(app)
 
 
 def main() -> None:
-    app()
+    from kenning.cli.help_groups import grouped
+
+    grouped(app)(prog_name="kenning")  # help grouped by task, after every command has registered
 
 
 if __name__ == "__main__":

@@ -10,6 +10,44 @@ from rich.table import Table
 from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, console, fail, ingest_progress, open_vault, out, print_json, user_errors
 
 
+def dedupe_hits(hits: list[dict]) -> list[tuple[dict, int]]:
+    """Hits that read the same (same speaker, same words — a message copied into several conversations or
+    branches) shown once, best first, with how many there were (issue 23 part 4)."""
+    seen: dict[tuple, int] = {}
+    out: list[tuple[dict, int]] = []
+    for h in hits:
+        key = (h["kind"], h["speaker"], " ".join((h["text"] or "").split()).casefold())
+        if key in seen:
+            first, n = out[seen[key]]
+            out[seen[key]] = (first, n + 1)
+            continue
+        seen[key] = len(out)
+        out.append((h, 1))
+    return out
+
+
+def hits_table(hits: list[dict], width: int) -> Table:
+    wide = width >= 120  # the lanes column (and each hit's turn id) only when there is room
+    t = Table(show_edge=False, show_lines=False, pad_edge=False)
+    for col in ("#", "score", "date", "speaker", "text") + (("lanes",) if wide else ()):
+        t.add_column(col, overflow="fold", no_wrap=col in ("#", "score", "date"),
+                     ratio=1 if col in ("text", "lanes") else None)
+    for h, n in dedupe_hits(hits):
+        text = h["text"] if len(h["text"]) <= 160 else h["text"][:157] + "…"
+        if n > 1:
+            text += f"  (×{n}: the same words in {n} places)"
+        where = (h["date"] or "")[:10]
+        who = h["speaker"] or (f"[{h['kind']}]" if h["kind"] != "message" else "")
+        row = [str(h["rank"]), f"{h['score']:.3f}", where, who, text]
+        if wide:
+            lanes = " ".join(f"{name}#{v['rank']}" for name, v in h["lanes"].items())
+            if h.get("turn_ref"):
+                lanes += f"  ({h['turn_ref']})"
+            row.append(lanes)
+        t.add_row(*row)
+    return t
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def search(
@@ -42,15 +80,4 @@ def register(app: typer.Typer) -> None:
         if not result.hits:
             out.print("no hits")
             return
-        t = Table(show_edge=False, show_lines=False)
-        for col in ("#", "score", "date", "speaker", "text", "lanes"):
-            t.add_column(col, overflow="fold")
-        for h in result.hits:
-            text = h["text"] if len(h["text"]) <= 160 else h["text"][:157] + "…"
-            lanes = " ".join(f"{name}#{v['rank']}" for name, v in h["lanes"].items())
-            where = (h["date"] or "")[:10]
-            if h.get("turn_ref"):
-                lanes += f"  ({h['turn_ref']})"
-            who = h["speaker"] or (f"[{h['kind']}]" if h["kind"] != "message" else "")
-            t.add_row(str(h["rank"]), f"{h['score']:.3f}", where, who, text, lanes)
-        out.print(t)
+        out.print(hits_table(result.hits, out.width))

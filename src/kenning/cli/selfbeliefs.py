@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, llm_mode, open_vault, out, print_json, \
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, llm_mode, open_vault, out, print_json, showing, \
     user_errors
 
 self_app = typer.Typer(help="Beliefs about yourself (seed 000): what you say you are, value, like, can and feel.",
@@ -164,6 +164,8 @@ def list_cmd(
         t.add_row(v["belief_id"][:8], escape(v["statement"]) + mark, v["stream"] or "", v["status"],
                   f"{v['evidence']}×", (v["last_said"] or "")[:10])
     out.print(t)
+    if len(views) >= limit:
+        out.print(showing(len(views), None, "--limit N"), highlight=False, markup=False)
     out.print("(core score, activation and type: --json or `kenning self show ID`)", style="dim")
 
 

@@ -560,6 +560,10 @@ class Config(Strict):
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
     maintain: "MaintainConfig"
+
+
+    import_limits: "ImportLimitsConfig"
+    concurrency: "ConcurrencyConfig"
     intake: "IntakeConfig"
     backlinks: "BacklinksConfig"
     corpus: "CorpusConfig"
@@ -1288,6 +1292,21 @@ class MaintainConfig(Strict):
     motifs: MaintainMotifsConfig
     vacuum: MaintainVacuumConfig
     health: MaintainHealthConfig
+
+
+class ImportLimitsConfig(Strict):
+    """Issue 23 part 3: bounds on one record (defaults.yaml ``import_limits``)."""
+
+    max_record_bytes: int = Field(gt=0)
+    max_nesting_depth: int = Field(gt=0)
+    max_parts_per_message: int = Field(gt=0)
+    max_message_chars: int = Field(gt=0)
+
+
+class ConcurrencyConfig(Strict):
+    """Issue 23 part 5: a second import into a vault waits this long for the first (defaults.yaml ``concurrency``)."""
+
+    import_wait_s: float = Field(ge=0)
 # ---- DOC72 intake funnel (seed 003 §20A, §13.4, §22–24, §38; decisions I1–I19) -----------------------------
 
 class IntakeWeights(Strict):

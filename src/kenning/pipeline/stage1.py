@@ -12,8 +12,8 @@ from kenning.pipeline.stage0 import check_namespace
 from kenning.sources.chatgpt import Built, RecordError, build_conversation, parse_record
 from kenning.sources.inputs import ExportFile, HashingReader, InputError, resolve_export
 from kenning.sources.jcs import canonicalize, jcs_hash, sha256_hex
-from kenning.sources.jsonpointer import resolve_first
-from kenning.sources.json_stream import NotJsonArray, StreamProblem, iter_elements
+from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
+from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem, nesting_depth
 from kenning.store import forget as forget_sql
 from kenning.store import raw as raw_sql
 from kenning.store.raw import MESSAGE_COLUMNS
@@ -67,7 +67,7 @@ class _FileImport:
         return "the whole file" if index is None else f"record {index}"
 
     def problem(self, p: StreamProblem) -> None:
-        if p.code == "TRUNCATED_RECORD":
+        if p.code in ("TRUNCATED_RECORD", "DAMAGED_RECORD", "MALFORMED_JSON", "WRONG_SHAPE"):
             self.reject(p.index, None, None, "skipped", p.code, p.message, p.data)
         elif p.code == "EMPTY_FILE":
             self.reject(None, None, None, "skipped", p.code, f"{self.export.display} is empty", b"")
@@ -76,7 +76,7 @@ class _FileImport:
             self.ctx.warn(p.code, f"{self.export.display}: {p.message}", file=self.export.display)
 
     # -- one record -------------------------------------------------------------------------
-    def record(self, index: int, data: bytes) -> None:
+    def record(self, index: int, data: bytes, stream: RecordStream | None = None, item: Element | None = None) -> None:
         ctx, counts = self.ctx, self.counts
         counts["records"] += 1
         self.records += 1
@@ -87,7 +87,15 @@ class _FileImport:
             self.links.append((known, index))
             return
         ref = None
+        limits = ctx.config.import_limits
         try:
+            if len(data) > limits.max_record_bytes:
+                raise RecordError("RECORD_TOO_LARGE", f"{len(data):,} bytes, more than import_limits.max_record_bytes "
+                                  f"({limits.max_record_bytes:,}); raise the limit to import it")
+            depth = item.nesting() if item is not None else nesting_depth(data)
+            if depth > limits.max_nesting_depth:
+                raise RecordError("TOO_DEEP", f"arrays/objects nest {depth:,} deep, more than "
+                                  f"import_limits.max_nesting_depth ({limits.max_nesting_depth})")
             obj, repairs = parse_record(data)
             cid_hint = resolve_first(obj, ctx.config.export_mapping.conversation_id_path) if isinstance(obj, dict) else None
             ref = cid_hint if isinstance(cid_hint, str) and cid_hint else None
@@ -96,6 +104,16 @@ class _FileImport:
             retained = {m["export_message_id"]: orjson.loads(m["raw_message_json"]) for m in stored.values()}
             built = build_conversation(obj, ctx.config, ctx.ids, ctx.run_id, import_key, retained)
         except RecordError as e:
+            if stream is not None and item is not None and (e.code == "MALFORMED_JSON" or (
+                    e.code == "WRONG_SHAPE" and e.pointer is None and data[:1] == b"[")):
+                # Unreadable bytes (or an array where a conversation belongs: a damaged separator
+                # can swallow the conversations after it) may mean the scanner lost track of where
+                # records end: the stream resynchronises and reports this element (or the whole
+                # damaged range) itself.
+                counts["records"] -= 1
+                self.records -= 1
+                stream.damaged(item, e.code, str(e))
+                return
             self.reject(index, ref, e.pointer, "skipped", e.code, str(e), data)
             return
         cid = built.conversation["conversation_id"]
@@ -214,11 +232,17 @@ class _FileImport:
         with export.open() as f:
             reader = HashingReader(f)
             try:
-                for item in iter_elements(reader):
+                mapping = ctx.config.export_mapping
+                stream = RecordStream(reader, lambda o: isinstance(o, dict)
+                                      and resolve(o, mapping.messages_path) is not MISSING)
+                for item in stream:
                     if isinstance(item, StreamProblem):
+                        if item.code in ("DAMAGED_RECORD", "MALFORMED_JSON", "WRONG_SHAPE"):
+                            self.counts["records"] += 1
+                            self.records += 1
                         self.problem(item)
                     else:
-                        self.record(item.index, item.data)
+                        self.record(item.index, item.data, stream, item)
                     ctx.progress(advance_bytes=reader.bytes_read, total_bytes=export.size,
                                  records=self.counts["records"], file=export.display)
             except NotJsonArray as e:

@@ -16,7 +16,7 @@ from kenning.pipeline.stage1 import _FileImport, import_config_hash
 from kenning.sources.chatgpt import RecordError, parse_record
 from kenning.sources.inputs import ExportFile, HashingReader
 from kenning.sources.jcs import jcs_hash, sha256_hex
-from kenning.sources.json_stream import NotJsonArray, StreamProblem, iter_elements
+from kenning.sources.json_stream import NotJsonArray, RecordStream, StreamProblem
 from kenning.sources.transcript import Problem
 from kenning.sources.units import Unit, build_unit, import_bytes
 from kenning.store import raw as raw_sql
@@ -105,10 +105,12 @@ class UnitFileImport(_FileImport):
 def read_claude(reader: HashingReader, ctx: StageContext) -> Iterator[Unit | Problem]:
     from kenning.sources.claude import claude_unit
 
+    # The same resynchronisation as ChatGPT exports (P30): a damaged byte costs only the conversation it hits.
+    stream = RecordStream(reader, lambda o: isinstance(o, dict) and "chat_messages" in o)
     try:
-        for item in iter_elements(reader):
+        for item in stream:
             if isinstance(item, StreamProblem):
-                if item.code in ("TRUNCATED_RECORD", "EMPTY_FILE"):
+                if item.code in ("TRUNCATED_RECORD", "EMPTY_FILE", "DAMAGED_RECORD", "MALFORMED_JSON"):
                     yield Problem(item.index, None, "skipped", item.code, item.message, item.data or b"")
                 else:
                     ctx.warn(item.code, item.message)
@@ -117,6 +119,9 @@ def read_claude(reader: HashingReader, ctx: StageContext) -> Iterator[Unit | Pro
                 obj, repairs = parse_record(item.data)
                 unit = claude_unit(item.index, obj)
             except RecordError as e:
+                if e.code == "MALFORMED_JSON":
+                    stream.damaged(item, e.code, str(e))
+                    continue
                 yield Problem(item.index, e.pointer, "skipped", e.code, str(e), item.data)
                 continue
             unit.repairs.extend(repairs)

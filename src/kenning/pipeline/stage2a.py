@@ -112,8 +112,10 @@ class EntityTimeDetection:
             stats["messages_processed"] += len(batch)
             batch.clear()
             hashes.clear()
-            ctx.progress(records=stats["messages_processed"], file="stage 2A")
+            # Counted in messages looked at (unchanged ones too), of all the vault's messages.
+            ctx.progress(records=stats["messages_seen"], total=n_messages, file="stage 2A", unit="messages")
 
+        n_messages = msql.count_messages_for_detection(ctx.conn)
         for (mid, cid, role, created, quality, text, fences, bqs, cits) in msql.iter_messages_for_detection(ctx.conn):
             if text is None:
                 if mid in states:

@@ -100,7 +100,8 @@ class AssertionExtraction:
             for i in range(0, len(conv_ids), batch):
                 chunk = conv_ids[i:i + batch]
                 self._process_chunk(ctx, proc, preds, chunk, counts)
-                ctx.progress(records=min(i + batch, len(conv_ids)), file="stage 4")
+                ctx.progress(records=min(i + batch, len(conv_ids)), total=len(conv_ids), file="stage 4",
+                             unit="conversations")
         except BaseException:
             if llm is not None:
                 llm.abort()

@@ -246,5 +246,5 @@ class TemporalReasoning:
         counts["rules"] = len(rule_rows)
         counts["conflict_groups"] = len(g_rows)
         counts["history_rows_added"] = len(inserts)
-        ctx.progress(records=len(bases), file="stage 5")
+        ctx.progress(records=len(bases), total=len(bases), file="stage 5", unit="assertions")
         return {k: counts[k] for k in sorted(counts)}

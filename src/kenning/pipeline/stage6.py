@@ -61,5 +61,5 @@ class GraphMaterialization:
         counts["llm_classification_calls"] = 0
         counts.update({k: v for k, v in sorted({**g.stats, **pstats}.items())})
         counts["nodes"], counts["edges"] = len(nodes), len(edges)
-        ctx.progress(records=len(nodes), file="stage 6")
+        ctx.progress(records=len(nodes), total=len(nodes), file="stage 6", unit="nodes")
         return counts

@@ -128,7 +128,7 @@ class SearchIndex:
                 fts_new.append((rowid, fields["speaker"], fields["body"], fields["extra"], fields["context"]))
             search_sql.fts_delete(ctx.conn, fts_old)
             search_sql.fts_insert(ctx.conn, fts_new)
-            ctx.progress(records=counts["docs_new"] + counts["docs_changed"], file="search index")
+            ctx.progress(records=counts["docs_new"] + counts["docs_changed"], file="search index", unit="turns")
 
     # -- the forward index of documents indexed before it existed (migration 0063, R51) -------------------------
     def fill_doc_terms(self, ctx: StageContext, counts: Counter) -> None:
@@ -149,7 +149,7 @@ class SearchIndex:
                                              prev.get((m["conversation_id"], m["order_index"]))).values())
                 for m in todo])
             counts["doc_terms_filled"] += len(todo)
-            ctx.progress(records=counts["doc_terms_filled"], file="search forward index")
+            ctx.progress(records=counts["doc_terms_filled"], file="search forward index", unit="turns")
         counts["doc_terms_entities_reindexed"] += search_sql.doc_terms_missing_entities_reset(ctx.conn)
         if not counts["doc_terms_entities_reindexed"]:
             del counts["doc_terms_entities_reindexed"]
@@ -225,6 +225,9 @@ class SearchIndex:
         after = 0
         step = vcfg.batch_size
         done = 0
+        # The changed turns are the known total; a backfill of never-embedded documents only learns its size
+        # as it goes (the bar then counts without a total).
+        total = len(todo) or None
         while True:
             if todo:
                 docs = search_sql.docs_for_embedding(ctx.conn, todo[:step])
@@ -244,7 +247,8 @@ class SearchIndex:
                 ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; the vector lanes have no vectors until `kenning reindex`")
                 return
             done += len(docs)
-            ctx.progress(records=done, file="embeddings")
+            ctx.progress(records=done, total=total if total and done <= total else None, file="embeddings",
+                         unit="turns embedded")
 
     @staticmethod
     def embed_nodes(ctx: StageContext, counts: Counter) -> None:

@@ -19,5 +19,6 @@ class KnowledgeBridge:
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
         counts = publish(ctx)
-        ctx.progress(records=counts.get("commits", 0), file="knowledge store")
+        ctx.progress(records=counts.get("commits", 0), total=counts.get("commits", 0), file="knowledge store",
+                     unit="commits")
         return counts

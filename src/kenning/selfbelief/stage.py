@@ -87,7 +87,7 @@ class SelfBeliefStage:
             ex.touched.update(detector.retired_nodes)
             for n, exp in enumerate(pending, 1):
                 ex.extract_and_update_self_knowledge(exp)
-                ctx.progress(records=n, total=len(pending), file="self-beliefs")
+                ctx.progress(records=n, total=len(pending), file="self-beliefs", unit="experiences")
             llm.run.add(messages_processed=len(pending), assertions_extracted=ex.totals["occurrences"])
             out.update(ex.finish())
         out["experiences_processed"] = len(pending)

@@ -28,7 +28,7 @@ INSTRUCTIONS = (
     "chain, contradicting beliefs, and every supporting verbatim quote re-verified against its source now. "
     "`beliefs_list` lists beliefs (by topic, current only); `belief_history` follows one belief's chain. "
     "Use `search` to find what was said or written — turns of chats and transcripts, entities, beliefs — in the "
-    "user's own words ('what car does Evan drive?', 'when did I go to that support group?'): each hit has its "
+    "user's own words ('which bike did I buy?', 'when did I start learning Portuguese?'): each hit has its "
     "text, speaker, date, conversation, per-lane ranks and its evidence chain. "
     "The knowledge graph: `context` gives the compact, novelty-gated packet of what matters for a request; "
     "`knowledge_brief` a 200–300 token brief on one entity; `neighbors` an entity's related nodes (depth 1 or 2); "

@@ -16,7 +16,7 @@ from kenning.sources import textstruct
 from kenning.sources.ids import IdFactory
 from kenning.sources.jcs import canonicalize, canonicalize_flagged, scrub_surrogates, sha256_hex
 from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
-from kenning.sources.parts import Part, message_parts
+from kenning.sources.parts import Part, content_items, message_parts
 from kenning.sources.timestamps import normalize_to_utc
 
 
@@ -156,6 +156,24 @@ def _tree(msgs: dict[str, _Msg], warnings) -> tuple[list[str], dict[str, str]]:
     return order, paths
 
 
+def _over_limits(node: Any, mapping, limits) -> tuple[str, str] | None:
+    """A message too big to process in bounded time (issue 23 part 3): (code, message) or None."""
+    items = content_items(resolve(node, mapping.message_content_path))
+    if len(items) > limits.max_parts_per_message:
+        return ("TOO_MANY_PARTS", f"{len(items):,} content parts, more than import_limits.max_parts_per_message "
+                f"({limits.max_parts_per_message:,})")
+    chars = 0
+    for it in items:
+        if isinstance(it, str):
+            chars += len(it)
+        elif isinstance(it, dict) and isinstance(it.get("text"), str):
+            chars += len(it["text"])
+    if chars > limits.max_message_chars:
+        return ("MESSAGE_TOO_LONG", f"{chars:,} characters of text, more than import_limits.max_message_chars "
+                f"({limits.max_message_chars:,})")
+    return None
+
+
 def _current_branch(msgs: dict[str, _Msg], current: str | None, order: list[str]) -> set[str]:
     if current is None or current not in msgs:
         # No usable current_node: follow the most recent child from the first root.
@@ -251,6 +269,10 @@ def build_conversation(
                              {"key": key, "node_id": export_id}))
         if export_id in seen:
             node_rejects.append((pointer, "DUPLICATE_MESSAGE_ID", f"a second node with id {export_id!r}", node))
+            continue
+        too_big = _over_limits(node, mapping, cfg.import_limits)
+        if too_big is not None:
+            node_rejects.append((pointer, too_big[0], too_big[1], node))
             continue
         seen.add(export_id)
         nodes.append((pointer, export_id, node))

@@ -497,6 +497,18 @@ def facts_pick(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
     return ids_sql, params
 
 
+def count_facts(conn: apsw.Connection, *, subject_ids: list[str] | None = None,
+                predicate_norms: list[str] | None = None, role: str | None = None,
+                include_questions: bool = True) -> int:
+    """How many assertions ``facts`` would list without a limit (for "showing 200 of 2,068")."""
+    pick = facts_pick(conn, subject_ids=subject_ids, predicate_norms=predicate_norms, role=role,
+                      include_questions=include_questions)
+    if pick is None:
+        return 0
+    ids_sql, params = pick
+    return int(scalar(conn, f"SELECT COUNT(*) FROM ({ids_sql})", params))
+
+
 def facts_by_ids(conn: apsw.Connection, ids: Iterable[str]) -> list[dict]:
     """``facts`` rows of these assertions (unknown ids skipped; order: by chunk, unspecified) — for commands that
     need a few assertions' views, not every one (B44)."""

@@ -52,8 +52,14 @@ def open_store(
     busy_timeout_ms: int = 5000,
     migrate: bool = True,
 ) -> apsw.Connection:
-    """Open (and create/migrate unless read-only) the vault at ``path``."""
+    """Open (and create/migrate unless read-only) the vault at ``path``.
+
+    A vault on read-only storage (a read-only mount, or a file/folder the user may not write) is opened
+    read-only whatever was asked, so it can still be read; any write then fails with a message that
+    says "read-only" (issue 23 part 4)."""
     p = Path(path).expanduser()
+    if on_readonly_storage(p):
+        return _open_readonly_storage(p)
     if readonly:
         if not p.exists():
             raise StoreError(f"no vault at {p}; create one with `kenning init --db {p}` or `kenning ingest`")
@@ -90,6 +96,35 @@ def open_store(
             apply_migrations(conn)
         except apsw.NotADBError as e:
             raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e
+    return conn
+
+
+def on_readonly_storage(p: Path) -> bool:
+    """The vault exists but neither it nor its folder can be written (EROFS even for root)."""
+    return p.is_file() and (not os.access(p, os.W_OK) or not os.access(p.parent, os.W_OK))
+
+
+READONLY_HINT = ("the vault {p} is on read-only storage (read-only file or folder): it can be read, not changed; "
+                 "copy it somewhere writable, or make it writable, to import or edit")
+
+
+def _open_readonly_storage(p: Path) -> apsw.Connection:
+    # WAL needs a -shm file beside the vault, which read-only storage cannot hold; nobody can write
+    # the file there, so "immutable" (no locks, no -shm) reads it safely.
+    from urllib.parse import quote
+
+    try:
+        conn = apsw.Connection(f"file:{quote(str(p.resolve()))}?immutable=1",
+                               flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except apsw.NotADBError as e:
+        raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e
+    except apsw.Error as e:
+        raise StoreError(f"cannot open the vault {p} on read-only storage: {e}") from e
+    _load_sqlite_vec(conn)
     return conn
 
 

@@ -175,6 +175,16 @@ def list_entities(conn: apsw.Connection, entity_type: str | None = None, limit: 
     return rows(conn, sql, params)
 
 
+def count_entities(conn: apsw.Connection, entity_type: str | None = None) -> int:
+    """How many ``list_entities`` lists without a limit (for "showing 50 of 1,234")."""
+    sql = "SELECT COUNT(*) FROM entities WHERE status='active' AND mention_count > 0"
+    params: list = []
+    if entity_type:
+        sql += " AND entity_type=?"
+        params.append(entity_type)
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
 def get_entity(conn: apsw.Connection, entity_id: str) -> dict | None:
     return row(conn, "SELECT * FROM entities WHERE entity_id=?", (entity_id,))
 

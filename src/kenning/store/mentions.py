@@ -36,6 +36,12 @@ def iter_messages_for_detection(conn: apsw.Connection) -> Iterator[tuple]:
         " blockquote_ranges_json, citation_ranges_json FROM messages ORDER BY conversation_id, order_index, message_id")
 
 
+def count_messages_for_detection(conn: apsw.Connection) -> int:
+    """How many of the rows ``iter_messages_for_detection`` yields have text (the progress bar's total: stage 2A
+    counts the messages it looks at)."""
+    return int(conn.execute("SELECT COUNT(*) FROM messages WHERE text_raw IS NOT NULL").fetchone()[0])
+
+
 def iter_message_texts(conn: apsw.Connection) -> Iterator[tuple[str, str | None]]:
     """(message_id, text_raw) of every message, in no particular order (for LexiconMatch, keyed by message)."""
     yield from conn.execute("SELECT message_id, text_raw FROM messages")

@@ -278,12 +278,13 @@ def live_occurrences(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[s
 
 
 def occurrence_stats(conn: apsw.Connection, belief_ids: Sequence[str]) -> dict[str, dict]:
-    """Per node: live occurrence count, first/last said time (for lists)."""
+    """Per node: live occurrence count, first/last said time (for lists): from dated occurrences only (an undated
+    one's row time is the import's, not when it was said; P36)."""
     out: dict[str, dict] = {}
     for chunk in chunks(list(dict.fromkeys(belief_ids))):
         for r in rows(conn, f"""
-                SELECT o.belief_id, COUNT(*) AS n, MIN(COALESCE(o.occurred_at, o.created_at)) AS first_at,
-                       MAX(COALESCE(o.occurred_at, o.created_at)) AS last_at
+                SELECT o.belief_id, COUNT(*) AS n, MIN(o.occurred_at) AS first_at,
+                       MAX(o.occurred_at) AS last_at
                 FROM belief_occurrences o JOIN experiences e ON e.experience_id = o.source_experience_id
                 WHERE o.belief_id IN ({marks(len(chunk))}) AND {_LIVE} GROUP BY o.belief_id""", chunk):
             out[r["belief_id"]] = r
