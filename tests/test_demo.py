@@ -37,6 +37,10 @@ def test_demo_runs_end_to_end(tmp_path, cli):
     db = tmp_path / "demo.db"
     proc = cli("demo", "--verbose", db=db, timeout=900)   # a loaded shared box takes minutes; the demo now also runs seed 000
     text = proc.stdout + proc.stderr
+    # seed 002 on the bundled wiki: a why answer with what it replaced
+    assert "Why do I believe this?" in text
+    assert "Now: Acme's OAuth refresh endpoint is /auth/v2/refresh as of 2026-03-15." in proc.stdout
+    assert "What it replaced:" in proc.stdout
     assert "imported 40 conversations" in text
     assert "re-import of the same export: 40 unchanged" in text
     assert "MALFORMED_JSON" in text and "LONE_SURROGATE" in text

@@ -150,13 +150,6 @@ def test_reindex_plain_rebuilds_fts(kenning, ingested):
     assert "7 beliefs" in out.stderr
 
 
-def test_demo_prints_a_why_answer(kenning, db):
-    proc = kenning("demo", db=db)
-    assert "Why do I believe this?" in proc.stderr
-    assert "Now: Acme's OAuth refresh endpoint is /auth/v2/refresh as of 2026-03-15." in proc.stdout
-    assert "What it replaced:" in proc.stdout
-
-
 def test_conversation_beliefs_in_the_cli(vault, db, kenning):
     from kenning.beliefs.ledger import BeliefInput, BeliefSource
     from kenning.store import transaction
