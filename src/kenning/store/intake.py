@@ -227,17 +227,27 @@ def rollback_to(conn: apsw.Connection, name: str) -> None:
 # ---- the daily budget --------------------------------------------------------------------------------------
 
 def budget_day(conn: apsw.Connection, day: str, now: str) -> dict[str, Any]:
-    conn.execute("INSERT OR IGNORE INTO extraction_budget_days (day, last_reset_at) VALUES (?, ?)", (day, now))
-    return row(conn, "SELECT * FROM extraction_budget_days WHERE day=?", (day,))  # type: ignore[return-value]
+    """The day's usage; a day nothing was spent on is not stored (a rerun with nothing to do writes nothing)."""
+    found = row(conn, "SELECT * FROM extraction_budget_days WHERE day=?", (day,))
+    return found if found is not None else {"day": day, "deep_used": 0, "critical_used": 0, "tokens_used": 0,
+                                            "usd_used": 0.0, "deferred": 0, "deep_by_surface": "{}",
+                                            "last_reset_at": f"{day}T00:00:00.000Z"}
+
+
+def _ensure_day(conn: apsw.Connection, day: str) -> None:
+    conn.execute("INSERT OR IGNORE INTO extraction_budget_days (day, last_reset_at) VALUES (?, ?)",
+                 (day, f"{day}T00:00:00.000Z"))   # a day's budget resets at its start
 
 
 def budget_add(conn: apsw.Connection, day: str, **delta: Any) -> None:
+    _ensure_day(conn, day)
     cols = sorted(delta)
     conn.execute(f"UPDATE extraction_budget_days SET {', '.join(f'{c}={c}+?' for c in cols)} WHERE day=?",
                  (*(delta[c] for c in cols), day))
 
 
 def budget_surface(conn: apsw.Connection, day: str, surface: str) -> None:
+    _ensure_day(conn, day)
     conn.execute("UPDATE extraction_budget_days SET deep_by_surface=json_set(deep_by_surface, '$.' || ?, "
                  "COALESCE(json_extract(deep_by_surface, '$.' || ?), 0) + 1) WHERE day=?", (surface, surface, day))
 

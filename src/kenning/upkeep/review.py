@@ -49,6 +49,13 @@ def refresh_queue(conn, config, now: str) -> int:
     items = []
     bundles = [b for b in usql.all_bundles(conn) if b["user_verdict"] == "none"
                and b["promotion_state"] in ("candidate_relation", "reinforced_relation")]
+    cands = list(usql.pending_candidates(conn))
+    groups = list(usql.unresolved_groups(conn, ["generic_document_reference", "definite_description"]))
+    # Recency is measured back from the newest evidence in the queue, not from the run's clock: the order is the
+    # same (every item scales by one factor) and a rerun with nothing new leaves the queue as it was (G44).
+    stamps = [t for t in ([b["last_supported_at"] for b in bundles] + [c["created_at"] for c in cands]
+                          + [g["last_seen"] for g in groups]) if t]
+    now = max(stamps) if stamps else now
     names = _names(conn, {x for b in bundles for x in (b["source_node_id"], b["target_node_id"])})
     thr = pol.min_salience_for_promotion
     for b in bundles:
@@ -74,7 +81,7 @@ def refresh_queue(conn, config, now: str) -> int:
             "created_at": b["last_supported_at"] or now, "impact": round(impact, 6),
             "uncertainty": round(uncertainty, 6), "recency": round(recency, 6),
             "sort_score": round(impact * uncertainty * recency, 6)})
-    for c in usql.pending_candidates(conn):
+    for c in cands:
         impact, uncertainty = c["salience"], 1 - c["confidence"]
         recency = 0.5 ** (since_days(now, c["created_at"]) / half)
         items.append({
@@ -89,7 +96,7 @@ def refresh_queue(conn, config, now: str) -> int:
             "sort_score": round(impact * uncertainty * recency, 6)})
     # suppression candidates: generic references that keep coming back unresolved (§42A.2.17 item kind)
     done = {(p["normalized_mention"], p["span_class"]) for p in usql.suppressions(conn)}
-    for g in usql.unresolved_groups(conn, ["generic_document_reference", "definite_description"]):
+    for g in groups:
         if g["observations"] < 3 or (g["normalized_mention"], g["span_class"]) in done:
             continue
         impact = min(1.0, 0.05 * g["observations"])

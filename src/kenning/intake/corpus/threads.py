@@ -95,10 +95,20 @@ class ThreadsStage:
                 continue
             todo.append((fp, links, h))
         rebuilt: list[dict[str, Any]] = []
+        from kenning.llm.errors import LLMUnavailable
+
         with open_llm_run(ctx, PROMPT) as llm:
+            use = llm if abstractive and llm.enabled else None
             for n, (fp, links, h) in enumerate(todo, 1):
-                rebuilt.append(self._build(ctx, llm if abstractive and llm.enabled else None, fp, links, h, built,
-                                           counts, prompt_ref))
+                try:
+                    rebuilt.append(self._build(ctx, use, fp, links, h, built, counts, prompt_ref))
+                except LLMUnavailable as e:
+                    # a summary has a rule-made fallback: a model that stopped answering costs abstraction, not
+                    # the stage (I67)
+                    ctx.warn("THREAD_SUMMARY_MODEL_UNAVAILABLE", f"{e}; this and the remaining threads keep "
+                             "their extractive summaries")
+                    use = None
+                    rebuilt.append(self._build(ctx, None, fp, links, h, built, counts, prompt_ref))
                 ctx.progress(records=n, file="conversation threads")
             llm.run.add(messages_processed=counts["threads_new"] + counts["threads_changed"], assertions_extracted=0)
         self._embed(ctx, rebuilt, counts)
