@@ -199,7 +199,7 @@ def mined_knowledge(vault) -> str | None:
     found = {cls: views.items(vault.conn, cls, AS_OF) for cls in views.CLASSES}
     if not any(found.values()):
         return None
-    parts = [f"{len(v)} {cls}" for cls, v in found.items() if v]
+    parts = [f"{len(v)} {cls if len(v) != 1 else cls.rstrip('s')}" for cls, v in found.items() if v]
     goal = next(iter(found["goals"]), None)
     example = f"; e.g. the goal “{goal['name']}”" if goal else ""
     return (f"From your chats: {', '.join(parts)}{example} (`kenning goals`, `kenning obligations --ics FILE`, "
@@ -214,7 +214,7 @@ def _try_next(db: Path) -> None:
         (f"kenning self list --db {db}", "what you say about yourself"),
         (f"kenning nodes --db {db}", "the knowledge graph: people, goals, obligations, preferences"),
         (f"kenning serve mcp --db {db}", "hand it to an assistant over MCP, read-only"),
-        (f"kenning demo --verbose --db {db}.full", "the full tour, every table"),
+        (f"kenning demo --verbose --db {db.with_name(db.stem + '-full.db')}", "the full tour, every table"),
     ]:
         say(f"  {cmd:<58} {what}")
 
