@@ -14,6 +14,7 @@ def test_help_is_grouped_by_task_in_order_and_fits_80_columns(cli):
     assert max(len(line) for line in text.splitlines()) <= 80
     assert text.index("ingest") < text.index("search") < text.index("facts") < text.index("status")
     assert "Usage: kenning" in text and "§" not in text
+    assert DEFAULT_PANEL not in text, "every shipped command belongs to a task panel (help_groups.PANELS)"
     version = cli("--version")
     assert version.stdout.startswith("kenning ")
 

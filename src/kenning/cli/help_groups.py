@@ -26,7 +26,7 @@ PANELS: list[tuple[str, list[str]]] = [
     ("Agents: serve the vault to assistants and tools",
      ["serve", "context", "brief", "query", "inspect", "sql", "truth", "nodes", "node", "edge", "review", "commits",
       "rollback"]),
-    ("Maintenance", ["status", "runs", "queue", "mine", "reindex", "config", "embeddings", "embed", "calibrate",
+    ("Maintenance", ["status", "health", "maintain", "runs", "queue", "mine", "reindex", "config", "embeddings", "embed", "calibrate",
                      "llm", "bench", "eval"]),
 ]
 DEFAULT_PANEL = "More"
