@@ -14,7 +14,7 @@ from typing import Any
 from kenning.config.models import Config
 from kenning.sources import textstruct
 from kenning.sources.ids import IdFactory
-from kenning.sources.jcs import canonicalize, canonicalize_flagged, scrub_surrogates, sha256_hex
+from kenning.sources.jcs import FlaggedJcs, canonicalize, scrub_surrogates, sha256_hex
 from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
 from kenning.sources.parts import Part, content_items, message_parts
 from kenning.sources.timestamps import normalize_to_utc
@@ -242,16 +242,7 @@ def build_conversation(
         entries = [(str(i), n) for i, n in enumerate(container)]
 
     # Canonical JSON bottom-up: parts, then nodes, then the conversation reusing both (memo).
-    memo: dict[int, str] = {}
-    had_surrogates = False
-
-    def jcs(o: Any) -> str:
-        nonlocal had_surrogates
-        text, flagged = canonicalize_flagged(o, memo)
-        had_surrogates |= flagged
-        if isinstance(o, (dict, list)):
-            memo[id(o)] = text
-        return text
+    jcs = FlaggedJcs(remember=True)
 
     export_id_text = _id_text(resolve_first(obj, mapping.conversation_id_path))
     nodes: list[tuple[str, str, Any]] = []  # (pointer, export id, node)
@@ -400,7 +391,7 @@ def build_conversation(
         })
 
     if raw_conversation_json is None:
-        raw_conversation_json = _spliced_jcs(obj, mapping.messages_path, memo, jcs)
+        raw_conversation_json = _spliced_jcs(obj, mapping.messages_path, jcs.memo, jcs)
     conversation = {
         "conversation_id": conversation_id,
         "export_conversation_id": export_id_text,
@@ -417,10 +408,8 @@ def build_conversation(
         "last_changed_run_id": run_id,
     }
     built = Built(conversation, messages, parts_rows, warnings, node_rejects, retained=n_retained)
-    if had_surrogates:
-        _scrub_rows(built)
-        built.repairs.append(("LONE_SURROGATE", "lone UTF-16 surrogate(s): kept escaped in the raw JSON, "
-                              "replaced with U+FFFD in extracted text"))
+    if jcs.had_surrogates:
+        scrub_lone_surrogates(built)
     return built
 
 
@@ -452,9 +441,12 @@ _RAW_COLUMNS = {"raw_conversation_json", "raw_message_json", "raw_part_json", "m
                 "code_fence_ranges_json", "blockquote_ranges_json", "citation_ranges_json"}
 
 
-def _scrub_rows(built: Built) -> None:
-    """TEXT columns must be valid UTF-8; JSON columns are already escaped by JCS."""
+def scrub_lone_surrogates(built: Built) -> None:
+    """TEXT columns must be valid UTF-8 (JSON columns are already escaped by JCS): lone surrogates become U+FFFD
+    in extracted text, and the repair is recorded. Every importer calls this when its JCS flagged one."""
     for row in [built.conversation, *built.messages, *built.parts]:
         for k, v in row.items():
             if isinstance(v, str) and k not in _RAW_COLUMNS:
                 row[k] = scrub_surrogates(v)
+    built.repairs.append(("LONE_SURROGATE", "lone UTF-16 surrogate(s): kept escaped in the raw JSON, "
+                          "replaced with U+FFFD in extracted text"))

@@ -223,6 +223,24 @@ def canonicalize_flagged(obj: Any, memo: dict | None = None) -> tuple[str, bool]
     return _escape_lone_surrogates(text), True
 
 
+class FlaggedJcs:
+    """canonicalize_flagged as a callable that remembers whether any text needed a lone surrogate escaped (the
+    importers then scrub their extracted text and record the repair); ``remember`` also memoizes containers so a
+    conversation's JCS reuses its nodes' and parts' text."""
+
+    def __init__(self, *, remember: bool = False) -> None:
+        self.memo: dict[int, str] = {}
+        self.had_surrogates = False
+        self.remember = remember
+
+    def __call__(self, o: Any) -> str:
+        text, flagged = canonicalize_flagged(o, self.memo)
+        self.had_surrogates |= flagged
+        if self.remember and isinstance(o, (dict, list)):
+            self.memo[id(o)] = text
+        return text
+
+
 def canonicalize(obj: Any, memo: dict | None = None) -> str:
     """Return the JCS text of ``obj``.
 

@@ -21,9 +21,9 @@ from typing import Any, Iterable
 
 import orjson
 
-from kenning.sources.chatgpt import Built, RecordError, parse_record
+from kenning.sources.chatgpt import Built, scrub_lone_surrogates, RecordError, parse_record
 from kenning.sources.ids import IdFactory
-from kenning.sources.jcs import canonicalize, canonicalize_flagged, scrub_surrogates, sha256_hex
+from kenning.sources.jcs import FlaggedJcs, canonicalize, sha256_hex
 from kenning.sources.timestamps import normalize_to_utc
 
 FORMAT_ID = "kenning.transcript/1"
@@ -280,14 +280,7 @@ def build_session(
     node_rejects: list[tuple[str | None, str, str, Any]] = []
     turn_errors: list[tuple[Turn, str, str]] = []
     node_repairs: list[tuple[str | None, str, str, Any]] = []
-    memo: dict[int, str] = {}
-    had_surrogates = False
-
-    def jcs(o: Any) -> str:
-        nonlocal had_surrogates
-        text, flagged = canonicalize_flagged(o, memo)
-        had_surrogates |= flagged
-        return text
+    jcs = FlaggedJcs()
 
     transcript_id = _id_text(header.get("transcript_id")) or _id_text(header.get("id"))
     session_doc = {"transcript": {k: v for k, v in header.items()}, "session": session.obj,
@@ -408,13 +401,8 @@ def build_session(
         "last_changed_run_id": run_id,
     }
     built = Built(conversation, messages, parts_rows, warnings, node_rejects, repairs, node_repairs=node_repairs)
-    if had_surrogates:
-        for r in [built.conversation, *built.messages, *built.parts]:
-            for k, v in r.items():
-                if isinstance(v, str) and not k.endswith("_json"):
-                    r[k] = scrub_surrogates(v)
-        built.repairs.append(("LONE_SURROGATE", "lone UTF-16 surrogate(s): kept escaped in the raw JSON, "
-                              "replaced with U+FFFD in extracted text"))
+    if jcs.had_surrogates:
+        scrub_lone_surrogates(built)
     return built
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from kenning.sources.chatgpt import Built
+from kenning.sources.chatgpt import Built, scrub_lone_surrogates
 from kenning.sources.ids import IdFactory
-from kenning.sources.jcs import canonicalize, canonicalize_flagged, scrub_surrogates, sha256_hex
+from kenning.sources.jcs import FlaggedJcs, canonicalize, sha256_hex
 
 
 @dataclass
@@ -67,14 +67,7 @@ def import_bytes(unit: Unit) -> bytes:
 
 
 def build_unit(unit: Unit, *, ids: IdFactory, run_id: str, import_key: str) -> Built:
-    memo: dict[int, str] = {}
-    had_surrogates = False
-
-    def jcs(o: Any) -> str:
-        nonlocal had_surrogates
-        text, flagged = canonicalize_flagged(o, memo)
-        had_surrogates |= flagged
-        return text
+    jcs = FlaggedJcs()
 
     conversation_id = ids.make(*unit.id_parts)
     raw_conversation_json = jcs(unit.raw)
@@ -129,13 +122,8 @@ def build_unit(unit: Unit, *, ids: IdFactory, run_id: str, import_key: str) -> B
     }
     built = Built(conversation, messages, parts_rows, list(unit.warnings), list(unit.node_rejects),
                   list(unit.repairs))
-    if had_surrogates:
-        for r in [built.conversation, *built.messages, *built.parts]:
-            for k, v in r.items():
-                if isinstance(v, str) and not k.endswith("_json"):
-                    r[k] = scrub_surrogates(v)
-        built.repairs.append(("LONE_SURROGATE", "lone UTF-16 surrogate(s): kept escaped in the raw JSON, "
-                              "replaced with U+FFFD in extracted text"))
+    if jcs.had_surrogates:
+        scrub_lone_surrogates(built)
     return built
 
 
