@@ -437,13 +437,17 @@ class KnowledgeWriter:
                 return doc
         return None
 
-    def _op_end_edge(self, op: EndEdge, pend: _Pending, now: str) -> None:
+    def _current_edge_doc(self, op: EndEdge | UpdateEdge, pend: _Pending, verb: str, mtype: str) -> dict[str, Any]:
+        """The document of the current edge ``op`` names (this commit's pending one first), or EdgeNotFound."""
         rel = check_relation(op.relation_type)
         src, rel, tgt = normalize_edge(op.source_id, rel, op.target_id)
         current = self._pending_current_edge(pend, src, rel, tgt) or ksql.current_edge(self.conn, src, rel, tgt)
         if not current:
-            raise EdgeNotFound(f"no current edge {src} -{rel}-> {tgt} to end")
-        doc = self._doc(pend, docs.edge_doc_key(current), "edge_remove")
+            raise EdgeNotFound(f"no current edge {src} -{rel}-> {tgt} to {verb}")
+        return self._doc(pend, docs.edge_doc_key(current), mtype)
+
+    def _op_end_edge(self, op: EndEdge, pend: _Pending, now: str) -> None:
+        doc = self._current_edge_doc(op, pend, "end", "edge_remove")
         end = op.end_date or now
         if end < doc["start_date"]:
             end = doc["start_date"]
@@ -451,12 +455,7 @@ class KnowledgeWriter:
         doc["payload"] = {**(doc.get("payload") or {}), "end_reason": op.reason}
 
     def _op_update_edge(self, op: UpdateEdge, pend: _Pending, now: str) -> None:
-        rel = check_relation(op.relation_type)
-        src, rel, tgt = normalize_edge(op.source_id, rel, op.target_id)
-        current = self._pending_current_edge(pend, src, rel, tgt) or ksql.current_edge(self.conn, src, rel, tgt)
-        if not current:
-            raise EdgeNotFound(f"no current edge {src} -{rel}-> {tgt} to update")
-        doc = self._doc(pend, docs.edge_doc_key(current), "update")
+        doc = self._current_edge_doc(op, pend, "update", "update")
         if op.lifecycle_state is not None:
             doc["lifecycle_state"] = op.lifecycle_state
         if op.confidence is not None:
