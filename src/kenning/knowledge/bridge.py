@@ -132,7 +132,7 @@ def owner_name(name: str) -> str | None:
 
 
 class Bridge:
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: Any, incognito: set[str] | frozenset[str] = frozenset()):
         self.ctx, self.conn, self.config = ctx, ctx.conn, ctx.config
         self.cfg = ctx.config.knowledge.bridge
         self.ccfg = ctx.config.knowledge.confidence
@@ -141,9 +141,9 @@ class Bridge:
         self.entity_nodes: dict[str, str] = {}  # entity_id → node id of a published, active node
         self.names: dict[str, str] = {}  # entity_id → the name the node store shows
         self.texts: dict[str, dict[str, Any]] = {}
-        # §13.4 incognito (issue 18, I10): no evidence is taken from an incognito conversation's messages.
-        from kenning.intake.modes import incognito_message_ids
-        self.incognito = incognito_message_ids(ctx.conn, ctx.config)
+        # §13.4 incognito (issue 18, I10): no evidence is taken from an incognito conversation's messages. Which
+        # messages those are is intake's rule (a package above this one), so the stage passes them in.
+        self.incognito = incognito
 
     # ---- the run -------------------------------------------------------------------------------------------
 
@@ -626,6 +626,7 @@ class Bridge:
                 what="term")
 
 
-def publish(ctx: Any) -> dict[str, Any]:
-    """The `knowledge` stage's work: publish everything the pipeline holds; counts of what changed."""
-    return Bridge(ctx).run()
+def publish(ctx: Any, incognito: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The `knowledge` stage's work: publish everything the pipeline holds except what ``incognito`` messages say;
+    counts of what changed."""
+    return Bridge(ctx, incognito).run()

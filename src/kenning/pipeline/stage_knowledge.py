@@ -18,7 +18,9 @@ class KnowledgeBridge:
     title = "knowledge store"
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
-        counts = publish(ctx)
+        from kenning.intake.modes import incognito_message_ids
+
+        counts = publish(ctx, incognito_message_ids(ctx.conn, ctx.config))
         ctx.progress(records=counts.get("commits", 0), total=counts.get("commits", 0), file="knowledge store",
                      unit="commits")
         return counts
