@@ -20,12 +20,13 @@ def _sample(name: str) -> Path:
 
 def demo_corpus(db: Path | None, config: Path | None) -> None:
     from kenning.intake.corpus.resume import list_threads, resume_context
+    from kenning.store import corpus as csql
 
     console.rule("[bold]Conversation corpus (issue 18)")
     with open_vault(db, config) as vault:
         top = list_threads(vault.conn, limit=3)
         out.print(f"$ kenning threads   ({top['count']} shown of "
-                  f"{vault.conn.execute('SELECT count(*) FROM conversation_threads').fetchone()[0]} threads)",
+                  f"{csql.thread_count(vault.conn)} threads)",
                   highlight=False)
         for t in top["threads"]:
             about = ", ".join(e["name"] for e in t["linked_entities"][:3]) or "—"

@@ -207,3 +207,7 @@ def upsert_note_pointer(conn: apsw.Connection, p: dict[str, Any]) -> None:
 def note_versions(conn: apsw.Connection, note_id: str) -> list[dict[str, Any]]:
     return rows(conn, f"SELECT {', '.join(NOTE_VERSION_COLUMNS)} FROM note_versions WHERE note_id=? "
                       "ORDER BY observed_at, version_id", (note_id,))
+
+
+def thread_count(conn: apsw.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM conversation_threads").fetchone()[0]

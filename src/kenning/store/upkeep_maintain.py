@@ -446,3 +446,15 @@ def debt_inputs(conn: apsw.Connection, since: str, low_confidence: float) -> dic
                (SELECT count(*) FROM extraction_outcome_events WHERE occurred_at >= ?1
                   AND outcome IN ('rejected', 'corrected')) AS wrong_7d
         """, (since, low_confidence)) or {}
+
+
+def bundle_support_counts(conn: apsw.Connection) -> list[int]:
+    return [r[0] for r in conn.execute(f"SELECT support_count FROM {BUNDLES}")]
+
+
+def bundle_state_share(conn: apsw.Connection, states: Sequence[str]) -> float | None:
+    """The share of evidence bundles in ``states`` (None when there are none)."""
+    total = scalar_or_none(conn, f"SELECT count(*) FROM {BUNDLES}")
+    n = scalar_or_none(conn, f"SELECT count(*) FROM {BUNDLES} WHERE promotion_state IN ({','.join('?' * len(states))})",
+                       tuple(states))
+    return round(n / total, 6) if total else None

@@ -60,15 +60,12 @@ def graph_density(conn: apsw.Connection, config: Config) -> dict[str, Any]:
 
 
 def _bundle_median(conn: apsw.Connection) -> float | None:
-    vals = [r[0] for r in conn.execute(f"SELECT support_count FROM {msql.BUNDLES}")]
+    vals = msql.bundle_support_counts(conn)
     return float(statistics.median(vals)) if vals else None
 
 
 def _bundle_rate(conn: apsw.Connection, state: tuple[str, ...]) -> float | None:
-    total = msql.scalar_or_none(conn, f"SELECT count(*) FROM {msql.BUNDLES}")
-    n = msql.scalar_or_none(conn, f"SELECT count(*) FROM {msql.BUNDLES} WHERE promotion_state IN "
-                                  f"({','.join('?' * len(state))})", state)
-    return round(n / total, 6) if total else None
+    return msql.bundle_state_share(conn, state)
 
 
 def knowledge_debt(conn: apsw.Connection, config: Config, now: str) -> dict[str, Any]:
