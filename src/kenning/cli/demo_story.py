@@ -57,9 +57,9 @@ def _who_matters(vault) -> None:
     from kenning.store import knowledge_query as kq
 
     people = [p["canonical_name"] for p in kq.important_people(vault.conn, limit=4)]
-    places = [e["canonical_name"] for e in esql.list_entities(vault.conn, limit=40)
-              if e["entity_type"] == "LOCATION"][:4]
-    orgs = [e["canonical_name"] for e in esql.list_entities(vault.conn, limit=40) if e["entity_type"] == "ORG"][:3]
+    salient = esql.list_entities(vault.conn, limit=40)
+    places = [e["canonical_name"] for e in salient if e["entity_type"] == "LOCATION"][:4]
+    orgs = [e["canonical_name"] for e in salient if e["entity_type"] == "ORG"][:3]
     console.rule("[bold]Who and what matters")
     say(f"People: {', '.join(people) or '—'}.  Places: {', '.join(places) or '—'}.  "
         f"Organisations: {', '.join(orgs) or '—'}.")
@@ -84,11 +84,9 @@ def _belief(vault) -> None:
             say(f"  because you wrote “{quote}” in {where}  {mark}")
 
 
-def _change_of_mind(vault) -> None:
+def _change_of_mind(tl: dict[str, Any]) -> None:
     """The first time a state you told Kenning about was replaced by another (stage 5's supersession, by month)."""
-    from kenning.graph.timeline import load_timeline
-
-    for w in load_timeline(vault.conn, None).get("windows") or []:
+    for w in tl.get("windows") or []:
         for c in w["changes"]:
             if c["kind"] == "superseded":
                 say(f"A change of mind: in {w['label']} “{c['from']}” gave way to “{c['to']}” — the old state is "
@@ -117,10 +115,9 @@ def _search(vault) -> None:
         say(f"  {h['rank']}. {(h['date'] or '')[:10]} {h['speaker'] or h['kind']}: {h['text'][:110]}")
 
 
-def _picture(vault, db: Path) -> None:
-    from kenning.graph.timeline import load_timeline, render_png
+def _picture(tl: dict[str, Any], db: Path) -> None:
+    from kenning.graph.timeline import render_png
 
-    tl = load_timeline(vault.conn, None)
     if not tl.get("windows"):
         return
     png = db.parent / "timeline.png"
@@ -225,11 +222,14 @@ def run_story(db: Path | None, config: Path | None) -> None:
         path = Path(vault.path)
         _imported(vault)
         _who_matters(vault)
+        from kenning.graph.timeline import load_timeline
+
+        timeline = load_timeline(vault.conn, None)   # your month-by-month profile: one read for two steps
         _belief(vault)
-        _change_of_mind(vault)
+        _change_of_mind(timeline)
         _contradiction(vault)
         _search(vault)
-        _picture(vault, path)
+        _picture(timeline, path)
         _assistant(vault)
         _more(vault)
     _try_next(path)
