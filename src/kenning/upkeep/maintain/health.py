@@ -49,8 +49,8 @@ def graph_density(conn: apsw.Connection, config: Config) -> dict[str, Any]:
         "weak_edge_ratio": ratio(c.get("weak_edges", 0), total_edges),
         "generic_edge_ratio": ratio(c.get("generic_edges", 0), total_edges),
         "median_support": _bundle_median(conn) if bundles else None,
-        "suppression_rate": _bundle_rate(conn, ("suppressed",)) if bundles else None,
-        "promotion_rate": _bundle_rate(conn, ("reinforced_relation", "user_verified")) if bundles else None,
+        "suppression_rate": msql.bundle_state_share(conn, ("suppressed",)) if bundles else None,
+        "promotion_rate": msql.bundle_state_share(conn, ("reinforced_relation", "user_verified")) if bundles else None,
         "llm_resolution_rate": None,  # Tier 4 belongs to the back-link pipeline; none in this vault yet
         "candidates_per_observation": None,
         "low_utility_edge_count": c.get("low_utility_edges", 0),
@@ -62,10 +62,6 @@ def graph_density(conn: apsw.Connection, config: Config) -> dict[str, Any]:
 def _bundle_median(conn: apsw.Connection) -> float | None:
     vals = msql.bundle_support_counts(conn)
     return float(statistics.median(vals)) if vals else None
-
-
-def _bundle_rate(conn: apsw.Connection, state: tuple[str, ...]) -> float | None:
-    return msql.bundle_state_share(conn, state)
 
 
 def knowledge_debt(conn: apsw.Connection, config: Config, now: str) -> dict[str, Any]:
