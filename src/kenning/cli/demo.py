@@ -111,14 +111,16 @@ def demo_why_chats(vault) -> None:
 
 
 def search_step(vault) -> None:
-    """Import the bundled transcript as Sam and ask a few questions (issue 9)."""
+    """Import the bundled transcript (Sam, the owner's partner, and his sister Anna) and ask a few questions (issue 9)."""
     from rich.table import Table
 
     transcript = sample_path(SAMPLE_TRANSCRIPT)
     console.rule("[bold]Search")
-    r = vault.ingest([transcript], as_of="2024-12-31T00:00:00Z", self_name="Sam")
+    # Not imported as the owner: the ChatGPT export's author is the owner and Sam is their partner; claiming Sam as
+    # "me" gave the owner node Sam's names and Anna's family ties.
+    r = vault.ingest([transcript], as_of="2024-12-31T00:00:00Z")
     imported = next((x.counts for x in r if x.stage == "1"), {})
-    console.print(f"sample transcript: {transcript.name} (Sam is the vault owner): "
+    console.print(f"sample transcript: {transcript.name} (a chat between Sam and Anna): "
                   f"{imported.get('turns_imported', 0)} turns in {imported.get('sessions', 0)} sessions")
     for query, now in DEMO_QUERIES:
         res = vault.search(query, k=3, now=now or "2024-12-31")

@@ -46,8 +46,9 @@ def _imported(vault) -> float:
             d = v.ingest([sample_path(DAMAGED)], stages="1")[0].counts
     say(f"A damaged export: {d.get('conversations_new', 0)} good conversations imported, {d.get('rejected', 0)} "
         f"rejected with the record and the reason (`kenning rejects`), {d.get('repaired', 0)} repaired.")
-    # the other bundled sources, quietly: a transcript between people and a wiki with cited sources
-    vault.ingest([sample_path(SAMPLE_TRANSCRIPT)], as_of=AS_OF, self_name="Sam")
+    # the other bundled sources, quietly: a transcript between people (Sam, the owner's partner, and Anna; not the
+    # owner's own voice, so no self_name) and a wiki with cited sources
+    vault.ingest([sample_path(SAMPLE_TRANSCRIPT)], as_of=AS_OF)
     vault.ingest([sample_wiki_path()], as_of="2026-04-20T00:00:00Z", workspace="demo-wiki")
     return took
 
