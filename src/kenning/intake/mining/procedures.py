@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
-from kenning.intake.mining.base import run_class
+from kenning.intake.mining.base import USER_UNITS, run_class
 from kenning.intake.mining.common import Mined, Span, clean_clause, nodes_of_kind, provenance, sentences, write
 from kenning.intake.mining.match import best_match
 from kenning.knowledge.contracts import placeholder_for
@@ -132,7 +132,8 @@ def record_successes(ctx: ExtractionContext, obs: Observation, result: Extractio
 @register("procedures")
 def mine_procedures(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
     result = run_class(ctx, obs, "procedures", parse)
-    if obs.role == "user" and obs.persistence_mode not in ("accessible_only", "episodic_recall"):
+    if obs.role == "user" and obs.unit_kind in USER_UNITS \
+            and obs.persistence_mode not in ("accessible_only", "episodic_recall"):
         before = result.items
         record_successes(ctx, obs, result)
         if result.items > before:
