@@ -13,7 +13,7 @@ from typing import Any
 from kenning.intake.budget import FIRST_WEEK_DAYS, DailyExtractionBudget, calibrating
 from kenning.intake.envelope import IntakeObservationEnvelope, IntakeUnit, build_envelope, chat_units
 from kenning.intake.features import FeatureRules, conversation_features
-from kenning.intake.modes import IncognitoSet, incognito_conversations
+from kenning.intake.modes import IncognitoSet, incognito_conversations, path_incognito_basis
 from kenning.intake.policy import (MemoryModeState, persistence_mode_for, queue_class_for,
                                    resolve_extraction_policy)
 from kenning.intake.scoring import IntakeScoreFeatures, SurfaceWeightProfile, score_decision, score_importance
@@ -165,12 +165,6 @@ def _units(funnel: Funnel, conv: dict[str, Any]) -> list[IntakeUnit] | None:
     from kenning.intake.envelope import dedup_key
 
     cid, kind = conv["conversation_id"], conv.get("source_kind")
-    if kind == "note":
-        msgs = isql.message_units(funnel.conn, cid)
-        versions = isql.note_versions_of(funnel.conn, cid)   # a note's id is its conversation's (stage1_notes)
-        units = [sources.note_unit(conv, msgs[0] if msgs else None, v) for v in versions]
-        return [u for u in units if dedup_key(u.surface, u.source_ref, u.source_version_id) not in funnel.known] \
-            or None
     surface = {"mail": sources.MAIL_SURFACE, "calendar": sources.CALENDAR_SURFACE}.get(kind or "", "chat")
     if kind != "calendar" and dedup_key(surface, f"conversation:{cid}", conv["raw_sha256"]) in funnel.known:
         return None
@@ -184,11 +178,41 @@ def _units(funnel: Funnel, conv: dict[str, Any]) -> list[IntakeUnit] | None:
     return chat_units(conv, msgs, funnel.config)
 
 
+def _assess_notes(funnel: Funnel, convs: dict[str, dict[str, Any]]) -> None:
+    """Every note version not observed yet — placeholders too, which have no conversation — one unit each, the
+    session-close decision stage 1 took as its rule (I90). Incognito holds by the note's conversation or by the
+    folder or import its file came from (I95)."""
+    from kenning.intake import sources
+    from kenning.intake.envelope import dedup_key
+
+    for note_id in isql.note_ids(funnel.conn):
+        conv = convs.get(note_id) or {"conversation_id": note_id, "title": None}
+        versions = isql.note_versions_of(funnel.conn, note_id)
+        msgs = isql.message_units(funnel.conn, note_id) if note_id in convs else []
+        units = [sources.note_unit(conv, msgs[0] if msgs else None, v) for v in versions]
+        fresh = [(u, v) for u, v in zip(units, versions)
+                 if dedup_key(u.surface, u.source_ref, u.source_version_id) not in funnel.known]
+        if not fresh:
+            funnel.counts["notes_unchanged"] += 1
+            continue
+        mode = funnel.incognito.mode(note_id, funnel.now)
+        if mode.mode != "incognito":
+            paths = sorted({p for _, v in fresh for p in isql.source_paths_by_sha(funnel.conn, v["content_sha256"])})
+            basis = path_incognito_basis(funnel.conn, funnel.config, paths)
+            if basis:
+                mode = MemoryModeState.incognito(funnel.now, "user", tuple(sorted(basis)))
+        units = [u for u, _ in fresh]
+        funnel.observe(units, mode, _features(funnel, units, mode))
+        funnel.counts["units_note"] += len(units)
+
+
 def assess_all(funnel: Funnel, progress: Any = None) -> None:
     """Every imported record through the funnel: a chat's turns and the conversation itself, a mail thread's mails
     and the thread, a calendar event, a note's versions. A record whose current version was observed already is
     passed over whole."""
     convs = isql.conversation_units(funnel.conn)
+    _assess_notes(funnel, {c["conversation_id"]: c for c in convs if c.get("source_kind") == "note"})
+    convs = [c for c in convs if c.get("source_kind") != "note"]
     for i, conv in enumerate(convs):
         units = _units(funnel, conv)
         if units is None:

@@ -47,8 +47,18 @@ def conversation_units(conn: apsw.Connection) -> list[dict[str, Any]]:
 
 def note_versions_of(conn: apsw.Connection, note_id: str) -> list[dict[str, Any]]:
     """A note's versions in the order they were imported (each one an observation of the note surface, I90)."""
-    return rows(conn, "SELECT version_id, note_id, path, content, decision, observed_at FROM note_versions "
+    return rows(conn, "SELECT version_id, note_id, path, content, content_sha256, decision, observed_at "
+                      "FROM note_versions "
                       "WHERE note_id=? ORDER BY observed_at, version_id", (note_id,))
+
+
+def note_ids(conn: apsw.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT note_id FROM note_versions ORDER BY note_id")]
+
+
+def source_paths_by_sha(conn: apsw.Connection, sha256: str) -> list[str]:
+    """The paths a file with these bytes was imported from (a note version's file, I95)."""
+    return [r[0] for r in conn.execute("SELECT path FROM sources WHERE sha256=? ORDER BY path", (sha256,))]
 
 
 def note_version_text(conn: apsw.Connection, version_id: str) -> str | None:
