@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -146,6 +147,55 @@ FILLER_ASSISTANT = ["Sure — here is a short summary.", "That sounds lovely!", 
                     "Here's a quick explanation.", "Good question!"]
 
 
+@dataclass(frozen=True)
+class Bank:
+    """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.
+    ``tuning`` (below) is what the rules may be tuned on; ``heldout`` (``synth_mining_heldout``) was written before
+    any tuning against it and is only ever measured (decision I100)."""
+    name: str
+    goals: list
+    goal_frames: list
+    goal_neg: list
+    obligations: list
+    obl_frames: list
+    obl_due_frames: list
+    obl_due: list
+    obl_neg: list
+    procs: list
+    proc_frames: list
+    proc_neg: list
+    standing: list
+    standing_frames: list
+    standing_time: list
+    standing_neg: list
+    directives: list
+    directive_neg: list
+    suggestions: list
+    accept: list
+    reject: list
+    contest: list
+    move_on: list
+    filler_user: list
+    filler_assistant: list
+    # (assistant turn, user reply, class): an assistant's suggestion of a goal/obligation the user does not take up,
+    # or a rejected/contested rule: nothing may be written from either turn (held-out distractors)
+    assistant_neg: list = field(default_factory=list)
+
+
+TUNING = Bank("tuning", GOALS, GOAL_FRAMES, GOAL_NEG, OBLIGATIONS, OBL_FRAMES, OBL_DUE_FRAMES, OBL_DUE, OBL_NEG, PROCS,
+              PROC_FRAMES, PROC_NEG, STANDING, STANDING_FRAMES, STANDING_TIME, STANDING_NEG, DIRECTIVES,
+              DIRECTIVE_NEG, SUGGESTIONS, ACCEPT, REJECT, CONTEST, MOVE_ON, FILLER_USER, FILLER_ASSISTANT)
+
+
+def bank_named(name: str) -> Bank:
+    if name == "tuning":
+        return TUNING
+    if name == "heldout":
+        from kenning.bench.synth_mining_heldout import HELDOUT
+        return HELDOUT
+    raise ValueError(f"unknown mining phrasing bank {name!r}; known: tuning, heldout")
+
+
 def _date_phrase(rng: random.Random, day: dt.date) -> str:
     d = day + dt.timedelta(days=rng.randint(5, 120))
     style = rng.randrange(5)
@@ -161,8 +211,12 @@ def _date_phrase(rng: random.Random, day: dt.date) -> str:
 
 
 class MiningGen:
-    def __init__(self, n: int, seed: int, start: dt.date = dt.date(2024, 1, 8)):
-        self.n, self.rng, self.start = n, random.Random(f"mining:{seed}"), start
+    def __init__(self, n: int, seed: int, start: dt.date = dt.date(2024, 1, 8), bank: str = "tuning"):
+        self.b = bank_named(bank)
+        # the tuning bank keeps its stream (and so its output); the held-out bank has its own
+        stream = f"mining:{seed}" if bank == "tuning" else f"mining-{bank}:{seed}"
+        self.n, self.rng, self.start = n, random.Random(stream), start
+        self.prefix = "mining" if bank == "tuning" else f"mining-{bank}"
         self.truth: list[dict[str, Any]] = []
 
     def _plant(self, rng: random.Random, day: dt.date) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
@@ -170,20 +224,20 @@ class MiningGen:
         kind = rng.choice(["goal", "goal", "obligation", "obligation", "procedure", "standing", "standing",
                            "directive", "directive", "suggestion", "suggestion", "negative", "negative"])
         if kind == "goal":
-            g, key = rng.choice(GOALS)
-            text = rng.choice(GOAL_FRAMES).format(g=g, year=day.year + 1)
+            g, key = rng.choice(self.b.goals)
+            text = rng.choice(self.b.goal_frames).format(g=g, year=day.year + 1)
             return [("user", text)], [{"class": "goal", "turn": 0, "key": key, "positive": True}]
         if kind == "obligation":
             if rng.random() < 0.65:
-                o, key, _ = rng.choice(OBLIGATIONS)
-                text = rng.choice(OBL_FRAMES).format(o=o, date=_date_phrase(rng, day))
+                o, key, _ = rng.choice(self.b.obligations)
+                text = rng.choice(self.b.obl_frames).format(o=o, date=_date_phrase(rng, day))
             else:
-                nname, key = rng.choice(OBL_DUE)
-                text = rng.choice(OBL_DUE_FRAMES).format(n=nname, date=_date_phrase(rng, day))
+                nname, key = rng.choice(self.b.obl_due)
+                text = rng.choice(self.b.obl_due_frames).format(n=nname, date=_date_phrase(rng, day))
             return [("user", text)], [{"class": "obligation", "turn": 0, "key": key, "positive": True}]
         if kind == "procedure":
-            p, key, steps = rng.choice(PROCS)
-            frame = rng.choice(PROC_FRAMES)
+            p, key, steps = rng.choice(self.b.procs)
+            frame = rng.choice(self.b.proc_frames)
             text = frame.format(p=p, numbered="\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
                                 dashed=", ".join(steps[:-1]) + " and then " + steps[-1], s0=steps[0], s1=steps[1],
                                 s2=steps[2]) if "dashed" not in frame else frame.format(
@@ -191,63 +245,70 @@ class MiningGen:
             return [("user", text)], [{"class": "procedure", "turn": 0, "key": key, "positive": True}]
         if kind == "standing":
             if rng.random() < 0.3:
-                text, key = rng.choice(STANDING_TIME)
+                text, key = rng.choice(self.b.standing_time)
             else:
-                t, key, a = rng.choice(STANDING)
+                t, key, a = rng.choice(self.b.standing)
                 t_if = t.replace("arrives", "comes in").replace("lands in", "arrives in").replace(
                     "texts me", "texts me").replace("gets cancelled", "gets cancelled").replace(
                     "fails", "fails").replace("is delivered", "shows up")
-                frame = rng.choice(STANDING_FRAMES)
+                frame = rng.choice(self.b.standing_frames)
                 if frame.startswith("If") and not any(w in t_if for w in ("comes in", "arrives", "texts me",
                                                                           "gets ", "fails", "shows up")):
-                    frame = STANDING_FRAMES[0]
+                    frame = self.b.standing_frames[0]
                 text = frame.format(t=t, t_if=t_if, a=a)
             return [("user", text)], [{"class": "standing_procedure", "turn": 0, "key": key, "positive": True}]
         if kind == "directive":
-            text, key = rng.choice(DIRECTIVES)
+            text, key = rng.choice(self.b.directives)
             return [("user", text)], [{"class": "memory_directive", "turn": 0, "key": key, "positive": True}]
         if kind == "suggestion":
-            skind, key, sugg = rng.choice(SUGGESTIONS)
+            skind, key, sugg = rng.choice(self.b.suggestions)
             lead = rng.choice(["Any advice?", "What should I do?", "Can you help me with this?"])
             how = rng.choice(["accept", "accept", "reject", "contest", "move_on"])
-            reply = rng.choice({"accept": ACCEPT, "reject": REJECT, "contest": CONTEST, "move_on": MOVE_ON}[how])
+            reply = rng.choice({"accept": self.b.accept, "reject": self.b.reject, "contest": self.b.contest,
+                                "move_on": self.b.move_on}[how])
             turns = [("user", lead), ("assistant", sugg), ("user", reply)]
             cls = {"accept": "acceptance", "reject": "rejection", "contest": "contested", "move_on": "uncontested"}[how]
             return turns, [{"class": cls, "turn": 2, "key": key, "node_kind": skind, "positive": True,
                             "suggestion_turn": 1}]
-        pick = rng.randrange(5)
+        pick = rng.randrange(6 if self.b.assistant_neg else 5)   # the tuning bank keeps its five kinds
+        if pick == 5:
+            said, reply, cls = rng.choice(self.b.assistant_neg)
+            return [("user", rng.choice(self.b.filler_user)), ("assistant", said), ("user", reply)], [
+                {"class": cls, "turn": 1, "key": "", "positive": False},
+                {"class": cls, "turn": 2, "key": "", "positive": False}]
         if pick == 0:
-            g, key = rng.choice(GOALS)
-            text, cls = rng.choice(GOAL_NEG).format(g=g, year=day.year + 1), "goal"
+            g, key = rng.choice(self.b.goals)
+            text, cls = rng.choice(self.b.goal_neg).format(g=g, year=day.year + 1), "goal"
         elif pick == 1:
-            o, key, _ = rng.choice(OBLIGATIONS)
-            text, cls = rng.choice(OBL_NEG).format(o=o, date=_date_phrase(rng, day)), "obligation"
+            o, key, _ = rng.choice(self.b.obligations)
+            text, cls = rng.choice(self.b.obl_neg).format(o=o, date=_date_phrase(rng, day)), "obligation"
         elif pick == 2:
-            p, key, _ = rng.choice(PROCS)
-            text, cls = rng.choice(PROC_NEG).format(p=p), "procedure"
+            p, key, _ = rng.choice(self.b.procs)
+            text, cls = rng.choice(self.b.proc_neg).format(p=p), "procedure"
         elif pick == 3:
-            text, cls, key = rng.choice(STANDING_NEG), "standing_procedure", ""
+            text, cls, key = rng.choice(self.b.standing_neg), "standing_procedure", ""
         else:
-            text, cls, key = rng.choice(DIRECTIVE_NEG), "memory_directive", ""
+            text, cls, key = rng.choice(self.b.directive_neg), "memory_directive", ""
         return [("user", text)], [{"class": cls, "turn": 0, "key": key, "positive": False}]
 
     def iterate(self) -> Iterator[dict[str, Any]]:
         rng = self.rng
         for ci in range(self.n):
-            conv_id = f"mining-{ci:05d}"
+            conv_id = f"{self.prefix}-{ci:05d}"
             day = self.start + dt.timedelta(days=ci)
             turns: list[tuple[str, str]] = []
             planted: list[tuple[int, dict[str, Any]]] = []
             for _ in range(rng.randint(1, 3)):
                 if rng.random() < 0.5:
-                    turns += [("user", rng.choice(FILLER_USER)), ("assistant", rng.choice(FILLER_ASSISTANT))]
+                    turns += [("user", rng.choice(self.b.filler_user)),
+                              ("assistant", rng.choice(self.b.filler_assistant))]
                 exch, truth = self._plant(rng, day)
                 base = len(turns)
                 turns += exch
                 for t in truth:
                     planted.append((base, t))
                 if turns[-1][0] == "user":
-                    turns.append(("assistant", rng.choice(FILLER_ASSISTANT)))
+                    turns.append(("assistant", rng.choice(self.b.filler_assistant)))
             t0 = dt.datetime(day.year, day.month, day.day, 9, tzinfo=dt.timezone.utc).timestamp()
             mapping: dict[str, Any] = {f"{conv_id}-root": {"id": f"{conv_id}-root", "message": None, "parent": None,
                                                            "children": []}}
@@ -278,4 +339,7 @@ class MiningGen:
         for t in self.truth:
             k = f"{t['class']}{'' if t['positive'] else '_negative'}"
             counts[k] = counts.get(k, 0) + 1
-        return {"conversations": self.n, "planted": self.truth, "counts": dict(sorted(counts.items()))}
+        out = {"conversations": self.n, "planted": self.truth, "counts": dict(sorted(counts.items()))}
+        if self.b.name != "tuning":
+            out["bank"] = self.b.name   # the tuning bank's manifest stays as it was
+        return out
