@@ -147,6 +147,68 @@ FILLER_ASSISTANT = ["Sure — here is a short summary.", "That sounds lovely!", 
                     "Here's a quick explanation.", "Good question!"]
 
 
+# Tuning-bank additions written while tuning the rules for issue 18 (d) (decision I100): more natural variety for
+# the rules to be improved on. Never copied from the held-out bank.
+GOALS += [("visit every national park in the country", "national park"), ("learn to sail", "sail"),
+          ("get a first-class degree", "degree")]
+GOAL_FRAMES += [
+    "I want to {g} before the end of next year.", "My plan for the next few years is to {g}.", "Goal for {year}: {g}.",
+    "I've made up my mind to {g}.", "What I'm really going for is to {g}.", "I'm hoping to {g} by {year}.",
+    "The big thing on my list is to {g}.", "New year's resolution: {g}.", "I intend to {g} this decade.",
+]
+GOAL_NEG += ["My neighbour is trying to {g}.", "Would it be crazy to {g}?", "If only I could {g}.",
+             "Lots of people say they want to {g}."]
+OBL_FRAMES += [
+    "I've got a deadline: {o} by {date}.", "Need to {o} by {date}, no extensions.", "On my plate: {o} before {date}.",
+    "By {date}, I need to {o}.", "I committed to {o} by {date}.", "Mustn't forget: {o} by {date}.",
+]
+OBL_DUE_FRAMES += ["The {n} must be paid by {date}.", "My {n} is due {date}.", "The {n} needs to be submitted by {date}."]
+OBL_NEG += ["My colleague needs to {o} by {date}.", "If I needed to {o} by {date}, what would I do?",
+            "Can I {o} by {date}?"]
+PROC_FRAMES += [
+    "How I {p}:\n1) {s0}\n2) {s1}\n3) {s2}", "My method to {p}: {s0}; then {s1}; then {s2}.",
+    "Procedure for when I {p}: step 1, {s0}; step 2, {s1}; step 3, {s2}.",
+    "Notes on how to {p}:\n* {s0}\n* {s1}\n* {s2}", "To {p} I usually {s0}, {s1} and lastly {s2}.",
+]
+STANDING_FRAMES += [
+    "From now on, when {t}, please {a}.", "Whenever {t}, I'd like you to {a}.", "Please {a} every time {t}.",
+    "When {t}, always {a}.", "Standing instruction: if {t_if}, {a}.", "In the event that {t}, {a}.",
+]
+STANDING_TIME += [("Every evening at 9, remind me to take my vitamins.", "vitamins"),
+                  ("On the last day of each month, send me my spending summary.", "spending")]
+STANDING_NEG += ["Whenever I travel, I get a cold.", "If it snows tomorrow, we'll stay home."]
+DIRECTIVES += [
+    ("Always show amounts in pounds sterling.", "sterling"),
+    ("I'm not a fan of exclamation marks, please avoid them.", "exclamation"),
+    ("Keep your answers formal with me.", "formal"),
+    ("Remember that I work night shifts.", "night shifts"),
+    ("I'd rather you didn't book anything on Sundays.", "sundays"),
+    ("Use the metric system for recipes, please.", "recipes"),
+    ("No small talk, just answers.", "small talk"),
+    ("When I say 'the office' I mean the co-working space on Elm Road.", "office"),
+]
+DIRECTIVE_NEG += ["My wife prefers the window seat.", "Does everyone prefer short answers?",
+                  "Some people hate emojis."]
+SUGGESTIONS += [
+    ("procedure", "bike chain", "A quick way to clean the bike chain: first degrease it, then scrub it with a brush, "
+     "and finally oil every link."),
+    ("standing_procedure", "overdue", "Maybe a rule like this: whenever an invoice is overdue, I remind you the next "
+     "morning."),
+    ("memory_directive", "miles", "Understood, I'll always use miles for you."),
+]
+ACCEPT += ["Yep, sounds great.", "Deal.", "That works, let's do that.", "Great idea, I'll go with it.", "Nice, do it."]
+REJECT += ["No thanks.", "Not a good fit for me."]
+CONTEST += ["Are you sure about that?"]
+MOVE_ON += ["Anyway, different topic: my car needs new tyres."]
+ASSISTANT_NEG = [
+    ("Maybe your goal could be to write a memoir.", "Eh, I doubt it.", "goal"),
+    ("You probably need to renew your gym membership by the 30th.", "I don't think so.", "obligation"),
+    ("I could set a rule: whenever a calendar invite arrives, I accept it.", "Please don't do that.",
+     "standing_procedure"),
+    ("I'll always answer in German from now on, okay?", "No, English is fine.", "memory_directive"),
+]
+
+
 @dataclass(frozen=True)
 class Bank:
     """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.
@@ -184,7 +246,8 @@ class Bank:
 
 TUNING = Bank("tuning", GOALS, GOAL_FRAMES, GOAL_NEG, OBLIGATIONS, OBL_FRAMES, OBL_DUE_FRAMES, OBL_DUE, OBL_NEG, PROCS,
               PROC_FRAMES, PROC_NEG, STANDING, STANDING_FRAMES, STANDING_TIME, STANDING_NEG, DIRECTIVES,
-              DIRECTIVE_NEG, SUGGESTIONS, ACCEPT, REJECT, CONTEST, MOVE_ON, FILLER_USER, FILLER_ASSISTANT)
+              DIRECTIVE_NEG, SUGGESTIONS, ACCEPT, REJECT, CONTEST, MOVE_ON, FILLER_USER, FILLER_ASSISTANT,
+              ASSISTANT_NEG)
 
 
 def bank_named(name: str) -> Bank:

@@ -32,6 +32,9 @@ _PATTERNS = [
                re.I),
     re.compile(r"\b(?:my|the|our)\s+(?P<x>[\w\s'-]+?)\s+(?:expires|runs\s+out|lapses)\s+(?:on|in|at\s+the\s+end\s+of)?",
                re.I),
+    # tuning bank, issue 18 (d): the date first ("By August 4, I need to renew my passport")
+    re.compile(r"^(?:by|before|no\s+later\s+than)\s+[^,]{3,40},\s*(?:i|we)\s+(?:really\s+)?(?:have|need|must|'ve\s+got|"
+               r"got)\s+(?:to\s+)?(?P<o>.+?)[.!]?$", re.I),
 ]
 _DONE = re.compile(r"\b(?:i|we)\s+(?:just\s+|finally\s+|already\s+)?(?:renewed|paid|submitted|filed|sent|finished|"
                    r"delivered|returned|handed\s+in|registered|completed|booked|cancell?ed)\s+(?P<o>.+)", re.I)
