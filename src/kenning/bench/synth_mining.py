@@ -209,6 +209,31 @@ ASSISTANT_NEG = [
 ]
 
 
+# Tuning round 2 (issue 18 (d)): horizons first, labelled plans, "I'd like to", steps after a colon without
+# sequence words, "in N steps", date-as-subject deadlines, "I'll need to", once-a-week rules, diet constraints.
+GOAL_FRAMES += [
+    "Over the next two years I want to {g}.", "By {year}, I'd like to {g}.", "It's my ambition to {g}.",
+    "Top priority this year: {g}.", "Eventually I'd like to {g}.", "Step one of my five-year plan: {g}.",
+    "I'd like to {g} by {year}.",
+]
+GOAL_NEG += ["I'd like to know how people {g}.", "It's my brother's ambition to {g}."]
+OBL_FRAMES += ["I'll need to {o} before {date}.", "{date_cap} is the deadline to {o}.", "Deadline to {o}: {date}."]
+OBL_NEG += ["I'll never need to {o}, luckily."]
+PROC_FRAMES += [
+    "Here's what I do to {p}: {s0}, {s1}, then {s2}.", "I always {p} like this: {s0}, then {s1}, then {s2}.",
+    "I {p} in three steps: {s0}, {s1} and {s2}.",
+]
+PROC_NEG += ["Here's what I think about how people {p}: it's overrated."]
+STANDING_TIME += [("Once a week, send me a list of unpaid invoices.", "unpaid invoices")]
+DIRECTIVES += [
+    ("I'd appreciate it if you always kept answers to three paragraphs.", "paragraphs"),
+    ("My preferred name is Jo.", "jo"),
+    ("I'm diabetic, so keep sugar out of recipes.", "diabetic"),
+    ("Write to me in plain English, nothing fancy.", "plain english"),
+]
+DIRECTIVE_NEG += ["My preferred airline went bust.", "Is it rude to write in plain English?"]
+
+
 @dataclass(frozen=True)
 class Bank:
     """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.
@@ -293,7 +318,9 @@ class MiningGen:
         if kind == "obligation":
             if rng.random() < 0.65:
                 o, key, _ = rng.choice(self.b.obligations)
-                text = rng.choice(self.b.obl_frames).format(o=o, date=_date_phrase(rng, day))
+                frame = rng.choice(self.b.obl_frames)   # frame, then date: the draw order every bank was made with
+                date = _date_phrase(rng, day)
+                text = frame.format(o=o, date=date, date_cap=date[:1].upper() + date[1:])
             else:
                 nname, key = rng.choice(self.b.obl_due)
                 text = rng.choice(self.b.obl_due_frames).format(n=nname, date=_date_phrase(rng, day))

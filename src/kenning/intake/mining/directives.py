@@ -27,7 +27,7 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
     ("constraint", "constraint", re.compile(
         r"\b(?P<x>i(?:'m|\s+am)\s+(?:allergic|intolerant)\s+to\s+.+|i\s+(?:can'?t|cannot|don'?t|do\s+not|never)\s+"
         r"(?:eat|drink|have|fly|drive|work\s+on|take\s+calls\s+on)\b.+|i(?:'m|\s+am)\s+(?:a\s+)?(?:vegetarian|vegan|"
-        r"teetotal|sober)\b.*)$", re.I)),
+        r"teetotal|sober|diabetic|coeliac|celiac|pescatarian)\b.*)$", re.I)),
     ("constraint", "constraint", re.compile(
         r"^(?:(?:and|also|oh|ok(?:ay)?)[,\s]+)?(?:please\s+)?(?P<x>(?:never|don'?t\s+ever|do\s+not\s+ever|please\s+don'?t|"
         r"please\s+do\s+not|do\s+not|don'?t)\s+(?:schedule|book|send|use|share|suggest|recommend|put|include|mention|"
@@ -48,7 +48,10 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
         re.I)),
     ("standing_order", "standing_order", re.compile(
         r"^(?P<x>(?:keep|use|write|avoid|stick\s+to|answer|reply|respond|format|include|sign|give|show|address)\s+"
-        r"(?:.+\b(?:with|for|to)\s+me\b.*|.+,\s*please[.!]?|(?:your|all)\s+.+))$", re.I)),
+        r"(?:.*?\b(?:with|for|to)\s+me\b.*|.+,\s*please[.!]?|(?:your|all)\s+.+))$", re.I)),
+    ("standing_order", "standing_order", re.compile(
+        r"\b(?P<x>i'?d\s+(?:really\s+)?appreciate\s+it\s+if\s+you\s+(?:always|never)\s+.+)$", re.I)),
+    ("preference", "preference", re.compile(r"\b(?P<x>my\s+preferred\s+\w+(?:\s+\w+)?\s+(?:is|are)\s+.+)$", re.I)),
     ("standing_order", "standing_order", re.compile(
         r"^(?:(?:and|also|oh|ok(?:ay)?)[,\s]+)?(?P<x>(?:please\s+)?always\s+(?!been\b).+|(?:from\s+now\s+on|going\s+forward|"
         r"in\s+(?:the\s+)?future),?\s+(?:please\s+)?(?:always\s+)?.+|you\s+should\s+always\s+.+|make\s+sure\s+(?:you\s+)?"

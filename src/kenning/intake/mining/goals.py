@@ -36,13 +36,18 @@ _AIM = [
     re.compile(r"\bi'?ve\s+(?:set|given)\s+(?:myself\s+)?(?:a|the)\s+(?:goal|target|challenge)\s+(?:of|to)\s+(?P<g>.+)",
                re.I),
     re.compile(r"\bi(?:\s+(?:really\s+)?(?:want|intend|plan|hope|aim|mean)|'?m\s+(?:really\s+)?(?:hoping|planning|"
-               r"intending))\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+"
+               r"intending)|'d\s+(?:really\s+)?like)\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+"
                r"(?:\d{4}|the\s+end\s+of|next|this|my|[A-Z][a-z]+).*|.+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|"
                r"fall|winter|decade)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
     # tuning bank, issue 18 (d): a labelled aim ("Goal for 2025: …", "New year's resolution: …"), a plan or the
     # top of one's list, a decision of one's own ("I've made up my mind to …"), "what I'm going for is …"
-    re.compile(r"^(?:(?:my|personal|main|big|new\s+year'?s?|new)\s+)*(?:goal|aim|objective|ambition|target|"
-               r"resolution)s?(?:\s+for\s+[\w\s]{1,20}?)?\s*:\s*(?P<g>.+)", re.I),
+    re.compile(r"^(?![^:]*\b(?:his|her|their|(?!year)[a-z]+'s)\s)[\w\s'-]{0,30}?\b(?:goal|aim|objective|ambition|target|resolution|"
+               r"priority|plan)s?(?:\s+(?:for|this)\s+[\w\s]{1,20}?)?\s*:\s*(?P<g>.+)", re.I),
+    re.compile(r"^(?:(?:over|in|within)\s+the\s+next\s+[\w\s]{1,20}?|by\s+(?:\d{4}|the\s+end\s+of\s+[\w\s]{1,20}?)|"
+               r"eventually|someday|one\s+day|in\s+the\s+long\s+run),?\s+i(?:'d\s+(?:really\s+)?(?:like|love)|\s+"
+               r"(?:really\s+)?(?:want|plan|hope|intend|aim))\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bit'?s\s+(?:my|our)\s+(?:(?:big|main|biggest|long[- ]term|real|ultimate|top)\s+)?(?:goal|aim|"
+               r"ambition|dream|plan|mission)\s+to\s+(?P<g>.+)", re.I),
     re.compile(r"\bmy\s+(?:\w+\s+)?plan\s+(?:for\s+[\w\s]{1,30}?\s+)?is\s+to\s+(?P<g>.+)", re.I),
     re.compile(r"\bthe\s+(?:big|main|biggest|one|first|top)\s+(?:thing|item)\s+on\s+my\s+(?:list|bucket\s+list)\s+"
                r"is\s+(?:to\s+)?(?P<g>.+)", re.I),

@@ -32,7 +32,11 @@ _PATTERNS = [
                re.I),
     re.compile(r"\b(?:my|the|our)\s+(?P<x>[\w\s'-]+?)\s+(?:expires|runs\s+out|lapses)\s+(?:on|in|at\s+the\s+end\s+of)?",
                re.I),
-    # tuning bank, issue 18 (d): the date first ("By August 4, I need to renew my passport")
+    # tuning bank, issue 18 (d): the date first ("By August 4, I need to renew my passport", "Monday is the deadline
+    # to …"), a labelled deadline ("Deadline to …: May 1"), "I'll need to … before …"
+    re.compile(r"^(?P<d>.{3,40}?)\s+is\s+the\s+(?:last\s+day|deadline)\s+(?:to|for)\s+(?P<o>.+?)[.!]?$", re.I),
+    re.compile(r"\bdeadline\s+(?:for|to)\s+(?P<o>[^:]+?)\s*:\s*", re.I),
+    re.compile(rf"\b(?:i|we)(?:'ll|\s+will)\s+(?:really\s+)?(?:need|have)\s+to\s+(?P<o>.+?)\s+{_BY}\s", re.I),
     re.compile(r"^(?:by|before|no\s+later\s+than)\s+[^,]{3,40},\s*(?:i|we)\s+(?:really\s+)?(?:have|need|must|'ve\s+got|"
                r"got)\s+(?:to\s+)?(?P<o>.+?)[.!]?$", re.I),
 ]

@@ -24,6 +24,9 @@ _HEADER = re.compile(
     # tuning bank, issue 18 (d): "Notes on how to …:", "Procedure for when I …:", "To … I usually a, b and lastly c",
     # and an assistant's "A quick way to …:"
     r"(?:notes\s+on\s+|guide\s+to\s+)?how\s+to\s+(?=[^:\n]{3,80}:)|"
+    r"here'?s\s+what\s+i\s+do\s+(?:to|when\s+i|for)\s+(?=[^:\n]{3,80}:)|"
+    r"\bi\s+(?:always\s+|usually\s+|normally\s+)?(?=[^:\n]{3,80}?\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+"
+    r"(?:easy\s+|simple\s+)?steps)\s*:)|"
     r"(?:the\s+)?(?:procedure|process|routine|workflow|checklist)\s+(?:for|to)\s+(?:when\s+i\s+)?(?=[^:\n]{3,80}:)|"
     r"a\s+(?:quick|simple|good|easy|better|reliable)\s+way\s+to\s+(?=[^:\n]{3,80}:)|"
     r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b))"
@@ -77,11 +80,18 @@ def _steps_from(text: str, header_end: int) -> list[str]:
             return inline
     # only text after the first sequence word ("first", "then", …) is a step
     first = _SEQ.search(body)
-    if not first:
-        return []
-    tail = body[first.start():]
-    parts = [clean_clause(p) for p in _SEQ.split(tail)]
-    steps = [p for p in parts if len(p.split()) >= 2]
+    steps: list[str] = []
+    if first:
+        tail = body[first.start():]
+        parts = [clean_clause(p) for p in _SEQ.split(tail)]
+        steps = [p for p in parts if len(p.split()) >= 2]
+    if len(steps) < 2 and body.lstrip().startswith(":"):
+        # steps listed after a colon without sequence words: "…: a, b, then c" / "…: a; b; c"
+        line = re.split(r"[.!?](?:\s|$)|\n", body.lstrip()[1:].strip(), maxsplit=1)[0]
+        listed = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, line, flags=re.I) if p]
+        listed = [p for p in listed if len(p.split()) >= 2]
+        if len(listed) >= 2:
+            return listed
     return steps if len(steps) >= 2 else []
 
 
@@ -130,6 +140,8 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
     if h.group("w") or h.group("t2"):
         task = clean_clause(h.group("w") or h.group("t2"))
     task = re.sub(r"\s*(?:is|goes|looks)(?:\s+like)?(?:\s+this)?$", "", task, flags=re.I)
+    task = re.sub(r"\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)$",
+                  "", task, flags=re.I)
     if not 1 <= len(task.split()) <= 10:
         return []
     steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2")) else h.start())
