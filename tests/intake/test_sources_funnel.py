@@ -258,6 +258,11 @@ def test_cli_ingest_mines_every_source_by_default(tmp_path):
     assert r.returncode == 0, r.stderr
     q = run_kenning("queue", "--json", "--db", str(db), "--config", str(cfg))
     assert q.returncode == 0, q.stderr
+    o = run_kenning("obligations", "--json", "--db", str(db), "--config", str(cfg))
+    assert o.returncode == 0, o.stderr
+    shown = {x["name"]: x for x in json.loads(o.stdout)}
+    assert shown["Dentist appointment"]["lifecycle_substate"] == "candidate"     # a candidate, said so
+    assert shown["file the tax return"]["lifecycle_state"] == "managed"          # the note's own words
     with Vault.open(db, overrides=HASH) as v:
         surfaces = {r["surface"] for r in funnel_rows(v.conn)}
         assert surfaces == {"note", "email", "calendar"}
