@@ -162,7 +162,8 @@ OBL_FRAMES += [
     "I've got a deadline: {o} by {date}.", "Need to {o} by {date}, no extensions.", "On my plate: {o} before {date}.",
     "By {date}, I need to {o}.", "I committed to {o} by {date}.", "Mustn't forget: {o} by {date}.",
 ]
-OBL_DUE_FRAMES += ["The {n} must be paid by {date}.", "My {n} is due {date}.", "The {n} needs to be submitted by {date}."]
+OBL_DUE_FRAMES += ["The {n} must be paid by {date}.", "My {n} is due {date}.",
+                   "The {n} needs to be submitted by {date}."]
 OBL_NEG += ["My colleague needs to {o} by {date}.", "If I needed to {o} by {date}, what would I do?",
             "Can I {o} by {date}?"]
 PROC_FRAMES += [

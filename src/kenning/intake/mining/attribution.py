@@ -48,7 +48,8 @@ _CONTEST = re.compile(
 _SUGGESTION = re.compile(
     r"\b(?:i\s+(?:suggest|recommend|propose)|you\s+(?:could|might|should|may\s+want\s+to)|how\s+about|"
     r"why\s+not|consider|try\b|one\s+option|here'?s\s+(?:a|one|how)|a\s+good\s+(?:approach|way)|"
-    r"i'?d\s+(?:suggest|recommend)|from\s+now\s+on|i'?ll\s+always|going\s+forward|whenever|every\s+\w+day|steps?\b|\b1[.)]\s|"
+    r"i'?d\s+(?:suggest|recommend)|from\s+now\s+on|i'?ll\s+always|going\s+forward|whenever|every\s+\w+day|steps?\b|"
+    r"\b1[.)]\s|"
     r"a\s+(?:quick|simple|good|easy|better)\s+(?:way|approach|method|routine)|(?:maybe\s+)?a\s+rule\s+like)", re.I)
 
 

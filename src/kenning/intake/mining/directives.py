@@ -39,12 +39,14 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
         r"it\s+when\s+you\s+.+)$", re.I)),
     # tuning bank, issue 18 (d): a dislike stated as a preference, a bare "No X, just Y", a fact to keep in mind
     ("preference", "preference", re.compile(
-        r"\b(?P<x>i(?:'m|\s+am)\s+not\s+(?:a\s+)?(?:big\s+)?fan\s+of\s+.+|i\s+(?:really\s+)?(?:dislike|can'?t\s+stand)\s+.+)$",
+        r"\b(?P<x>i(?:'m|\s+am)\s+not\s+(?:a\s+)?(?:big\s+)?fan\s+of\s+.+|"
+        r"i\s+(?:really\s+)?(?:dislike|can'?t\s+stand)\s+.+)$",
         re.I)),
     ("constraint", "constraint", re.compile(
         r"^(?P<x>no\s+[\w\s'-]{2,30}?,\s*(?:just|only)\s+.+|no\s+[\w\s'-]{2,30}?\s+please)$", re.I)),
     ("preference", "preference", re.compile(
-        r"^(?:please\s+)?(?:remember|keep\s+in\s+mind|bear\s+in\s+mind|note)\s+(?:that\s+)?(?P<x>i(?:'m|\s+am|\s+\w+)\s+.+)$",
+        r"^(?:please\s+)?(?:remember|keep\s+in\s+mind|bear\s+in\s+mind|note)\s+(?:that\s+)?"
+        r"(?P<x>i(?:'m|\s+am|\s+\w+)\s+.+)$",
         re.I)),
     ("standing_order", "standing_order", re.compile(
         r"^(?P<x>(?:keep|use|write|avoid|stick\s+to|answer|reply|respond|format|include|sign|give|show|address)\s+"

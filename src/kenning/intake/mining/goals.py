@@ -41,8 +41,8 @@ _AIM = [
                r"fall|winter|decade)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
     # tuning bank, issue 18 (d): a labelled aim ("Goal for 2025: …", "New year's resolution: …"), a plan or the
     # top of one's list, a decision of one's own ("I've made up my mind to …"), "what I'm going for is …"
-    re.compile(r"^(?![^:]*\b(?:his|her|their|(?!year)[a-z]+'s)\s)[\w\s'-]{0,30}?\b(?:goal|aim|objective|ambition|target|resolution|"
-               r"priority|plan)s?(?:\s+(?:for|this)\s+[\w\s]{1,20}?)?\s*:\s*(?P<g>.+)", re.I),
+    re.compile(r"^(?![^:]*\b(?:his|her|their|(?!year)[a-z]+'s)\s)[\w\s'-]{0,30}?\b(?:goal|aim|objective|ambition|"
+               r"target|resolution|priority|plan)s?(?:\s+(?:for|this)\s+[\w\s]{1,20}?)?\s*:\s*(?P<g>.+)", re.I),
     re.compile(r"^(?:(?:over|in|within)\s+the\s+next\s+[\w\s]{1,20}?|by\s+(?:\d{4}|the\s+end\s+of\s+[\w\s]{1,20}?)|"
                r"eventually|someday|one\s+day|in\s+the\s+long\s+run),?\s+i(?:'d\s+(?:really\s+)?(?:like|love)|\s+"
                r"(?:really\s+)?(?:want|plan|hope|intend|aim))\s+to\s+(?P<g>.+)", re.I),

@@ -110,7 +110,8 @@ def mine_with_model(ctx: ExtractionContext, obs: Observation) -> ExtractionResul
     if llm is None or not getattr(llm, "enabled", False) or ctx.depth != "deep":
         result.skipped_reason = "no model (rules only)"
         return result
-    if obs.role != "user" or obs.unit_kind not in USER_UNITS or obs.persistence_mode in ("accessible_only", "episodic_recall") \
+    if obs.role != "user" or obs.unit_kind not in USER_UNITS \
+            or obs.persistence_mode in ("accessible_only", "episodic_recall") \
             or (obs.critical and attr.is_correction(obs.text)):
         result.skipped_reason = "not mined by the model"
         return result

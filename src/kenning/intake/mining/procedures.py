@@ -21,12 +21,12 @@ _HEADER = re.compile(
     r"my\s+(?:usual\s+|standard\s+)?(?:process|routine|procedure|steps|recipe|workflow|method|checklist)\s+(?:for|to|when)\s+|"
     r"(?:the\s+)?steps\s+(?:to|for)\s+|when\s+i\s+(?P<w>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\s+start)|"
     r"to\s+(?P<t2>[^,:]{3,60}),\s*(?:i|you)\s+(?=first\b|start\s+by\b)|"
-    # tuning bank, issue 18 (d): "Notes on how to …:", "Procedure for when I …:", "To … I usually a, b and lastly c",
-    # and an assistant's "A quick way to …:"
+    # tuning bank, issue 18 (d): "Notes on how to …:", "Procedure for when I …:", "To … I usually a, b and
+    # lastly c", and an assistant's "A quick way to …:"
     r"(?:notes\s+on\s+|guide\s+to\s+)?how\s+to\s+(?=[^:\n]{3,80}:)|"
     r"here'?s\s+what\s+i\s+do\s+(?:to|when\s+i|for)\s+(?=[^:\n]{3,80}:)|"
-    r"\bi\s+(?:always\s+|usually\s+|normally\s+)?(?=[^:\n]{3,80}?\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+"
-    r"(?:easy\s+|simple\s+)?steps)\s*:)|"
+    r"\bi\s+(?:always\s+|usually\s+|normally\s+)?(?=[^:\n]{3,80}?\s+(?:like\s+this|in\s+(?:two|three|four|five|six|"
+    r"\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)\s*:)|"
     r"(?:the\s+)?(?:procedure|process|routine|workflow|checklist)\s+(?:for|to)\s+(?:when\s+i\s+)?(?=[^:\n]{3,80}:)|"
     r"a\s+(?:quick|simple|good|easy|better|reliable)\s+way\s+to\s+(?=[^:\n]{3,80}:)|"
     r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b))"

@@ -30,7 +30,8 @@ _TRIGGERS = [
 # it … every time …"). "when" and "if" start many sentences that are not rules, so these need an action that is
 # an instruction to the assistant (an imperative verb of this list, or "always"/"please" before it).
 _IMPERATIVE = (r"(?:please\s+|always\s+|(?:i\s+want|i'?d\s+like)\s+you\s+to\s+)*(?:remind|tell|send|file|flag|add|"
-               r"block|save|page|notify|ping|e-?mail|text|forward|archive|move|put|create|book|decline|accept|look\s+up|"
+               r"block|save|page|notify|ping|e-?mail|text|forward|archive|move|put|create|book|decline|accept|"
+               r"look\s+up|"
                r"check|update|log|let\s+me\s+know|draft|reply|mark|label|sort|summari[sz]e|give|share|post|delete|"
                r"cancel|schedule|alert|warn|copy|print|pay|record|note|ask|order)\b")
 _TRIGGERS += [
