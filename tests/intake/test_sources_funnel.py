@@ -100,6 +100,7 @@ def _write(tmp_path: Path) -> dict[str, Path]:
     notes.mkdir()
     (notes / "plan.md").write_text(NOTE)
     (notes / "todo.md").write_text("buy milk\n")     # a placeholder: kept, never mined
+    (notes / "latin1.md").write_bytes("Caf\u00e9 notes: I have to pay the caf\u00e9 bill by June 1.\n".encode("latin-1"))
     (tmp_path / "mail.mbox").write_text(MBOX)
     (tmp_path / "cal.ics").write_text(ICS)
     return {"notes": notes, "mail": tmp_path / "mail.mbox", "ics": tmp_path / "cal.ics"}
@@ -146,6 +147,9 @@ def test_note_versions_are_observations_and_the_session_close_rules_are_reason_c
         assert sorted((r["unit_kind"], r["decision"], r["reason_codes"]) for r in notes) == [
             ("note_version", "deep", ["score_dispatch", "deep_first_write"]),
             ("note_version", "skip", ["score_dispatch", "skip_placeholder"])]
+        # a note that is not UTF-8 is rejected alone (file, record, reason); the rest is observed and mined
+        assert [(Path(r["source_path"]).name, r["reason_code"]) for r in rows(
+            v.conn, "SELECT source_path, reason_code FROM rejects WHERE action='skipped'")] == [("latin1.md", "NOT_UTF8")]
         deep = next(r for r in notes if r["decision"] == "deep")
         assert deep["queue_status"] == "audited" and deep["persistence_mode"] == "durable_graph"
         skip = next(r for r in notes if r["decision"] == "skip")
