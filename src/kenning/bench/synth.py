@@ -1583,7 +1583,7 @@ _CHAT_HTML = (b"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n<titl
 
 
 def write_export(out_path: str | Path, n_conversations: int, seed: int, *, zip_output: bool | None = None,
-                 mining_conversations: int = 0, **kw) -> dict:
+                 mining_conversations: int = 0, mining_bank: str = "tuning", **kw) -> dict:
     """Stream-write a synthetic export.
 
     A JSON array is written one conversation at a time (memory stays flat).  If ``out_path``
@@ -1603,7 +1603,7 @@ def write_export(out_path: str | Path, n_conversations: int, seed: int, *, zip_o
     mg = None
     if mining_conversations:
         from kenning.bench.synth_mining import MiningGen
-        mg = MiningGen(mining_conversations, seed)
+        mg = MiningGen(mining_conversations, seed, bank=mining_bank)
     dumps = orjson.dumps
     stats = {"conversations": 0, "messages": 0, "bytes": 0}
 

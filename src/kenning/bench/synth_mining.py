@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -146,6 +147,144 @@ FILLER_ASSISTANT = ["Sure — here is a short summary.", "That sounds lovely!", 
                     "Here's a quick explanation.", "Good question!"]
 
 
+# Tuning-bank additions written while tuning the rules for issue 18 (d) (decision I100): more natural variety for
+# the rules to be improved on. Never copied from the held-out bank.
+GOALS += [("visit every national park in the country", "national park"), ("learn to sail", "sail"),
+          ("get a first-class degree", "degree")]
+GOAL_FRAMES += [
+    "I want to {g} before the end of next year.", "My plan for the next few years is to {g}.", "Goal for {year}: {g}.",
+    "I've made up my mind to {g}.", "What I'm really going for is to {g}.", "I'm hoping to {g} by {year}.",
+    "The big thing on my list is to {g}.", "New year's resolution: {g}.", "I intend to {g} this decade.",
+]
+GOAL_NEG += ["My neighbour is trying to {g}.", "Would it be crazy to {g}?", "If only I could {g}.",
+             "Lots of people say they want to {g}."]
+OBL_FRAMES += [
+    "I've got a deadline: {o} by {date}.", "Need to {o} by {date}, no extensions.", "On my plate: {o} before {date}.",
+    "By {date}, I need to {o}.", "I committed to {o} by {date}.", "Mustn't forget: {o} by {date}.",
+]
+OBL_DUE_FRAMES += ["The {n} must be paid by {date}.", "My {n} is due {date}.",
+                   "The {n} needs to be submitted by {date}."]
+OBL_NEG += ["My colleague needs to {o} by {date}.", "If I needed to {o} by {date}, what would I do?",
+            "Can I {o} by {date}?"]
+PROC_FRAMES += [
+    "How I {p}:\n1) {s0}\n2) {s1}\n3) {s2}", "My method to {p}: {s0}; then {s1}; then {s2}.",
+    "Procedure for when I {p}: step 1, {s0}; step 2, {s1}; step 3, {s2}.",
+    "Notes on how to {p}:\n* {s0}\n* {s1}\n* {s2}", "To {p} I usually {s0}, {s1} and lastly {s2}.",
+]
+STANDING_FRAMES += [
+    "From now on, when {t}, please {a}.", "Whenever {t}, I'd like you to {a}.", "Please {a} every time {t}.",
+    "When {t}, always {a}.", "Standing instruction: if {t_if}, {a}.", "In the event that {t}, {a}.",
+]
+STANDING_TIME += [("Every evening at 9, remind me to take my vitamins.", "vitamins"),
+                  ("On the last day of each month, send me my spending summary.", "spending")]
+STANDING_NEG += ["Whenever I travel, I get a cold.", "If it snows tomorrow, we'll stay home."]
+DIRECTIVES += [
+    ("Always show amounts in pounds sterling.", "sterling"),
+    ("I'm not a fan of exclamation marks, please avoid them.", "exclamation"),
+    ("Keep your answers formal with me.", "formal"),
+    ("Remember that I work night shifts.", "night shifts"),
+    ("I'd rather you didn't book anything on Sundays.", "sundays"),
+    ("Use the metric system for recipes, please.", "recipes"),
+    ("No small talk, just answers.", "small talk"),
+    ("When I say 'the office' I mean the co-working space on Elm Road.", "office"),
+]
+DIRECTIVE_NEG += ["My wife prefers the window seat.", "Does everyone prefer short answers?",
+                  "Some people hate emojis."]
+SUGGESTIONS += [
+    ("procedure", "bike chain", "A quick way to clean the bike chain: first degrease it, then scrub it with a brush, "
+     "and finally oil every link."),
+    ("standing_procedure", "overdue", "Maybe a rule like this: whenever an invoice is overdue, I remind you the next "
+     "morning."),
+    ("memory_directive", "miles", "Understood, I'll always use miles for you."),
+]
+ACCEPT += ["Yep, sounds great.", "Deal.", "That works, let's do that.", "Great idea, I'll go with it.", "Nice, do it."]
+REJECT += ["No thanks.", "Not a good fit for me."]
+CONTEST += ["Are you sure about that?"]
+MOVE_ON += ["Anyway, different topic: my car needs new tyres."]
+ASSISTANT_NEG = [
+    ("Maybe your goal could be to write a memoir.", "Eh, I doubt it.", "goal"),
+    ("You probably need to renew your gym membership by the 30th.", "I don't think so.", "obligation"),
+    ("I could set a rule: whenever a calendar invite arrives, I accept it.", "Please don't do that.",
+     "standing_procedure"),
+    ("I'll always answer in German from now on, okay?", "No, English is fine.", "memory_directive"),
+]
+
+
+# Tuning round 2 (issue 18 (d)): horizons first, labelled plans, "I'd like to", steps after a colon without
+# sequence words, "in N steps", date-as-subject deadlines, "I'll need to", once-a-week rules, diet constraints.
+GOAL_FRAMES += [
+    "Over the next two years I want to {g}.", "By {year}, I'd like to {g}.", "It's my ambition to {g}.",
+    "Top priority this year: {g}.", "Eventually I'd like to {g}.", "Step one of my five-year plan: {g}.",
+    "I'd like to {g} by {year}.",
+]
+GOAL_NEG += ["I'd like to know how people {g}.", "It's my brother's ambition to {g}."]
+OBL_FRAMES += ["I'll need to {o} before {date}.", "{date_cap} is the deadline to {o}.", "Deadline to {o}: {date}."]
+OBL_NEG += ["I'll never need to {o}, luckily."]
+PROC_FRAMES += [
+    "Here's what I do to {p}: {s0}, {s1}, then {s2}.", "I always {p} like this: {s0}, then {s1}, then {s2}.",
+    "I {p} in three steps: {s0}, {s1} and {s2}.",
+]
+PROC_NEG += ["Here's what I think about how people {p}: it's overrated."]
+STANDING_TIME += [("Once a week, send me a list of unpaid invoices.", "unpaid invoices")]
+DIRECTIVES += [
+    ("I'd appreciate it if you always kept answers to three paragraphs.", "paragraphs"),
+    ("My preferred name is Jo.", "jo"),
+    ("I'm diabetic, so keep sugar out of recipes.", "diabetic"),
+    ("Write to me in plain English, nothing fancy.", "plain english"),
+]
+DIRECTIVE_NEG += ["My preferred airline went bust.", "Is it rude to write in plain English?"]
+
+
+@dataclass(frozen=True)
+class Bank:
+    """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.
+    ``tuning`` (below) is what the rules may be tuned on; ``heldout`` (``synth_mining_heldout``) was written before
+    any tuning against it and is only ever measured (decision I100)."""
+    name: str
+    goals: list
+    goal_frames: list
+    goal_neg: list
+    obligations: list
+    obl_frames: list
+    obl_due_frames: list
+    obl_due: list
+    obl_neg: list
+    procs: list
+    proc_frames: list
+    proc_neg: list
+    standing: list
+    standing_frames: list
+    standing_time: list
+    standing_neg: list
+    directives: list
+    directive_neg: list
+    suggestions: list
+    accept: list
+    reject: list
+    contest: list
+    move_on: list
+    filler_user: list
+    filler_assistant: list
+    # (assistant turn, user reply, class): an assistant's suggestion of a goal/obligation the user does not take up,
+    # or a rejected/contested rule: nothing may be written from either turn (held-out distractors)
+    assistant_neg: list = field(default_factory=list)
+
+
+TUNING = Bank("tuning", GOALS, GOAL_FRAMES, GOAL_NEG, OBLIGATIONS, OBL_FRAMES, OBL_DUE_FRAMES, OBL_DUE, OBL_NEG, PROCS,
+              PROC_FRAMES, PROC_NEG, STANDING, STANDING_FRAMES, STANDING_TIME, STANDING_NEG, DIRECTIVES,
+              DIRECTIVE_NEG, SUGGESTIONS, ACCEPT, REJECT, CONTEST, MOVE_ON, FILLER_USER, FILLER_ASSISTANT,
+              ASSISTANT_NEG)
+
+
+def bank_named(name: str) -> Bank:
+    if name == "tuning":
+        return TUNING
+    if name == "heldout":
+        from kenning.bench.synth_mining_heldout import HELDOUT
+        return HELDOUT
+    raise ValueError(f"unknown mining phrasing bank {name!r}; known: tuning, heldout")
+
+
 def _date_phrase(rng: random.Random, day: dt.date) -> str:
     d = day + dt.timedelta(days=rng.randint(5, 120))
     style = rng.randrange(5)
@@ -161,8 +300,12 @@ def _date_phrase(rng: random.Random, day: dt.date) -> str:
 
 
 class MiningGen:
-    def __init__(self, n: int, seed: int, start: dt.date = dt.date(2024, 1, 8)):
-        self.n, self.rng, self.start = n, random.Random(f"mining:{seed}"), start
+    def __init__(self, n: int, seed: int, start: dt.date = dt.date(2024, 1, 8), bank: str = "tuning"):
+        self.b = bank_named(bank)
+        # the tuning bank keeps its stream (and so its output); the held-out bank has its own
+        stream = f"mining:{seed}" if bank == "tuning" else f"mining-{bank}:{seed}"
+        self.n, self.rng, self.start = n, random.Random(stream), start
+        self.prefix = "mining" if bank == "tuning" else f"mining-{bank}"
         self.truth: list[dict[str, Any]] = []
 
     def _plant(self, rng: random.Random, day: dt.date) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
@@ -170,20 +313,22 @@ class MiningGen:
         kind = rng.choice(["goal", "goal", "obligation", "obligation", "procedure", "standing", "standing",
                            "directive", "directive", "suggestion", "suggestion", "negative", "negative"])
         if kind == "goal":
-            g, key = rng.choice(GOALS)
-            text = rng.choice(GOAL_FRAMES).format(g=g, year=day.year + 1)
+            g, key = rng.choice(self.b.goals)
+            text = rng.choice(self.b.goal_frames).format(g=g, year=day.year + 1)
             return [("user", text)], [{"class": "goal", "turn": 0, "key": key, "positive": True}]
         if kind == "obligation":
             if rng.random() < 0.65:
-                o, key, _ = rng.choice(OBLIGATIONS)
-                text = rng.choice(OBL_FRAMES).format(o=o, date=_date_phrase(rng, day))
+                o, key, _ = rng.choice(self.b.obligations)
+                frame = rng.choice(self.b.obl_frames)   # frame, then date: the draw order every bank was made with
+                date = _date_phrase(rng, day)
+                text = frame.format(o=o, date=date, date_cap=date[:1].upper() + date[1:])
             else:
-                nname, key = rng.choice(OBL_DUE)
-                text = rng.choice(OBL_DUE_FRAMES).format(n=nname, date=_date_phrase(rng, day))
+                nname, key = rng.choice(self.b.obl_due)
+                text = rng.choice(self.b.obl_due_frames).format(n=nname, date=_date_phrase(rng, day))
             return [("user", text)], [{"class": "obligation", "turn": 0, "key": key, "positive": True}]
         if kind == "procedure":
-            p, key, steps = rng.choice(PROCS)
-            frame = rng.choice(PROC_FRAMES)
+            p, key, steps = rng.choice(self.b.procs)
+            frame = rng.choice(self.b.proc_frames)
             text = frame.format(p=p, numbered="\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
                                 dashed=", ".join(steps[:-1]) + " and then " + steps[-1], s0=steps[0], s1=steps[1],
                                 s2=steps[2]) if "dashed" not in frame else frame.format(
@@ -191,63 +336,70 @@ class MiningGen:
             return [("user", text)], [{"class": "procedure", "turn": 0, "key": key, "positive": True}]
         if kind == "standing":
             if rng.random() < 0.3:
-                text, key = rng.choice(STANDING_TIME)
+                text, key = rng.choice(self.b.standing_time)
             else:
-                t, key, a = rng.choice(STANDING)
+                t, key, a = rng.choice(self.b.standing)
                 t_if = t.replace("arrives", "comes in").replace("lands in", "arrives in").replace(
                     "texts me", "texts me").replace("gets cancelled", "gets cancelled").replace(
                     "fails", "fails").replace("is delivered", "shows up")
-                frame = rng.choice(STANDING_FRAMES)
+                frame = rng.choice(self.b.standing_frames)
                 if frame.startswith("If") and not any(w in t_if for w in ("comes in", "arrives", "texts me",
                                                                           "gets ", "fails", "shows up")):
-                    frame = STANDING_FRAMES[0]
+                    frame = self.b.standing_frames[0]
                 text = frame.format(t=t, t_if=t_if, a=a)
             return [("user", text)], [{"class": "standing_procedure", "turn": 0, "key": key, "positive": True}]
         if kind == "directive":
-            text, key = rng.choice(DIRECTIVES)
+            text, key = rng.choice(self.b.directives)
             return [("user", text)], [{"class": "memory_directive", "turn": 0, "key": key, "positive": True}]
         if kind == "suggestion":
-            skind, key, sugg = rng.choice(SUGGESTIONS)
+            skind, key, sugg = rng.choice(self.b.suggestions)
             lead = rng.choice(["Any advice?", "What should I do?", "Can you help me with this?"])
             how = rng.choice(["accept", "accept", "reject", "contest", "move_on"])
-            reply = rng.choice({"accept": ACCEPT, "reject": REJECT, "contest": CONTEST, "move_on": MOVE_ON}[how])
+            reply = rng.choice({"accept": self.b.accept, "reject": self.b.reject, "contest": self.b.contest,
+                                "move_on": self.b.move_on}[how])
             turns = [("user", lead), ("assistant", sugg), ("user", reply)]
             cls = {"accept": "acceptance", "reject": "rejection", "contest": "contested", "move_on": "uncontested"}[how]
             return turns, [{"class": cls, "turn": 2, "key": key, "node_kind": skind, "positive": True,
                             "suggestion_turn": 1}]
-        pick = rng.randrange(5)
+        pick = rng.randrange(6 if self.b.assistant_neg else 5)   # the tuning bank keeps its five kinds
+        if pick == 5:
+            said, reply, cls = rng.choice(self.b.assistant_neg)
+            return [("user", rng.choice(self.b.filler_user)), ("assistant", said), ("user", reply)], [
+                {"class": cls, "turn": 1, "key": "", "positive": False},
+                {"class": cls, "turn": 2, "key": "", "positive": False}]
         if pick == 0:
-            g, key = rng.choice(GOALS)
-            text, cls = rng.choice(GOAL_NEG).format(g=g, year=day.year + 1), "goal"
+            g, key = rng.choice(self.b.goals)
+            text, cls = rng.choice(self.b.goal_neg).format(g=g, year=day.year + 1), "goal"
         elif pick == 1:
-            o, key, _ = rng.choice(OBLIGATIONS)
-            text, cls = rng.choice(OBL_NEG).format(o=o, date=_date_phrase(rng, day)), "obligation"
+            o, key, _ = rng.choice(self.b.obligations)
+            text, cls = rng.choice(self.b.obl_neg).format(o=o, date=_date_phrase(rng, day)), "obligation"
         elif pick == 2:
-            p, key, _ = rng.choice(PROCS)
-            text, cls = rng.choice(PROC_NEG).format(p=p), "procedure"
+            p, key, _ = rng.choice(self.b.procs)
+            text, cls = rng.choice(self.b.proc_neg).format(p=p), "procedure"
         elif pick == 3:
-            text, cls, key = rng.choice(STANDING_NEG), "standing_procedure", ""
+            text, cls, key = rng.choice(self.b.standing_neg), "standing_procedure", ""
         else:
-            text, cls, key = rng.choice(DIRECTIVE_NEG), "memory_directive", ""
+            text, cls, key = rng.choice(self.b.directive_neg), "memory_directive", ""
         return [("user", text)], [{"class": cls, "turn": 0, "key": key, "positive": False}]
 
     def iterate(self) -> Iterator[dict[str, Any]]:
         rng = self.rng
         for ci in range(self.n):
-            conv_id = f"mining-{ci:05d}"
+            conv_id = f"{self.prefix}-{ci:05d}"
             day = self.start + dt.timedelta(days=ci)
             turns: list[tuple[str, str]] = []
             planted: list[tuple[int, dict[str, Any]]] = []
             for _ in range(rng.randint(1, 3)):
                 if rng.random() < 0.5:
-                    turns += [("user", rng.choice(FILLER_USER)), ("assistant", rng.choice(FILLER_ASSISTANT))]
+                    turns += [("user", rng.choice(self.b.filler_user)),
+                              ("assistant", rng.choice(self.b.filler_assistant))]
                 exch, truth = self._plant(rng, day)
                 base = len(turns)
                 turns += exch
                 for t in truth:
                     planted.append((base, t))
                 if turns[-1][0] == "user":
-                    turns.append(("assistant", rng.choice(FILLER_ASSISTANT)))
+                    turns.append(("assistant", rng.choice(self.b.filler_assistant)))
             t0 = dt.datetime(day.year, day.month, day.day, 9, tzinfo=dt.timezone.utc).timestamp()
             mapping: dict[str, Any] = {f"{conv_id}-root": {"id": f"{conv_id}-root", "message": None, "parent": None,
                                                            "children": []}}
@@ -278,4 +430,7 @@ class MiningGen:
         for t in self.truth:
             k = f"{t['class']}{'' if t['positive'] else '_negative'}"
             counts[k] = counts.get(k, 0) + 1
-        return {"conversations": self.n, "planted": self.truth, "counts": dict(sorted(counts.items()))}
+        out = {"conversations": self.n, "planted": self.truth, "counts": dict(sorted(counts.items()))}
+        if self.b.name != "tuning":
+            out["bank"] = self.b.name   # the tuning bank's manifest stays as it was
+        return out

@@ -409,11 +409,14 @@ def bench_synth(
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed ⇒ same bytes).")] = 1,
     mining: Annotated[int, typer.Option("--mining", help="Also add N conversations with planted goals, obligations, "
                                         "procedures, rules and directives (ground truth in the manifest).")] = 0,
+    mining_bank: Annotated[str, typer.Option("--mining-bank", help="Phrasings of the planted conversations: "
+                                             "'tuning' (the rules were tuned on it) or 'heldout' (never tuned on).")
+                           ] = "tuning",
 ) -> None:
     """Write a realistic synthetic ChatGPT export (and its ground-truth manifest)."""
     from kenning.bench.synth import write_export
 
-    stats = write_export(out_path, conversations, seed, mining_conversations=mining)
+    stats = write_export(out_path, conversations, seed, mining_conversations=mining, mining_bank=mining_bank)
     console.print(f"wrote {out_path}: {stats}")
 
 

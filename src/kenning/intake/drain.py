@@ -68,9 +68,15 @@ class Drain:
         dec = isql.get_decision(self.conn, item["observation_id"])
         if obs is None or dec is None:
             return None
-        text, role, created, context = "", None, None, ()
+        text, role, created, context, meta = "", None, None, (), None
         cid, mid = obs["conversation_id"], obs["message_id"]
-        if obs["unit_kind"] == "message" and mid:
+        if obs["unit_kind"] == "note_version":
+            # the version's own content: the quote of its provenance is this version's text (I93)
+            text = isql.note_version_text(self.conn, obs["source_version_id"] or "") or ""
+            role = "user"
+            turns = self._conversation(cid) if cid else []
+            created = next((t["created_at_utc"] for t in turns if t["message_id"] == mid), None)
+        elif obs["unit_kind"] in ("message", "mail", "calendar_event") and mid:
             turns = self._conversation(cid) if cid else []
             idx = next((i for i, t in enumerate(turns) if t["message_id"] == mid), None)
             if idx is None:
@@ -80,13 +86,16 @@ class Drain:
             n = self.config.intake.context_turns
             context = tuple({"role": t["role"], "text": t["text_raw"] or "", "message_id": t["message_id"]}
                             for t in turns[max(0, idx - n):idx]) if n else ()
+            if obs["unit_kind"] == "calendar_event" and cid:
+                meta = isql.part_metadata(self.conn, cid).get(mid, {})
         elif obs["unit_kind"] == "conversation" and cid:
             conv = next((c for c in isql.find_conversations(self.conn, cid)), None)
             text = (conv or {}).get("title") or ""
         return seam.Observation(
             observation_id=obs["observation_id"], unit_kind=obs["unit_kind"], text=text, role=role,
             conversation_id=cid, message_id=mid, created_at=created or obs["observed_at"],
-            persistence_mode=dec["persistence_mode"], critical=item["priority"] == "critical", context=context)
+            persistence_mode=dec["persistence_mode"], critical=item["priority"] == "critical", context=context,
+            surface=obs["surface"], meta=meta)
 
     def _conversation(self, cid: str) -> list[dict[str, Any]]:
         if cid not in self._turns:

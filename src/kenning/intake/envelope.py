@@ -36,6 +36,10 @@ class IntakeUnit:
     focus: bool = False                # "learn from this" / Focus (§20B)
     title: str | None = None
     context: tuple[dict[str, Any], ...] = ()
+    # A source's own dispatch rule, taken at the policy's step 6 in place of the score's decision: (decision,
+    # reason code) — a note version's session-close rule (§20B.2), a calendar event's kind (§20B.15), a mail's
+    # deadline from someone else (I90–I92). None: the score decides.
+    rule: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,9 +90,11 @@ def build_envelope(unit: IntakeUnit, features: IntakeScoreFeatures, mode: Memory
 ACTOR = {"user": "user", "assistant": "agent", "unknown": "agent", "tool": "system", "system": "system"}
 
 
-def chat_units(conversation: dict[str, Any], messages: list[dict[str, Any]], config: Any) -> list[IntakeUnit]:
+def chat_units(conversation: dict[str, Any], messages: list[dict[str, Any]], config: Any, *, surface: str = "chat",
+               unit_kind: str = "message", ref: str = "message") -> list[IntakeUnit]:
     """A conversation's turns as units (each with its preceding turns as context), then the conversation itself
-    (the episodic unit, §25). Another participant than the owner is an 'agent' actor: not the owner's voice (I3)."""
+    (the episodic unit, §25). Another participant than the owner is an 'agent' actor: not the owner's voice (I3).
+    A mail thread is the same shape on the ``email`` surface: each mail a ``mail`` unit (I90)."""
     pats = config.intake.intent_patterns
     correction = re.compile(pats.correction, re.IGNORECASE)
     focus = re.compile(pats.focus, re.IGNORECASE)
@@ -108,8 +114,8 @@ def chat_units(conversation: dict[str, Any], messages: list[dict[str, Any]], con
             elif last_agent and accept.search(text):
                 critical = "explicit_accepted_recommendation"
         units.append(IntakeUnit(
-            surface="chat", source_ref=f"message:{m['message_id']}", source_version_id=content_version(text),
-            actor=ACTOR.get(m["role"], "system"), unit_kind="message", text=text, created_at=m["created_at_utc"],  # type: ignore[arg-type]
+            surface=surface, source_ref=f"{ref}:{m['message_id']}", source_version_id=content_version(text),
+            actor=ACTOR.get(m["role"], "system"), unit_kind=unit_kind, text=text, created_at=m["created_at_utc"],  # type: ignore[arg-type]
             conversation_id=m["conversation_id"], message_id=m["message_id"], role=m["role"],
             critical_class=critical, focus=is_focus, title=conversation.get("title"),
             context=tuple({"role": p["role"], "text": p["text_raw"] or "", "message_id": p["message_id"]}
@@ -117,7 +123,7 @@ def chat_units(conversation: dict[str, Any], messages: list[dict[str, Any]], con
         prev.append(m)
     users = any(m["role"] == "user" for m in messages)
     units.append(IntakeUnit(
-        surface="chat", source_ref=f"conversation:{conversation['conversation_id']}",
+        surface=surface, source_ref=f"conversation:{conversation['conversation_id']}",
         source_version_id=conversation.get("raw_sha256"), actor="user" if users else "system",
         unit_kind="conversation", text=conversation.get("title") or "",
         created_at=conversation.get("created_at_utc"), conversation_id=conversation["conversation_id"],

@@ -27,6 +27,8 @@ class Observation:
     persistence_mode: str = "durable_graph"   # KnowledgePersistenceMode (§13.4); 'episodic_recall' never auto-promotes
     critical: bool = False              # critical lane (§22, corrections §10.5)
     context: tuple[dict[str, Any], ...] = ()   # neighbouring turns, oldest first: {'role','text','message_id'}
+    surface: str = "chat"               # the intake surface: chat, note, email, calendar (I90–I92)
+    meta: dict[str, Any] | None = None  # a calendar event's start, zone, RRULE… (its part metadata)
 
 
 @dataclass

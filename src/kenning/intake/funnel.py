@@ -13,7 +13,7 @@ from typing import Any
 from kenning.intake.budget import FIRST_WEEK_DAYS, DailyExtractionBudget, calibrating
 from kenning.intake.envelope import IntakeObservationEnvelope, IntakeUnit, build_envelope, chat_units
 from kenning.intake.features import FeatureRules, conversation_features
-from kenning.intake.modes import IncognitoSet, incognito_conversations
+from kenning.intake.modes import IncognitoSet, incognito_conversations, path_incognito_basis
 from kenning.intake.policy import (MemoryModeState, persistence_mode_for, queue_class_for,
                                    resolve_extraction_policy)
 from kenning.intake.scoring import IntakeScoreFeatures, SurfaceWeightProfile, score_decision, score_importance
@@ -58,6 +58,8 @@ class Funnel:
         profile = self.profile(env.surface)
         score = score_importance(env.features, profile)
         wanted = score_decision(score, profile)
+        if unit.rule is not None:
+            wanted = unit.rule[0]  # the source's own significance rule stands in for the score at step 6 (I90–I92)
         critical = unit.critical_class is not None
         critical_depth = "deep" if self.budget.critical_deep_ok() else "shallow"
         res = resolve_extraction_policy(mode=mode, event_class="critical" if critical else "normal",
@@ -67,7 +69,9 @@ class Funnel:
         if res.reason_code == "budget_deferred" and not self.model_configured:
             # No model: deep is the same rules as shallow, so waiting for a slot buys nothing (I6).
             decision = "shallow"
-        if res.reason_code == "score_dispatch" and decision == "skip":
+        if unit.rule is not None and res.reason_code in ("score_dispatch", "focus_override", "budget_deferred"):
+            reasons.append(unit.rule[1])
+        elif res.reason_code == "score_dispatch" and decision == "skip":
             reasons.append("below_shallow_threshold")
         if critical and res.allow:
             reasons.append(unit.critical_class)  # type: ignore[arg-type]
@@ -137,33 +141,92 @@ class Funnel:
         return n
 
 
-def assess_chat(funnel: Funnel, progress: Any = None) -> None:
-    """Every conversation's turns and the conversation itself through the funnel. A conversation whose current
-    version was observed already is passed over whole (the fast path of a re-run)."""
+def _features(funnel: Funnel, units: list[IntakeUnit], mode: MemoryModeState) -> list[IntakeScoreFeatures]:
+    feats: list[IntakeScoreFeatures] = []
+    seen: set[str] = set()
+    for u in units:
+        if mode.mode == "incognito":
+            feats.append(IntakeScoreFeatures())  # nothing is computed from incognito content
+            continue
+        if u.unit_kind == "conversation":
+            feats.append(conversation_features(feats))
+            continue
+        dup = u.unit_kind == "message" and isql.version_seen_elsewhere(funnel.conn, u.source_version_id or "",
+                                                                       u.source_ref)
+        feats.append(funnel.rules.features(u, seen_words=seen, duplicate=dup))
+        seen |= funnel.rules.words(u.text)
+    return feats
+
+
+def _units(funnel: Funnel, conv: dict[str, Any]) -> list[IntakeUnit] | None:
+    """The units of one conversation-like record by its source (I90–I92); None when its current version was
+    observed already (the fast path of a re-run)."""
+    from kenning.intake import sources
     from kenning.intake.envelope import dedup_key
 
+    cid, kind = conv["conversation_id"], conv.get("source_kind")
+    surface = {"mail": sources.MAIL_SURFACE, "calendar": sources.CALENDAR_SURFACE}.get(kind or "", "chat")
+    if kind != "calendar" and dedup_key(surface, f"conversation:{cid}", conv["raw_sha256"]) in funnel.known:
+        return None
+    msgs = isql.message_units(funnel.conn, cid)
+    if kind == "mail":
+        return sources.mail_units(conv, msgs, funnel.config)
+    if kind == "calendar":
+        units = sources.calendar_units(conv, msgs, isql.part_metadata(funnel.conn, cid))
+        return [u for u in units if dedup_key(u.surface, u.source_ref, u.source_version_id) not in funnel.known] \
+            or None
+    return chat_units(conv, msgs, funnel.config)
+
+
+def _assess_notes(funnel: Funnel, convs: dict[str, dict[str, Any]]) -> None:
+    """Every note version not observed yet — placeholders too, which have no conversation — one unit each, the
+    session-close decision stage 1 took as its rule (I90). Incognito holds by the note's conversation or by the
+    folder or import its file came from (I95)."""
+    from kenning.intake import sources
+    from kenning.intake.envelope import dedup_key
+
+    for note_id in isql.note_ids(funnel.conn):
+        conv = convs.get(note_id) or {"conversation_id": note_id, "title": None}
+        versions = isql.note_versions_of(funnel.conn, note_id)
+        msgs = isql.message_units(funnel.conn, note_id) if note_id in convs else []
+        units = [sources.note_unit(conv, msgs[0] if msgs else None, v) for v in versions]
+        fresh = [(u, v) for u, v in zip(units, versions)
+                 if dedup_key(u.surface, u.source_ref, u.source_version_id) not in funnel.known]
+        if not fresh:
+            funnel.counts["notes_unchanged"] += 1
+            continue
+        mode = funnel.incognito.mode(note_id, funnel.now)
+        if mode.mode != "incognito":
+            paths = sorted({p for _, v in fresh for p in isql.source_paths_by_sha(funnel.conn, v["content_sha256"])})
+            basis = path_incognito_basis(funnel.conn, funnel.config, paths)
+            if basis:
+                mode = MemoryModeState.incognito(funnel.now, "user", tuple(sorted(basis)))
+        units = [u for u, _ in fresh]
+        funnel.observe(units, mode, _features(funnel, units, mode))
+        funnel.counts["units_note"] += len(units)
+
+
+def assess_all(funnel: Funnel, progress: Any = None) -> None:
+    """Every imported record through the funnel: a chat's turns and the conversation itself, a mail thread's mails
+    and the thread, a calendar event, a note's versions. A record whose current version was observed already is
+    passed over whole."""
     convs = isql.conversation_units(funnel.conn)
+    _assess_notes(funnel, {c["conversation_id"]: c for c in convs if c.get("source_kind") == "note"})
+    convs = [c for c in convs if c.get("source_kind") != "note"]
     for i, conv in enumerate(convs):
-        cid = conv["conversation_id"]
-        if dedup_key("chat", f"conversation:{cid}", conv["raw_sha256"]) in funnel.known:
+        units = _units(funnel, conv)
+        if units is None:
             funnel.counts["conversations_unchanged"] += 1
             continue
-        units = chat_units(conv, isql.message_units(funnel.conn, cid), funnel.config)
-        mode = funnel.incognito.mode(cid, funnel.now)
-        feats: list[IntakeScoreFeatures] = []
-        seen: set[str] = set()
-        for u in units[:-1]:
-            if mode.mode == "incognito":
-                feats.append(IntakeScoreFeatures())  # nothing is computed from incognito content
-                continue
-            dup = isql.version_seen_elsewhere(funnel.conn, u.source_version_id or "", u.source_ref)
-            feats.append(funnel.rules.features(u, seen_words=seen, duplicate=dup))
-            seen |= funnel.rules.words(u.text)
-        feats.append(conversation_features(feats) if mode.mode != "incognito" else IntakeScoreFeatures())
-        funnel.observe(units, mode, feats)
+        mode = funnel.incognito.mode(conv["conversation_id"], funnel.now)
+        funnel.observe(units, mode, _features(funnel, units, mode))
         funnel.counts["conversations_assessed"] += 1
+        funnel.counts[f"units_{conv.get('source_kind') or 'chat'}"] += len(units)
         if progress is not None and (i + 1) % 50 == 0:
             progress(records=i + 1, file="intake")
+
+
+assess_chat = assess_all  # the name the chat-only funnel had
 
 
 def make_funnel(conn: Any, config: Any, now: str, run_id: str, model_configured: bool) -> Funnel:

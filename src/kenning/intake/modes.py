@@ -75,6 +75,20 @@ def incognito_conversations(conn: apsw.Connection, config: Any) -> IncognitoSet:
     return out
 
 
+def path_incognito_basis(conn: apsw.Connection, config: Any, paths: list[str]) -> set[str]:
+    """Why files imported from ``paths`` are incognito (an `ingest --incognito` source, a configured folder): for a
+    note version that has no conversation (a skipped placeholder, I95)."""
+    sources = [r["scope_value"] for r in isql.mode_rules(conn) if r["scope"] == "source"]
+    folders = config.intake.incognito.folders
+    out = set()
+    for path in paths:
+        if any(_under(path, s) for s in sources):
+            out.add("import")
+        if any(_under(path, f) for f in folders):
+            out.add("folder")
+    return out
+
+
 def incognito_message_ids(conn: apsw.Connection, config: Any) -> set[str]:
     found = incognito_conversations(conn, config)
     return isql.message_ids_of(conn, found.conversation_ids) if found.basis else set()

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 IntakeSurface = Literal["note", "document", "browser", "chat", "room", "panel", "forum", "candor", "task", "email",
-                        "bucket"]
+                        "bucket", "calendar"]
+# The seed's eleven surfaces, plus 'calendar' (§20B.15 makes calendar events an intake source but the union has no
+# member for them; I91).
 SURFACES: tuple[str, ...] = ("note", "document", "browser", "chat", "room", "panel", "forum", "candor", "task",
-                             "email", "bucket")
+                             "email", "bucket", "calendar")
 ScoreDecision = Literal["skip", "shallow", "deep"]
 
 

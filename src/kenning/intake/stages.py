@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.intake.drain import Drain
-from kenning.intake.funnel import assess_chat, make_funnel
+from kenning.intake.funnel import assess_all, make_funnel
 from kenning.intake.modes import incognito_conversations, purge_incognito
 from kenning.pipeline.runner import StageContext
 from kenning.store import intake as isql
@@ -29,7 +29,7 @@ class IntakeStage:
         # Incognito first: what a mode turned on since the last run forbids is removed before anything is assessed.
         purged = purge_incognito(ctx)
         funnel = make_funnel(ctx.conn, ctx.config, now, ctx.run_id, _model_configured(ctx))
-        assess_chat(funnel, ctx.progress)
+        assess_all(funnel, ctx.progress)
         counts.update({k: v for k, v in purged.items() if v})
         counts.update(sorted(funnel.counts.items()))
         ctx.progress(records=funnel.counts.get("conversations_assessed", 0), file="intake funnel")

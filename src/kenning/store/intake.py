@@ -42,7 +42,38 @@ def _dec(r: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def conversation_units(conn: apsw.Connection) -> list[dict[str, Any]]:
     return rows(conn, "SELECT conversation_id, export_conversation_id, title, created_at_utc, updated_at_utc, "
-                      "raw_sha256, message_count FROM conversations ORDER BY conversation_id")
+                      "raw_sha256, message_count, source_kind FROM conversations ORDER BY conversation_id")
+
+
+def note_versions_of(conn: apsw.Connection, note_id: str) -> list[dict[str, Any]]:
+    """A note's versions in the order they were imported (each one an observation of the note surface, I90)."""
+    return rows(conn, "SELECT version_id, note_id, path, content, content_sha256, decision, observed_at "
+                      "FROM note_versions "
+                      "WHERE note_id=? ORDER BY observed_at, version_id", (note_id,))
+
+
+def note_ids(conn: apsw.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT note_id FROM note_versions ORDER BY note_id")]
+
+
+def source_paths_by_sha(conn: apsw.Connection, sha256: str) -> list[str]:
+    """The paths a file with these bytes was imported from (a note version's file, I95)."""
+    return [r[0] for r in conn.execute("SELECT path FROM sources WHERE sha256=? ORDER BY path", (sha256,))]
+
+
+def note_version_text(conn: apsw.Connection, version_id: str) -> str | None:
+    return scalar(conn, "SELECT content FROM note_versions WHERE version_id=?", (version_id,))
+
+
+def part_metadata(conn: apsw.Connection, conversation_id: str) -> dict[str, dict[str, Any]]:
+    """message id → the metadata of its 'other' part (a calendar event's start, zone, RRULE…)."""
+    out: dict[str, dict[str, Any]] = {}
+    for mid, meta in conn.execute(
+            "SELECT p.message_id, p.metadata_json FROM message_parts p JOIN messages m USING (message_id) "
+            "WHERE m.conversation_id=? AND p.part_type='other' AND p.metadata_json IS NOT NULL "
+            "ORDER BY p.message_id, p.part_index", (conversation_id,)):
+        out.setdefault(mid, orjson.loads(meta))
+    return out
 
 
 def message_units(conn: apsw.Connection, conversation_id: str) -> list[dict[str, Any]]:

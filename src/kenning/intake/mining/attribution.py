@@ -31,7 +31,7 @@ _HYPOTHETICAL = re.compile(
 _ACCEPT = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|sure|great|perfect|excellent|awesome|sounds\s+good|sounds\s+great|"
     r"good\s+idea|love\s+it|agreed|deal|that\s+works|works\s+for\s+me|done|nice)\b[\s,!.—-]*)+"
-    r"(?:(?:let'?s|i'?ll|we'?ll|i\s+will|go\s+ahead|do\s+that|use\s+that|i'?m\s+going\s+to|please)\b.*)?$"
+    r"(?:(?:let'?s|i'?ll|we'?ll|i\s+will|go\s+ahead|do\s+(?:that|it)|use\s+that|i'?m\s+going\s+to|please)\b.*)?$"
     r"|\b(?:let'?s\s+(?:do|go\s+with|use)\s+(?:that|this|it|those|your)|i'?ll\s+(?:use|take|go\s+with|"
     r"follow|adopt)\s+(?:that|this|it|those|your)|go\s+with\s+(?:that|this|your)|that'?s\s+(?:exactly\s+)?what\s+"
     r"i(?:'ll|\s+will)\s+do|i'?ll\s+do\s+(?:that|it|exactly\s+that)|make\s+(?:that|it)\s+a\s+rule|"
@@ -40,14 +40,17 @@ _REJECT = re.compile(
     r"^\s*(?:no\b(?!\s*,?\s*i\s+meant)|nope|nah|not\s+really)\b"
     r"|\b(?:let'?s\s+not|i'?d\s+rather\s+not|i\s+don'?t\s+(?:like|want|think\s+so)|that\s+won'?t\s+work|"
     r"i\s+won'?t\s+(?:do|use)\s+(?:that|this|it)|i'?ll\s+pass|skip\s+(?:that|it)|not\s+(?:a\s+fan|for\s+me)|"
-    r"bad\s+idea|don'?t\s+do\s+that|please\s+don'?t|i\s+reject)\b", re.I)
+    r"bad\s+idea|don'?t\s+do\s+that|please\s+don'?t|i\s+reject|not\s+a\s+good\s+fit|doesn'?t\s+(?:work|suit)\s+"
+    r"(?:for\s+)?me)\b", re.I)
 _CONTEST = re.compile(
     r"\b(?:are\s+you\s+sure|i'?m\s+not\s+sure|not\s+convinced|hmm+|but\s+(?:what|why|how|wouldn'?t|isn'?t|"
     r"doesn'?t)|i\s+doubt|that\s+seems\s+(?:wrong|off|risky)|why\s+would|maybe\s+not)\b", re.I)
 _SUGGESTION = re.compile(
     r"\b(?:i\s+(?:suggest|recommend|propose)|you\s+(?:could|might|should|may\s+want\s+to)|how\s+about|"
     r"why\s+not|consider|try\b|one\s+option|here'?s\s+(?:a|one|how)|a\s+good\s+(?:approach|way)|"
-    r"i'?d\s+(?:suggest|recommend)|from\s+now\s+on|i'?ll\s+always|going\s+forward|whenever|every\s+\w+day|steps?\b|\b1[.)]\s)", re.I)
+    r"i'?d\s+(?:suggest|recommend)|from\s+now\s+on|i'?ll\s+always|going\s+forward|whenever|every\s+\w+day|steps?\b|"
+    r"\b1[.)]\s|"
+    r"a\s+(?:quick|simple|good|easy|better)\s+(?:way|approach|method|routine)|(?:maybe\s+)?a\s+rule\s+like)", re.I)
 
 
 _CORRECTION = re.compile(

@@ -16,6 +16,8 @@ Parser = Callable[[str, ExtractionContext, Observation, str], list[Mined]]
 
 # Kinds an assistant may contribute (§29: goals are top-down only; obligations are the user's own).
 AGENT_KINDS = frozenset({"procedure", "standing_procedure", "memory_directive"})
+# Units in the user's own words: a chat turn, a note version, a mail the user wrote (I93).
+USER_UNITS = frozenset({"message", "note_version", "mail"})
 # A start event per authority (§5.2 weights): the user's own word, an accepted suggestion, one left standing.
 EVENT = {"directive": "taught_by_user", "accepted": "accepted_from_agent", "observation": "agent_observation"}
 
@@ -33,7 +35,11 @@ def _with_attribution(m: Mined, authority: str, participant: str) -> Mined:
 
 
 _OWN_ENTRIES = frozenset({"user_statement", "agent_suggestion", "user_acceptance", "user_correction",
-                          "reported_success", "user_confirmation", "user_rejection"})
+                          "reported_success", "user_confirmation", "user_rejection", "learned_from_note",
+                          "learned_from_email", "learned_from_calendar"})
+# §20B.11: what the user wrote on another surface is evidence of that surface (entry type = §5.2 event, I93).
+SURFACE_ENTRY = {"note_version": ("learned_from_note", "the user wrote it in a note"),
+                 "mail": ("learned_from_email", "the user wrote it in a mail")}
 
 
 def bridged_spans(ctx: ExtractionContext, obs: Observation) -> dict[str, list[tuple[int, int]]]:
@@ -65,8 +71,11 @@ def write_item(ctx: ExtractionContext, obs: Observation, result: ExtractionResul
     event = EVENT[how]
     prov = []
     if how == "directive":
-        prov.append(provenance(obs, m.span, entry_type="user_statement", event=None if existing is None else event,
-                               description="the user said so in a conversation"))
+        entry, said = SURFACE_ENTRY.get(obs.unit_kind, ("user_statement", "the user said so in a conversation"))
+        if obs.unit_kind in SURFACE_ENTRY:
+            event = entry
+        prov.append(provenance(obs, m.span, entry_type=entry, event=None if existing is None else event,
+                               description=said))
         _with_attribution(m, "directive", "user")
     else:
         prov.append(provenance(obs, m.span, entry_type="agent_suggestion", event=None if existing is None else event,
@@ -99,8 +108,9 @@ def write_item(ctx: ExtractionContext, obs: Observation, result: ExtractionResul
 def run_class(ctx: ExtractionContext, obs: Observation, name: str, parse: Parser) -> ExtractionResult:
     """Mine one observation for one class under the §20B rules."""
     result = ExtractionResult(extractor=name)
-    if obs.unit_kind != "message" or obs.role != "user":
-        result.skipped_reason = "not a user message (assistant turns are decided on the user's next turn)"
+    if obs.unit_kind not in USER_UNITS or obs.role != "user":
+        result.skipped_reason = "not the user's own words (assistant turns are decided on the user's next turn; " \
+                                "others' mail and calendar events give obligation candidates only)"
         return result
     if obs.persistence_mode in ("accessible_only", "episodic_recall"):
         result.skipped_reason = f"persistence mode {obs.persistence_mode}: never auto-promoted"

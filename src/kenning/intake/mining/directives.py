@@ -27,7 +27,7 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
     ("constraint", "constraint", re.compile(
         r"\b(?P<x>i(?:'m|\s+am)\s+(?:allergic|intolerant)\s+to\s+.+|i\s+(?:can'?t|cannot|don'?t|do\s+not|never)\s+"
         r"(?:eat|drink|have|fly|drive|work\s+on|take\s+calls\s+on)\b.+|i(?:'m|\s+am)\s+(?:a\s+)?(?:vegetarian|vegan|"
-        r"teetotal|sober)\b.*)$", re.I)),
+        r"teetotal|sober|diabetic|coeliac|celiac|pescatarian)\b.*)$", re.I)),
     ("constraint", "constraint", re.compile(
         r"^(?:(?:and|also|oh|ok(?:ay)?)[,\s]+)?(?:please\s+)?(?P<x>(?:never|don'?t\s+ever|do\s+not\s+ever|please\s+don'?t|"
         r"please\s+do\s+not|do\s+not|don'?t)\s+(?:schedule|book|send|use|share|suggest|recommend|put|include|mention|"
@@ -37,6 +37,23 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
         r"(?:much\s+)?rather\s+(?!not\b).+|my\s+preference\s+is\s+.+|i\s+(?:like|want)\s+(?:my|your)\s+\w+(?:\s+\w+)?\s+"
         r"(?:to\s+be\s+|kept\s+|in\s+|short|brief|concise|formal|informal|casual|detailed|as\s+).+|i\s+(?:love|like)\s+"
         r"it\s+when\s+you\s+.+)$", re.I)),
+    # tuning bank, issue 18 (d): a dislike stated as a preference, a bare "No X, just Y", a fact to keep in mind
+    ("preference", "preference", re.compile(
+        r"\b(?P<x>i(?:'m|\s+am)\s+not\s+(?:a\s+)?(?:big\s+)?fan\s+of\s+.+|"
+        r"i\s+(?:really\s+)?(?:dislike|can'?t\s+stand)\s+.+)$",
+        re.I)),
+    ("constraint", "constraint", re.compile(
+        r"^(?P<x>no\s+[\w\s'-]{2,30}?,\s*(?:just|only)\s+.+|no\s+[\w\s'-]{2,30}?\s+please)$", re.I)),
+    ("preference", "preference", re.compile(
+        r"^(?:please\s+)?(?:remember|keep\s+in\s+mind|bear\s+in\s+mind|note)\s+(?:that\s+)?"
+        r"(?P<x>i(?:'m|\s+am|\s+\w+)\s+.+)$",
+        re.I)),
+    ("standing_order", "standing_order", re.compile(
+        r"^(?P<x>(?:keep|use|write|avoid|stick\s+to|answer|reply|respond|format|include|sign|give|show|address)\s+"
+        r"(?:.*?\b(?:with|for|to)\s+me\b.*|.+,\s*please[.!]?|(?:your|all)\s+.+))$", re.I)),
+    ("standing_order", "standing_order", re.compile(
+        r"\b(?P<x>i'?d\s+(?:really\s+)?appreciate\s+it\s+if\s+you\s+(?:always|never)\s+.+)$", re.I)),
+    ("preference", "preference", re.compile(r"\b(?P<x>my\s+preferred\s+\w+(?:\s+\w+)?\s+(?:is|are)\s+.+)$", re.I)),
     ("standing_order", "standing_order", re.compile(
         r"^(?:(?:and|also|oh|ok(?:ay)?)[,\s]+)?(?P<x>(?:please\s+)?always\s+(?!been\b).+|(?:from\s+now\s+on|going\s+forward|"
         r"in\s+(?:the\s+)?future),?\s+(?:please\s+)?(?:always\s+)?.+|you\s+should\s+always\s+.+|make\s+sure\s+(?:you\s+)?"
@@ -59,6 +76,8 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
             continue  # an assistant's own advice is not the user's directive unless it restates one to keep
         if voice == "assistant":
             sent = re.sub(r"^(?:noted|got\s+it|sure|ok(?:ay)?|understood)\s*[,.!:—–-]*\s*", "", sent, flags=re.I)
+            # the assistant restating a standing order as its own promise ("I'll always use miles for you")
+            sent = re.sub(r"^i(?:'ll|\s+will)\s+always\s+", "Always ", sent, flags=re.I)
         for memory_type, assertion, rx in _RULES:
             m = rx.search(sent)
             if not m:

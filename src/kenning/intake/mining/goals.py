@@ -17,7 +17,7 @@ _HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)
                       r"the\s+\w+|\w+\s+\d{4}|(?:january|february|march|april|may|june|july|august|september|october|november|"
                       r"december)|[a-z]+\s+(?:months?|years?|weeks?)|my\s+\w+\s*\w*)|this\s+(?:year|summer|"
                       r"spring|autumn|fall|winter|month)|next\s+(?:year|summer|spring|month)|eventually|someday|"
-                      r"one\s+day|in\s+the\s+long\s+run)\b.*$", re.I)
+                      r"one\s+day|in\s+the\s+long\s+run|this\s+decade)\b.*$", re.I)
 _TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|but)\b.*$", re.I)
 
 _AIM = [
@@ -35,9 +35,25 @@ _AIM = [
                r"setting\s+out)\s+(?:hard\s+)?(?:to|towards?|toward)\s+(?P<g>.+)", re.I),
     re.compile(r"\bi'?ve\s+(?:set|given)\s+(?:myself\s+)?(?:a|the)\s+(?:goal|target|challenge)\s+(?:of|to)\s+(?P<g>.+)",
                re.I),
-    re.compile(r"\bi\s+(?:really\s+)?(?:want|intend|plan|hope|aim|mean)\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+"
+    re.compile(r"\bi(?:\s+(?:really\s+)?(?:want|intend|plan|hope|aim|mean)|'?m\s+(?:really\s+)?(?:hoping|planning|"
+               r"intending)|'d\s+(?:really\s+)?like)\s+to\s+(?P<g>.+?\s+(?:by|before|within)\s+"
                r"(?:\d{4}|the\s+end\s+of|next|this|my|[A-Z][a-z]+).*|.+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|"
-               r"fall|winter)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
+               r"fall|winter|decade)\b.*|.+?\s+(?:eventually|someday|one\s+day)\b.*)", re.I),
+    # tuning bank, issue 18 (d): a labelled aim ("Goal for 2025: …", "New year's resolution: …"), a plan or the
+    # top of one's list, a decision of one's own ("I've made up my mind to …"), "what I'm going for is …"
+    re.compile(r"^(?![^:]*\b(?:his|her|their|(?!year)[a-z]+'s)\s)[\w\s'-]{0,30}?\b(?:goal|aim|objective|ambition|"
+               r"target|resolution|priority|plan)s?(?:\s+(?:for|this)\s+[\w\s]{1,20}?)?\s*:\s*(?P<g>.+)", re.I),
+    re.compile(r"^(?:(?:over|in|within)\s+the\s+next\s+[\w\s]{1,20}?|by\s+(?:\d{4}|the\s+end\s+of\s+[\w\s]{1,20}?)|"
+               r"eventually|someday|one\s+day|in\s+the\s+long\s+run),?\s+i(?:'d\s+(?:really\s+)?(?:like|love)|\s+"
+               r"(?:really\s+)?(?:want|plan|hope|intend|aim))\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bit'?s\s+(?:my|our)\s+(?:(?:big|main|biggest|long[- ]term|real|ultimate|top)\s+)?(?:goal|aim|"
+               r"ambition|dream|plan|mission)\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bmy\s+(?:\w+\s+)?plan\s+(?:for\s+[\w\s]{1,30}?\s+)?is\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bthe\s+(?:big|main|biggest|one|first|top)\s+(?:thing|item)\s+on\s+my\s+(?:list|bucket\s+list)\s+"
+               r"is\s+(?:to\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\bi'?ve\s+(?:made\s+up\s+my\s+mind|resolved|committed\s+myself)\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bwhat\s+i(?:'m|\s+am)\s+(?:really\s+)?(?:going\s+for|aiming\s+for|working\s+towards?)\s+is\s+"
+               r"(?:to\s+)?(?P<g>.+)", re.I),
 ]
 _SUB = re.compile(r"\b(?:as\s+(?:a\s+)?(?:part|step|first\s+step)\s+(?:of|towards?)|to\s+get\s+there|on\s+the\s+way"
                   r"\s+to|as\s+a\s+step\s+towards?|for\s+that\s+goal|towards?\s+that(?:\s+goal)?)\s*(?P<p>[^,]*),\s*"

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
 from kenning.intake.mining import attribution as attr
-from kenning.intake.mining.base import write_item
+from kenning.intake.mining.base import USER_UNITS, write_item
 from kenning.intake.mining.common import Mined, Span, deadline_iso, timezone_of
 from kenning.intake.mining.obligations import obligation_type
 
@@ -110,7 +110,8 @@ def mine_with_model(ctx: ExtractionContext, obs: Observation) -> ExtractionResul
     if llm is None or not getattr(llm, "enabled", False) or ctx.depth != "deep":
         result.skipped_reason = "no model (rules only)"
         return result
-    if obs.role != "user" or obs.persistence_mode in ("accessible_only", "episodic_recall") \
+    if obs.role != "user" or obs.unit_kind not in USER_UNITS \
+            or obs.persistence_mode in ("accessible_only", "episodic_recall") \
             or (obs.critical and attr.is_correction(obs.text)):
         result.skipped_reason = "not mined by the model"
         return result

@@ -32,6 +32,13 @@ _PATTERNS = [
                re.I),
     re.compile(r"\b(?:my|the|our)\s+(?P<x>[\w\s'-]+?)\s+(?:expires|runs\s+out|lapses)\s+(?:on|in|at\s+the\s+end\s+of)?",
                re.I),
+    # tuning bank, issue 18 (d): the date first ("By August 4, I need to renew my passport", "Monday is the deadline
+    # to …"), a labelled deadline ("Deadline to …: May 1"), "I'll need to … before …"
+    re.compile(r"^(?P<d>.{3,40}?)\s+is\s+the\s+(?:last\s+day|deadline)\s+(?:to|for)\s+(?P<o>.+?)[.!]?$", re.I),
+    re.compile(r"\bdeadline\s+(?:for|to)\s+(?P<o>[^:]+?)\s*:\s*", re.I),
+    re.compile(rf"\b(?:i|we)(?:'ll|\s+will)\s+(?:really\s+)?(?:need|have)\s+to\s+(?P<o>.+?)\s+{_BY}\s", re.I),
+    re.compile(r"^(?:by|before|no\s+later\s+than)\s+[^,]{3,40},\s*(?:i|we)\s+(?:really\s+)?(?:have|need|must|'ve\s+got|"
+               r"got)\s+(?:to\s+)?(?P<o>.+?)[.!]?$", re.I),
 ]
 _DONE = re.compile(r"\b(?:i|we)\s+(?:just\s+|finally\s+|already\s+)?(?:renewed|paid|submitted|filed|sent|finished|"
                    r"delivered|returned|handed\s+in|registered|completed|booked|cancell?ed)\s+(?P<o>.+)", re.I)
@@ -141,8 +148,101 @@ def is_overdue(payload: dict[str, Any], now: str) -> bool:
     return deadline < dt.datetime.fromisoformat(now.replace("Z", "+00:00"))
 
 
+# ---- candidates from others' mail and from calendar events (issue 18 (b); I94) ------------------------------
+
+_SENDER = [
+    re.compile(r"\b(?:your|the|this|our)\s+(?P<o>[\w\s#'./-]+?)\s+(?:is|are|falls?|becomes?)\s+(?:now\s+)?due\b", re.I),
+    re.compile(rf"\b(?P<obj>(?:your|the|this)\s+[\w\s#'./-]+?)\s+(?:must|needs?\s+to|has\s+to|should)\s+be\s+"
+               rf"(?P<v>\w+)\s+{_BY}\s", re.I),
+    re.compile(r"\b(?:please|kindly)\s+(?:make\s+sure\s+(?:to|you)\s+|remember\s+to\s+)?(?P<o>[a-z]+\s.+?)\s+"
+               r"(?:by|before|no\s+later\s+than)\s", re.I),
+    re.compile(r"\b(?:the\s+)?deadline\s+(?:for|to)\s+(?P<o>.+?)\s+is\s", re.I),
+    re.compile(r"\b(?:your|the)\s+(?P<x>[\w\s'-]+?)\s+(?:expires|will\s+expire|lapses)\s+on\b", re.I),
+]
+
+
+def parse_sender(text: str, ctx: ExtractionContext, obs: Observation) -> list[Mined]:
+    """A deadline someone else's mail puts on the user ("Your invoice is due on March 20", "please return the
+    form by Friday"): the user's obligation only once they confirm it, so a candidate."""
+    out: list[Mined] = []
+    ref = ref_day(obs, ctx)
+    for s in sentences(text):
+        for rx in _SENDER:
+            m = rx.search(s.text)
+            if not m or (found := find_date(s.text[m.start():], ref)) is None:
+                continue
+            if m.groupdict().get("v"):
+                obj = re.sub(r"^(?:your|the|this)\s+", "", m.group("obj"), flags=re.I)
+                what = f"{base_verb(m.group('v'))} {obj}"
+            elif m.groupdict().get("x"):
+                what = "renew " + re.sub(r"^(?:your|the)\s+", "", clean_clause(m.group("x")), flags=re.I)
+            else:
+                what = m.group("o")
+            name = _name(re.sub(r"^(?:your|this)\s+", "", what.strip(), flags=re.I))
+            if not 1 <= len(name.split()) <= 14:
+                break
+            payload: dict[str, Any] = {
+                "obligation_description": name[:500],
+                "deadline": {"date": deadline_iso(found[0], ctx.config), "type": obligation_type(s.text),
+                             "consequence_of_missing": "not stated", "extendable": False},
+                "status": "pending", "source": "email_extracted", "deadline_source": "email",
+                "obligor_hint": "the user"}
+            out.append(Mined("obligation", name, payload, s, "suggested", "candidate"))
+            break
+    return out
+
+
+def calendar_candidate(ctx: ExtractionContext, obs: Observation) -> Mined | None:
+    """A single calendar event is an obligation candidate due at its start, in the event's own zone; a recurring
+    one is routine, not an obligation (§20B.15)."""
+    meta = obs.meta or {}
+    start = meta.get("start")
+    if not start or meta.get("rrule"):
+        return None
+    first = obs.text.split("\n", 1)[0]
+    name = clean_clause(first)
+    if not name or name == "(no title)":
+        return None
+    if meta.get("all_day"):
+        deadline = deadline_iso(dt.date.fromisoformat(start[:10]), ctx.config)
+    else:
+        deadline = start
+    payload: dict[str, Any] = {
+        "obligation_description": name[:500],
+        "deadline": {"date": deadline, "type": obligation_type(obs.text), "consequence_of_missing": "not stated",
+                     "extendable": False},
+        "status": "pending", "deadline_source": "calendar", "obligor_hint": "the user"}
+    return Mined("obligation", name, payload, Span(0, len(first), first), "suggested", "candidate")
+
+
+def mine_candidates(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
+    from kenning.intake.mining.common import create_op, provenance, write
+
+    result = ExtractionResult(extractor="obligations")
+    if obs.persistence_mode in ("accessible_only", "episodic_recall"):
+        result.skipped_reason = f"persistence mode {obs.persistence_mode}: never auto-promoted"
+        return result
+    if obs.unit_kind == "calendar_event":
+        found = [m for m in [calendar_candidate(ctx, obs)] if m is not None]
+        entry, event, said, voice = ("learned_from_calendar", "inferred_by_system", "a calendar event",
+                                     "self" if obs.role == "user" else "external_party")
+    else:
+        found = parse_sender(obs.text, ctx, obs)
+        entry, event, said, voice = "learned_from_email", "learned_from_email", "a mail from someone else", \
+            "external_party"
+    for m in found:
+        prov = [provenance(obs, m.span, entry_type=entry, event=None, description=f"{said} names it", voice=voice)]
+        write(ctx, result, source_event="mining:obligation", summary=f"obligation candidate “{m.name[:80]}” from "
+              f"{said}", ops=[create_op(ctx, m, prov, (event,))])
+    if not result.items and result.skipped_reason is None:
+        result.skipped_reason = "no dated obligation" if obs.unit_kind == "mail" else "recurring or untimed event"
+    return result
+
+
 @register("obligations")
 def mine_obligations(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
+    if obs.unit_kind == "calendar_event" or (obs.unit_kind == "mail" and obs.role != "user"):
+        return mine_candidates(ctx, obs)
     return run_class(ctx, obs, "obligations", parse)
 
 

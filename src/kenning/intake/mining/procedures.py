@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
-from kenning.intake.mining.base import run_class
+from kenning.intake.mining.base import USER_UNITS, run_class
 from kenning.intake.mining.common import Mined, Span, clean_clause, nodes_of_kind, provenance, sentences, write
 from kenning.intake.mining.match import best_match
 from kenning.knowledge.contracts import placeholder_for
@@ -20,7 +20,16 @@ _HEADER = re.compile(
     r"(?:here'?s\s+how\s+(?:i|you|to)\s+|this\s+is\s+how\s+(?:i|to)\s+|how\s+i\s+(?:always\s+|usually\s+)?|"
     r"my\s+(?:usual\s+|standard\s+)?(?:process|routine|procedure|steps|recipe|workflow|method|checklist)\s+(?:for|to|when)\s+|"
     r"(?:the\s+)?steps\s+(?:to|for)\s+|when\s+i\s+(?P<w>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\s+start)|"
-    r"to\s+(?P<t2>[^,:]{3,60}),\s*(?:i|you)\s+(?=first\b|start\s+by\b))"
+    r"to\s+(?P<t2>[^,:]{3,60}),\s*(?:i|you)\s+(?=first\b|start\s+by\b)|"
+    # tuning bank, issue 18 (d): "Notes on how to …:", "Procedure for when I …:", "To … I usually a, b and
+    # lastly c", and an assistant's "A quick way to …:"
+    r"(?:notes\s+on\s+|guide\s+to\s+)?how\s+to\s+(?=[^:\n]{3,80}:)|"
+    r"here'?s\s+what\s+i\s+do\s+(?:to|when\s+i|for)\s+(?=[^:\n]{3,80}:)|"
+    r"\bi\s+(?:always\s+|usually\s+|normally\s+)?(?=[^:\n]{3,80}?\s+(?:like\s+this|in\s+(?:two|three|four|five|six|"
+    r"\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)\s*:)|"
+    r"(?:the\s+)?(?:procedure|process|routine|workflow|checklist)\s+(?:for|to)\s+(?:when\s+i\s+)?(?=[^:\n]{3,80}:)|"
+    r"a\s+(?:quick|simple|good|easy|better|reliable)\s+way\s+to\s+(?=[^:\n]{3,80}:)|"
+    r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 _NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
@@ -55,30 +64,84 @@ def scrub(intent: str) -> tuple[str, list[dict[str, Any]]]:
     return out, params
 
 
+_STEP_N = re.compile(r"(?:^|[;,.]\s*)step\s+(?:\d+|one|two|three|four|five|six)\s*[,:.)-]?\s*", re.I)
+
+
 def _steps_from(text: str, header_end: int) -> list[str]:
     body = text[header_end:]
     numbered = [m.group("s").strip() for m in _NUMBERED.finditer(body)]
     if len(numbered) >= 2:
         return numbered
+    # "step 1, a; step 2, b; step 3, c" on one line
+    if len(_STEP_N.findall(body)) >= 2:
+        inline = [clean_clause(p) for p in _STEP_N.split(body)[1:]]
+        inline = [p for p in inline if len(p.split()) >= 2]
+        if len(inline) >= 2:
+            return inline
     # only text after the first sequence word ("first", "then", …) is a step
     first = _SEQ.search(body)
-    if not first:
-        return []
-    tail = body[first.start():]
-    parts = [clean_clause(p) for p in _SEQ.split(tail)]
-    steps = [p for p in parts if len(p.split()) >= 2]
+    steps: list[str] = []
+    if first:
+        tail = body[first.start():]
+        parts = [clean_clause(p) for p in _SEQ.split(tail)]
+        steps = [p for p in parts if len(p.split()) >= 2]
+    if len(steps) < 2 and body.lstrip().startswith(":"):
+        # steps listed after a colon without sequence words: "…: a, b, then c" / "…: a; b; c"
+        line = re.split(r"[.!?](?:\s|$)|\n", body.lstrip()[1:].strip(), maxsplit=1)[0]
+        listed = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, line, flags=re.I) if p]
+        listed = [p for p in listed if len(p.split()) >= 2]
+        if len(listed) >= 2:
+            return listed
     return steps if len(steps) >= 2 else []
+
+
+_LIST_SPLIT = re.compile(r",\s*(?:and\s+)?(?:then\s+|lastly\s+|finally\s+)?|\s+and\s+(?:then\s+|lastly\s+|finally\s+)?|"
+                         r"\s+then\s+", re.I)
+
+
+def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
+    """"To <task> I usually a, b and lastly c": the steps are the comma/and list after the habit word."""
+    task = clean_clause(h.group("t3"))
+    body = re.sub(r"^(?:usually|always|normally|typically)\s+", "", text[h.end():], flags=re.I)
+    body = re.split(r"[.!?](?:\s|$)", body, maxsplit=1)[0]
+    steps = [clean_clause(p) for p in _LIST_SPLIT.split(body) if p and len(p.split()) >= 2]
+    if len(steps) < 2 or not 1 <= len(task.split()) <= 10:
+        return []
+    return [_mined(text, task, steps, Span(h.start(), h.end() + len(body), text[h.start():h.end() + len(body)][:500]),
+                   voice)]
+
+
+def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
+    confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
+    steps = []
+    for i, st in enumerate(steps_text[:20], 1):
+        intent, params = scrub(st[:500])
+        if confirmed:
+            for p in params:
+                p["literal_retention_class"] = "retain_if_user_confirmed"
+            intent = st[:500]
+        steps.append({"step_index": i, "intent": intent[:500], "parameters": params})
+    name = task[:1].lower() + task[1:]
+    payload = {"canonical_name": name[:200], "description": f"how the user does it: {name}"[:1000],
+               "use_conditions": [f"when the user wants to {name}"[:300]], "steps": steps,
+               "environment": {"app_entity_id": "unspecified", "app_name": "unspecified", "platform": "unknown"},
+               "source": "imported"}
+    return Mined("procedure", name, payload, span, user_confirmed_literals=confirmed)
 
 
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     h = _HEADER.search(text)
     if not h:
         return []
+    if h.group("t3"):
+        return _inline_steps(text, h, voice)
     task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or "")
     task = re.sub(r"^(?:to|for|when)\s+", "", task, flags=re.I)
     if h.group("w") or h.group("t2"):
         task = clean_clause(h.group("w") or h.group("t2"))
     task = re.sub(r"\s*(?:is|goes|looks)(?:\s+like)?(?:\s+this)?$", "", task, flags=re.I)
+    task = re.sub(r"\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)$",
+                  "", task, flags=re.I)
     if not 1 <= len(task.split()) <= 10:
         return []
     steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2")) else h.start())
@@ -132,7 +195,8 @@ def record_successes(ctx: ExtractionContext, obs: Observation, result: Extractio
 @register("procedures")
 def mine_procedures(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
     result = run_class(ctx, obs, "procedures", parse)
-    if obs.role == "user" and obs.persistence_mode not in ("accessible_only", "episodic_recall"):
+    if obs.role == "user" and obs.unit_kind in USER_UNITS \
+            and obs.persistence_mode not in ("accessible_only", "episodic_recall"):
         before = result.items
         record_successes(ctx, obs, result)
         if result.items > before:

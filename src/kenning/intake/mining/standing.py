@@ -26,13 +26,29 @@ _TRIGGERS = [
     re.compile(rf"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+me\b.+?)\s+(?P<t>(?:every|each)"
                rf"\s+(?:{_DAYS}|morning|evening|week|month|day))\b.*$", re.I),
 ]
+# tuning bank, issue 18 (d): "when …" / "if …" / "in the event that …" rules, and an action first ("Please file
+# it … every time …"). "when" and "if" start many sentences that are not rules, so these need an action that is
+# an instruction to the assistant (an imperative verb of this list, or "always"/"please" before it).
+_IMPERATIVE = (r"(?:please\s+|always\s+|(?:i\s+want|i'?d\s+like)\s+you\s+to\s+)*(?:remind|tell|send|file|flag|add|"
+               r"block|save|page|notify|ping|e-?mail|text|forward|archive|move|put|create|book|decline|accept|"
+               r"look\s+up|"
+               r"check|update|log|let\s+me\s+know|draft|reply|mark|label|sort|summari[sz]e|give|share|post|delete|"
+               r"cancel|schedule|alert|warn|copy|print|pay|record|note|ask|order)\b")
+_TRIGGERS += [
+    re.compile(rf"^(?:(?:from\s+now\s+on|going\s+forward|in\s+future|and|also|ok(?:ay)?)[,\s]+)*(?:when|if|in\s+the\s+"
+               rf"event\s+that|in\s+case|once)\s+(?P<t>.+?),\s*(?P<a>{_IMPERATIVE}.+)$", re.I),
+    re.compile(rf"^(?P<a>{_IMPERATIVE}.+?)\s+(?:whenever|every\s+time|each\s+time|any\s*time)\s+(?P<t>.+)$", re.I),
+    re.compile(rf"^(?P<t>on\s+the\s+(?:first|last|\d+\w*)\s+(?:day\s+|working\s+day\s+)?of\s+(?:every|each|the)\s+"
+               rf"(?:month|week|year)|(?:every|each)\s+(?:{_DAYS}|morning|evening|night|weekday|week|month)\s+at\s+"
+               rf"[\w:]+)\s*,\s*(?:please\s+)?(?P<a>.+)$", re.I),
+]
 _EXCL = re.compile(r"[,\s]+(?:unless|except\s+(?:when|if|for|on)|but\s+not\s+(?:if|when|for|on))\s+(?P<x>.+)$", re.I)
 _AUTO = re.compile(r"\b(?:without\s+asking|automatically|no\s+need\s+to\s+(?:ask|check|confirm)|don'?t\s+(?:ask|"
                    r"check\s+with\s+me))\b", re.I)
 _NOTIFY = re.compile(r"\b(?:just|only)\s+(?:let\s+me\s+know|tell\s+me|notify\s+me|flag\s+it)\b", re.I)
 # an action is something to do: not a reaction ("no rush") nor the user narrating ("I fail"); "I'll …" is fine
 _NOT_ACTION = re.compile(r"^(?:no\s+(?:rush|hurry|worries|problem)|never\s+mind|it'?s\s+|that'?s\s+|i\s+(?!will\b|want\b|"
-                         r"need\b|must\b|should\b|always\b)\w+)", re.I)
+                         r"need\b|must\b|should\b|always\b|\w+\s+(?:you|it|them)\b)\w+)", re.I)
 _QUESTIONISH = re.compile(r"\b(?:what|should|would|could)\b.*\?$", re.I)
 
 
