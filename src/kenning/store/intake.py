@@ -359,3 +359,30 @@ def drop_conversation_raw(conn: apsw.Connection, conversation_ids: Sequence[str]
                      f"WHERE conversation_id IN ({marks(len(part))}) AND raw_conversation_json<>'{{}}'", tuple(part))
         conn.execute(f"DELETE FROM raw_archive WHERE table_name='conversations' AND row_id IN ({marks(len(part))})",
                      tuple(part))
+
+
+def purged_conversations(conn: apsw.Connection) -> set[str]:
+    """Incognito conversations whose derived rows were removed (I72)."""
+    return {r[0] for r in conn.execute("SELECT conversation_id FROM incognito_purges")}
+
+
+def mark_purged(conn: apsw.Connection, conversation_ids: Sequence[str], at: str) -> None:
+    conn.executemany("INSERT OR REPLACE INTO incognito_purges (conversation_id, purged_at) VALUES (?, ?)",
+                     [(c, at) for c in sorted(conversation_ids)])
+
+
+def unmark_purged(conn: apsw.Connection, conversation_ids: Sequence[str]) -> int:
+    n = 0
+    for part in chunks(sorted(conversation_ids)):
+        conn.execute(f"DELETE FROM incognito_purges WHERE conversation_id IN ({marks(len(part))})", tuple(part))
+        n += conn.changes()
+    return n
+
+
+def provenance_ids_of(conn: apsw.Connection, node_id: str) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT id FROM provenance_entries WHERE node_id=? ORDER BY id", (node_id,))]
+
+
+def node_is_active(conn: apsw.Connection, node_id: str) -> bool:
+    r = conn.execute("SELECT is_active FROM nodes WHERE id=?", (node_id,)).fetchone()
+    return bool(r and r[0])
