@@ -342,9 +342,12 @@ class _Steps:
             fsql.collect(conn, "packet", "SELECT packet_id FROM context_packets p WHERE primary_node_id IN "
                                          "{affected_node} OR EXISTS (SELECT 1 FROM json_each(p.gate_node_ids) g "
                                          "WHERE g.value IN {affected_node}) OR EXISTS (SELECT 1 FROM "
-                                         "json_each(p.referenced_node_ids) r WHERE r.value IN {affected_node})")
+                                         "json_each(p.referenced_node_ids) r WHERE r.value IN {affected_node}) "
+                                         # a packet whose prior-context card quotes a forgotten thread (I79)
+                                         "OR json_extract(p.telemetry, '$.prior_context_thread_id') IN {thread}")
             _add(self.report.removed, "context_session_items", fsql.delete_where(
-                conn, "context_session_items", "packet_id IN {packet} OR item_id IN {affected_node}"))
+                conn, "context_session_items", "packet_id IN {packet} OR item_id IN {affected_node} "
+                                               "OR item_id IN {thread}"))
             _add(self.report.removed, "context_packets", fsql.delete_where(conn, "context_packets",
                                                                            "packet_id IN {packet}"))
         if fsql.table_exists(conn, "compiled_truth"):
