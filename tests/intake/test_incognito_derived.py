@@ -160,3 +160,25 @@ def test_clearing_the_mode_re_derives_identical_rows(tmp_path):
         assert v.conn.execute("SELECT COUNT(*) FROM incognito_purges").fetchone()[0] == 0
     finally:
         v.close()
+
+
+def test_search_shows_incognito_raw_only_when_asked(tmp_path):
+    """I71: incognito turns are never indexed, so `kenning search` never shows them; `--incognito` scans their raw
+    text and lists the matching turns apart."""
+    import json
+
+    from tests.conftest import run_cli
+
+    db, cfg = tmp_path / "v.db", tmp_path / "c.yaml"
+    cfg.write_text("embeddings:\n  backend: hash\n", encoding="utf-8")
+    export = two_conversations(tmp_path)
+    run_cli("ingest", str(export), "--incognito", "--as-of", AS_OF, "--stages", ALL, "--config", str(cfg), db=db)
+    plain = json.loads(run_cli("search", "paper notebook", "--json", "--config", str(cfg), db=db).stdout)
+    assert not [h for h in plain["hits"] if "notebook" in (h.get("text") or "")]
+    assert "incognito_raw" not in plain
+    asked = json.loads(run_cli("search", "paper notebook", "--incognito", "--json", "--config", str(cfg),
+                               db=db).stdout)
+    (turn,) = asked["incognito_raw"]
+    assert "paper notebook" in turn["text"] and turn["title"] == "Private journal"
+    text = run_cli("search", "Notebook PAPER", "--incognito", "--config", str(cfg), db=db).stdout
+    assert "incognito (raw only, never learned from): 1 turn(s)" in text and "Private journal" in text

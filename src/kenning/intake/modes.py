@@ -158,3 +158,14 @@ def purge_incognito(ctx: Any) -> dict[str, int]:
         counts["messages_dropped"] = isql.drop_message_text(conn, sorted(msgs), ctx.run_id)
         isql.drop_conversation_raw(conn, found.conversation_ids)
     return counts
+
+
+def search_incognito(conn: apsw.Connection, config: Any, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """`kenning search --incognito` (I71): incognito raw is never indexed, so the regular search never shows it;
+    asked explicitly, the turns of incognito conversations that hold every word of the query. A read: nothing is
+    derived or stored."""
+    found = incognito_conversations(conn, config)
+    words = [w for w in dict.fromkeys(re.findall(r"\w+", query.lower())) if len(w) >= 2]
+    return [{"message_id": r["message_id"], "conversation_id": r["conversation_id"], "title": r["title"],
+             "speaker": r["role"], "date": r["created_at_utc"], "text": r["text_raw"]}
+            for r in isql.raw_turns_matching(conn, found.conversation_ids, words, limit)]
