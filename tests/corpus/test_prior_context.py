@@ -106,3 +106,19 @@ def test_forgetting_the_conversation_removes_packets_quoting_its_card(vault):
     assert n() == 1
     forget(vault.conn, vault.config, "conversation", card(p)["thread_id"], apply=True, vacuum=False)
     assert n() == 0
+
+
+def test_thread_reads_hide_an_incognito_thread_even_before_its_purge(vault):
+    """I79: `kenning threads`, `resume_context` and the search leave out a conversation a rule made incognito, even
+    while its thread still exists (no purge has run yet)."""
+    from kenning.intake.corpus.resume import list_threads, resume_context, search_conversation_history
+
+    plans = cid(vault, "conv-plans")
+    assert plans in {t["thread_id"] for t in list_threads(vault.conn, limit=10, config=vault.config)["threads"]}
+    run_stage(vault.conn, SIDE_STAGES["intake-mode"], vault.config, Clock.from_option(AS_OF),
+              inputs={"set": [("conversation", plans)], "purge": False})
+    assert vault.conn.execute("SELECT COUNT(*) FROM conversation_threads WHERE thread_id=?", (plans,)).fetchone()[0]
+    assert plans not in {t["thread_id"] for t in list_threads(vault.conn, limit=10, config=vault.config)["threads"]}
+    assert plans not in {t["thread_id"] for t in
+                         search_conversation_history(vault.conn, vault.config, "packing list trip")["threads"]}
+    assert resume_context(vault.conn, vault.config)["thread"]["thread_id"] != plans

@@ -182,3 +182,28 @@ def test_search_shows_incognito_raw_only_when_asked(tmp_path):
     assert "paper notebook" in turn["text"] and turn["title"] == "Private journal"
     text = run_cli("search", "Notebook PAPER", "--incognito", "--config", str(cfg), db=db).stdout
     assert "incognito (raw only, never learned from): 1 turn(s)" in text and "Private journal" in text
+
+
+def test_a_config_rule_added_later_is_purged_by_the_first_stage_of_the_next_run(tmp_path):
+    """I74: a title pattern added to the config needs no command — the first deriving stage of the next run purges
+    the conversation before it derives anything, and a run after that purges nothing."""
+    export = two_conversations(tmp_path)
+    v = Vault.open(tmp_path / "v.db", overrides=HASH)
+    try:
+        v.ingest([export], as_of=AS_OF, stages=ALL)
+        assert leftovers(v, secret_cid(v))[0]
+    finally:
+        v.close()
+    v = Vault.open(tmp_path / "v.db", overrides={**HASH, "intake": {"incognito": {"title_patterns": ["^private"]}}})
+    try:
+        runs = v.ingest([export], as_of="2024-06-02T00:00:00Z", stages=ALL)
+        by_stage = {r.stage: r.counts for r in runs}
+        assert by_stage["2A"].get("incognito_derived_rows_removed", 0) > 0
+        assert by_stage["2A"].get("incognito_nodes_retracted", 0) > 0
+        found, cited = leftovers(v, secret_cid(v))
+        assert found == {} and cited == [], (found, cited)
+        again = v.ingest([export], as_of="2024-06-03T00:00:00Z", stages=ALL)
+        assert not any(k.startswith("incognito_") and k != "incognito_conversations" and n
+                       for r in again for k, n in r.counts.items() if k.endswith("removed"))
+    finally:
+        v.close()
