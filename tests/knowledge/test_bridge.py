@@ -280,7 +280,8 @@ def test_reingest_retires_what_the_old_bridge_made_but_never_what_a_person_touch
 
         def make(kind: str, name: str, event: str) -> str:
             res = w.write(KnowledgeWrite(source_event=event, change_summary=f"old {kind}", ops=[CreateNode(
-                node_kind=kind, canonical_name=name, payload=dict(EXAMPLE_PAYLOADS[kind]), evidence=("stated_by_user",))]))
+                node_kind=kind, canonical_name=name, payload=dict(EXAMPLE_PAYLOADS[kind]),
+                evidence=("stated_by_user",))]))
             return res.node_ids[0]
 
         noise = make("goal", "merge two sorted lists", "ingest:goal")

@@ -194,8 +194,8 @@ def remove_derived(conn: apsw.Connection, config: Config, conversation_ids: list
                    retract: Any) -> ForgetReport:
     """Keep-raw mode of the registry (issue 18, I72): everything derived from these conversations goes from every
     registered table, in the caller's transaction; their raw text, the import bookkeeping and the stage log stay.
-    The node store is handed to ``retract(node_ids, provenance_ids)`` (the intake's writer path: retract or withdraw provenance,
-    one commit per node) instead of the forget's deletion, so its history keeps saying what happened."""
+    The node store is handed to ``retract(node_ids, provenance_ids)`` (the intake's writer path: retract, or withdraw
+    provenance, one commit per node) instead of the forget's deletion, so its history keeps saying what happened."""
     report = ForgetReport("incognito", applied=True)
     if not conversation_ids:
         return report

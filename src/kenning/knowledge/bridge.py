@@ -562,8 +562,9 @@ class Bridge:
         person or the miners (on a person's words) touched it since: the node store is canonical."""
         for n in kb.bridge_made_nodes(self.conn, RETIRED_KINDS):
             res = self.writer.write(KnowledgeWrite(
-                source_event="ingest:retire", change_summary=f"retired: {n['node_kind']} “{n['canonical_name'][:80]}” "
-                "came from stage 4's intentions; goals and obligations are mined by the intake miners",
+                source_event="ingest:retire",
+                change_summary=f"retired: {n['node_kind']} “{n['canonical_name'][:80]}” came from stage 4's "
+                               "intentions; goals and obligations are mined by the intake miners",
                 ops=[ArchiveNode(id=n["id"], lifecycle_state="archived",
                                  reason="retired: the intake miners make goals and obligations")]))
             if res.created:

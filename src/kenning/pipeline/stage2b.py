@@ -66,7 +66,8 @@ class LexiconAndEntities:
         lcfg = cfg.entities.lexicon
         denylist, deny_file_hash = load_denylist(lcfg)
         skip = incognito_skip(ctx)  # §13.4 (I70): incognito messages feed neither the lexicon nor its matches
-        fingerprint = jcs_hash({**({"incognito": skip.digest} if skip else {}), "2A": stage_2a_digest(ctx), "lexicon": lcfg.model_dump(mode="json"),
+        fingerprint = jcs_hash({**({"incognito": skip.digest} if skip else {}),
+                                "2A": stage_2a_digest(ctx), "lexicon": lcfg.model_dump(mode="json"),
                                 "salience": cfg.entities.salience.model_dump(mode="json"),
                                 "detectors": cfg.entities.detectors.model_dump(mode="json"),
                                 "entity_detection": cfg.pipeline.entity_detection.model_dump(mode="json"),
