@@ -72,10 +72,9 @@ def test_the_sample_becomes_nodes_of_each_kind_with_provenance_to_the_quote(samp
     assert directives["I no longer eat meat"]["payload"]["memory_type"] == "constraint"
     assert directives["I hate cilantro"]["payload"]["source_certainty"] == "user_explicitly_stated"
     assert "Thanks for the help" not in directives
-    assert {"save for a new car", "visit Ljubljana"} <= set(nodes(sample, "goal"))
-    assert nodes(sample, "goal")["visit Ljubljana"]["payload"]["primary_entity_id"] == people["Ljubljana"]["id"]
-    (obligation,) = nodes(sample, "obligation").values()
-    assert obligation["payload"]["deadline"]["date"] == "2024-01-01T00:00:00.000Z"  # "learn Japanese next year"
+    # goals and obligations are the intake miners' alone (I75): stage 4's intentions ("learn Japanese next year")
+    # make none here
+    assert nodes(sample, "goal") == {} and nodes(sample, "obligation") == {}
     assert {"Blue Garden", "Project Phoenix", "Weekly Sync"} <= set(nodes(sample, "domain_concept"))
     # every quote is the message's own words at the recorded span
     entries = [p for n in ksql.list_nodes(sample.conn, active=None, limit=1000)
@@ -178,7 +177,7 @@ def test_the_writer_never_reopens_an_edge_a_person_rolled_back(sample):
     assert docs.load_edge(sample.conn, docs.edge_doc_key(e))["lifecycle_state"] == "retracted"
 
 
-def test_a_newer_export_adds_only_what_is_new_and_dated_intentions_are_obligations(tmp_path):
+def test_a_newer_export_adds_only_what_is_new_and_intentions_make_no_obligation(tmp_path):
     turns = [("user", "I hate cilantro. My friend Tom lives in Lisbon."), ("assistant", "Noted.")]
     first = write_export(tmp_path / "a.json", turns)
     v = build(tmp_path / "v.db", first)
@@ -189,12 +188,9 @@ def test_a_newer_export_adds_only_what_is_new_and_dated_intentions_are_obligatio
         newer = write_export(tmp_path / "b.json", turns + [
             ("user", "I'm going to visit Kyoto next month."), ("assistant", "Lovely.")])
         v.ingest([newer], as_of=AS_OF, stages=STAGES)
-        (ob,) = ksql.list_nodes(v.conn, kind="obligation")
-        assert ob["payload"]["deadline"]["date"] == "2023-12-01T00:00:00.000Z"  # ISO-8601 UTC, after the message
-        assert ob["payload"]["obligation_description"] == "I'm going to visit Kyoto"
+        assert ksql.list_nodes(v.conn, kind="obligation") == []  # the miners' kind (I75)
         added = ksql.list_commits(v.conn, after_seq=0, limit=1000)[n:]
-        assert added and all(c["source_event"] in ("ingest:obligation", "ingest:world_entity", "ingest:relation")
-                             for c in added)
+        assert added and all(c["source_event"] in ("ingest:world_entity", "ingest:relation") for c in added)
         assert all("cilantro" not in c["change_summary"] for c in added)
     finally:
         v.close()
@@ -265,5 +261,46 @@ def test_observed_to_suggested_after_a_second_conversation_unless_the_quality_ga
         priya = by_name(v, "Priya Patel")
         assert priya["alpha"] == pytest.approx(2 + 2 * 0.55)
         assert priya["lifecycle_state"] == ("observed" if reject_first else "suggested")
+    finally:
+        v.close()
+
+
+def test_reingest_retires_what_the_old_bridge_made_but_never_what_a_person_touched(tmp_path):
+    """An existing vault holds goals/obligations an earlier bridge made from stage 4's intentions (I75): the next
+    ingest archives them through the writer (a commit each, nothing deleted), leaves a goal the user confirmed
+    and one the miners made, and a second ingest changes nothing."""
+    from kenning.knowledge.contracts import EXAMPLE_PAYLOADS
+    from kenning.knowledge.ops import CreateNode, Feedback, KnowledgeWrite
+    from kenning.knowledge.writer import KnowledgeWriter
+
+    turns = [("user", "I hate cilantro."), ("assistant", "Noted.")]
+    v = build(tmp_path / "v.db", write_export(tmp_path / "a.json", turns))
+    try:
+        w = KnowledgeWriter(v.conn, v.config, clock=Clock.from_option(AS_OF))
+
+        def make(kind: str, name: str, event: str) -> str:
+            res = w.write(KnowledgeWrite(source_event=event, change_summary=f"old {kind}", ops=[CreateNode(
+                node_kind=kind, canonical_name=name, payload=dict(EXAMPLE_PAYLOADS[kind]),
+                evidence=("stated_by_user",))]))
+            return res.node_ids[0]
+
+        noise = make("goal", "merge two sorted lists", "ingest:goal")
+        dated = make("obligation", "learn Japanese by 2024-01-01", "ingest:obligation")
+        kept = make("goal", "run a marathon", "ingest:goal")
+        w.write(KnowledgeWrite(source_event="user:confirm", change_summary="confirm",
+                               ops=[Feedback(id=kept, action="confirm")]))
+        mined = make("goal", "learn to sail", "mining:goal")
+        before = ksql.commit_count(v.conn)
+        runs = v.ingest([tmp_path / "a.json"], as_of="2024-06-02T00:00:00Z", stages="knowledge")
+        assert runs[-1].counts.get("goal_retired") == 1 and runs[-1].counts.get("obligation_retired") == 1
+        for nid in (noise, dated):
+            n = ksql.get_node(v.conn, nid)
+            assert n is not None and not n["is_active"] and n["lifecycle_state"] == "archived"  # archived, kept
+        for nid in (kept, mined):
+            assert ksql.get_node(v.conn, nid)["is_active"]
+        retire = [c for c in ksql.list_commits(v.conn, after_seq=0, limit=1000) if c["source_event"] == "ingest:retire"]
+        assert len(retire) == 2 and ksql.commit_count(v.conn) == before + 2
+        v.ingest([tmp_path / "a.json"], as_of="2024-06-03T00:00:00Z", stages="knowledge")
+        assert ksql.commit_count(v.conn) == before + 2
     finally:
         v.close()

@@ -37,7 +37,8 @@ def demo_intake(db: Path | None, config: Path | None) -> None:
     c = res.counts
     out.print(f"$ kenning mode incognito <“{DEMO_INCOGNITO_TITLE}”>: {c.get('nodes_retracted', 0)} node(s) "
               f"learned only from it retracted, its evidence withdrawn from {c.get('provenance_withdrawn', 0)} "
-              f"more; {left} trace(s) of it left on active nodes (it was cited by {len(cited)}); never mined or "
+              f"more; {c.get('derived_rows_removed', 0)} derived row(s) removed (mentions, claims, threads, "
+              f"search); {left} trace(s) of it left on active nodes (it was cited by {len(cited)}); never mined or "
               f"shown in context again", markup=False, highlight=False)
 
 

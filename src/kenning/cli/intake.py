@@ -140,8 +140,9 @@ def mode_incognito(
     if json_out:
         print_json({"conversation_id": cid, **counts})
         return
-    console.print(f"conversation {cid} is incognito; removed {counts.get('nodes_retracted', 0)} derived node(s), "
-                  f"cancelled {counts.get('extractions_cancelled', 0)} queued extraction(s)")
+    console.print(f"conversation {cid} is incognito; removed {counts.get('derived_rows_removed', 0)} derived "
+                  f"row(s) (mentions, claims, threads, search …) and {counts.get('nodes_retracted', 0)} derived "
+                  f"node(s), cancelled {counts.get('extractions_cancelled', 0)} queued extraction(s)")
 
 
 @mode_app.command("clear")
@@ -149,8 +150,8 @@ def mode_clear(
     conversation: Annotated[str, typer.Argument(help="Conversation id whose incognito rule to remove.")],
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False, as_of: AsOfOpt = None,
 ) -> None:
-    """Remove a conversation's incognito rule (config rules stay; edit the config for those). What was removed
-    stays removed; new content of the conversation is learned from again."""
+    """Remove a conversation's incognito rule (config rules stay; edit the config for those). Nothing of it was
+    marked processed, so the next `kenning ingest` learns from the whole conversation as if it were new."""
     with open_vault(db, config) as vault, user_errors():
         cid = _resolve(vault, conversation)
         counts = _run_mode(vault, {"clear": [("conversation", cid)], "purge": False}, as_of)

@@ -48,6 +48,14 @@ def hits_table(hits: list[dict], width: int) -> Table:
     return t
 
 
+def _print_incognito(raw: list[dict]) -> None:
+    out.print(f"incognito (raw only, never learned from): {len(raw)} turn(s)" if raw else
+              "incognito (raw only): no turn holds every word")
+    for h in raw:
+        text = h["text"] if len(h["text"]) <= 160 else h["text"][:157] + "…"
+        out.print(f"  {(h['date'] or '')[:10]} {h['speaker']} in “{h['title'] or 'untitled'}”: {text}")
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def search(
@@ -60,18 +68,29 @@ def register(app: typer.Typer) -> None:
         lane: Annotated[Optional[list[str]], typer.Option("--lane", help="Only these lanes (repeatable).")] = None,
         kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Only hits of these kinds: message, entity, "
                                                           "belief (repeatable; default all).")] = None,
+        incognito: Annotated[bool, typer.Option("--incognito", help="Also look in the raw text of incognito "
+                                                "conversations (never indexed or learned from; a plain word scan, "
+                                                "listed apart).")] = False,
         db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
     ) -> None:
         """Hybrid search over turns, entities and beliefs: BM25 + vectors + speaker + time + entity + belief
-        lanes, fused with RRF; each hit shows its lanes and evidence."""
+        lanes, fused with RRF; each hit shows its lanes and evidence. Incognito conversations are not searched
+        unless you ask with --incognito."""
+        raw: list[dict] = []
         with open_vault(db, config, readonly=True) as vault, user_errors():
             try:
                 result = vault.search(query, k=k, as_of=as_of, now=now, lanes=lane, kinds=kind)
             except ValueError as e:
                 fail(str(e))
+            if incognito:
+                from kenning.intake.modes import search_incognito
+
+                raw = search_incognito(vault.conn, vault.config, query, limit=k or vault.config.retrieval.default_k)
         if json_out:
-            print_json(result.as_dict())
+            print_json({**result.as_dict(), **({"incognito_raw": raw} if incognito else {})})
             return
+        if incognito:
+            _print_incognito(raw)
         for n in result.notes:
             console.print(f"[yellow]note:[/] {n}")
         fired = ", ".join(f"{l['lane']} ({l['candidates']})" + (f" [{l['note']}]" if l.get("note") else "")

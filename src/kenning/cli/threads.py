@@ -32,7 +32,7 @@ def threads_command(
     with open_vault(db, config, readonly=True) as v:
         try:
             res = (search_conversation_history(v.conn, v.config, query, entity, limit, vectors) if query
-                   else list_threads(v.conn, entity, limit))
+                   else list_threads(v.conn, entity, limit, v.config))
         except CorpusError as e:
             fail(str(e), code=2)
     if as_json:

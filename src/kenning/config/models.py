@@ -1518,6 +1518,12 @@ class CorpusResumeConfig(Strict):
     max_open: int
     search_limit: int
     search_vectors: bool
+    in_context: bool
+    continuity_days: int = Field(ge=0)
+    card_max_tokens: int = Field(ge=0)
+    min_shared_words: int = Field(ge=1)
+    min_word_overlap: float = Field(ge=0.0, le=1.0)
+    continuity_scan: int = Field(ge=1)
 
 
 class CorpusNotesConfig(Strict):

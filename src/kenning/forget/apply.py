@@ -149,7 +149,7 @@ def scrub(conn: apsw.Connection) -> bool:
 
 
 def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], report: ForgetReport, now: str,
-            phrase: str | None) -> None:
+            phrase: str | None, keep_raw: bool = False, retract: Any = None) -> None:
     conn.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed as rows go (VACUUM then compacts)
     fsql.start_keys(conn)
     fsql.add_keys(conn, "conversation", conversation_ids)
@@ -158,14 +158,19 @@ def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], 
     for kind, sql in COLLECT:
         if all(fsql.table_exists(conn, t) for t in _tables_of(sql)):
             fsql.collect(conn, kind, sql)
+            if keep_raw and kind == "observation":
+                # the funnel's own "skipped: incognito" records are the mode at work, not derived content (I72)
+                fsql.drop_incognito_skip_observations(conn)
     if phrase:
         fsql.set_phrase(conn, phrase)
     _collect_needles(conn, phrase)
-    steps = _Steps(conn, config, report, now, phrase)
+    steps = _Steps(conn, config, report, now, phrase, retract if keep_raw else None)
     done_steps: set[str] = set()
     for entry in REGISTRY:
         if not fsql.table_exists(conn, entry.table):
             continue  # a vault whose schema has not got this table (an older or smaller one)
+        if keep_raw and entry.table in KEPT_WITH_RAW:
+            continue
         if isinstance(entry, Step):
             if entry.step not in done_steps:
                 done_steps.add(entry.step)
@@ -177,6 +182,28 @@ def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], 
             n = fsql.update_where(conn, entry.table, entry.set_sql, entry.where)
             _add(report.redacted, entry.table, n)
     report.keys = fsql.all_keys(conn)
+
+
+# What `remove_derived` (keep-raw mode: incognito turned on later, I72) leaves: the raw layer, the stage log and the
+# purge mark itself. The node store is not in it, but its step retracts through the writer instead of deleting (I12).
+KEPT_WITH_RAW = frozenset({"raw_archive", "rejects", "source_conversations", "transcript_participants",
+                           "message_parts", "messages", "conversations", "runs", "run_events", "incognito_purges"})
+
+
+def remove_derived(conn: apsw.Connection, config: Config, conversation_ids: list[str], now: str,
+                   retract: Any) -> ForgetReport:
+    """Keep-raw mode of the registry (issue 18, I72): everything derived from these conversations goes from every
+    registered table, in the caller's transaction; their raw text, the import bookkeeping and the stage log stay.
+    The node store is handed to ``retract(node_ids, provenance_ids)`` (the intake's writer path: retract, or withdraw
+    provenance, one commit per node) instead of the forget's deletion, so its history keeps saying what happened."""
+    report = ForgetReport("incognito", applied=True)
+    if not conversation_ids:
+        return report
+    try:
+        _remove(conn, config, sorted(conversation_ids), report, now, None, keep_raw=True, retract=retract)
+    finally:
+        fsql.drop_keys(conn)
+    return report
 
 
 _SENTENCE = re.compile(r"[^.!?\n]{20,}")
@@ -212,9 +239,11 @@ def _add(d: dict[str, int], key: str, n: int) -> None:
 class _Steps:
     """The tables a registry ``Step`` names: each method owns its tables' removal."""
 
-    def __init__(self, conn: apsw.Connection, config: Config, report: ForgetReport, now: str, phrase: str | None):
+    def __init__(self, conn: apsw.Connection, config: Config, report: ForgetReport, now: str, phrase: str | None,
+                 retract: Any = None):
         self.conn, self.config, self.report, self.now, self.phrase = conn, config, report, now, phrase
         self.node_ids_touched: set[str] = set()
+        self.retract = retract  # keep-raw mode (I72): the node store goes through this instead of deletion
 
     # -- search index -----------------------------------------------------------------------------------------
     def search(self) -> None:
@@ -255,6 +284,9 @@ class _Steps:
         from kenning.pipeline.clock import Clock
 
         conn = self.conn
+        if self.retract is not None:
+            self._knowledge_keep_raw()
+            return
         forgotten_prov = fsql.forgotten_provenance_ids(conn)
         messages = set(fsql.keys(conn, "message"))
         assertions = set(fsql.keys(conn, "assertion"))
@@ -292,14 +324,30 @@ class _Steps:
                              res.commit.commit_id if res.commit else None)
         affected = sorted(set(deleted) | set(changed))
         _add(self.report.removed, "extraction_outcome_events", fsql.delete_outcome_events_of(conn, deleted))
+        self._derived_of_nodes(affected)
+
+    def _knowledge_keep_raw(self) -> None:
+        """Keep-raw mode (I72): the nodes citing these messages are retracted or lose that evidence through the
+        caller's writer path; what quotes or caches them (packets, pages, vectors, audits) goes like a forget's."""
+        conn = self.conn
+        affected = fsql.nodes_citing(conn)
+        self.report.knowledge.update(self.retract(affected, fsql.forgotten_provenance_ids(conn)) or {})
+        fsql.add_keys(conn, "node", affected)   # their vectors embed the withdrawn quotes
+        self._derived_of_nodes(affected, keep_incognito_skips=True)
+
+    def _derived_of_nodes(self, affected: list[str], keep_incognito_skips: bool = False) -> None:
+        conn = self.conn
         fsql.add_keys(conn, "affected_node", affected)
         if fsql.table_exists(conn, "context_packets"):
             fsql.collect(conn, "packet", "SELECT packet_id FROM context_packets p WHERE primary_node_id IN "
                                          "{affected_node} OR EXISTS (SELECT 1 FROM json_each(p.gate_node_ids) g "
                                          "WHERE g.value IN {affected_node}) OR EXISTS (SELECT 1 FROM "
-                                         "json_each(p.referenced_node_ids) r WHERE r.value IN {affected_node})")
+                                         "json_each(p.referenced_node_ids) r WHERE r.value IN {affected_node}) "
+                                         # a packet whose prior-context card quotes a forgotten thread (I79)
+                                         "OR json_extract(p.telemetry, '$.prior_context_thread_id') IN {thread}")
             _add(self.report.removed, "context_session_items", fsql.delete_where(
-                conn, "context_session_items", "packet_id IN {packet} OR item_id IN {affected_node}"))
+                conn, "context_session_items", "packet_id IN {packet} OR item_id IN {affected_node} "
+                                               "OR item_id IN {thread}"))
             _add(self.report.removed, "context_packets", fsql.delete_where(conn, "context_packets",
                                                                            "packet_id IN {packet}"))
         if fsql.table_exists(conn, "compiled_truth"):
@@ -310,11 +358,12 @@ class _Steps:
                                         "WHERE k.kind = 'affected_node' AND instr(compiled_truth.render_input, k.id) "
                                         "> 0)"))
         if fsql.table_exists(conn, "extraction_audit"):
+            keep = " AND extraction_audit.skip_reason IS NOT 'incognito_mode'" if keep_incognito_skips else ""
             _add(self.report.removed, "extraction_audit", fsql.delete_where(
-                conn, "extraction_audit", "EXISTS (SELECT 1 FROM temp.forget_keys k WHERE k.kind IN "
+                conn, "extraction_audit", "(EXISTS (SELECT 1 FROM temp.forget_keys k WHERE k.kind IN "
                                           "('message', 'conversation') AND instr(extraction_audit.source_content_ref,"
                                           " k.id) > 0) OR EXISTS (SELECT 1 FROM json_each(extraction_audit."
-                                          "knowledge_commit_ids) c WHERE c.value IN {redacted_commit})"))
+                                          "knowledge_commit_ids) c WHERE c.value IN {redacted_commit}))" + keep))
 
     def _redact_history(self, deleted: list[str], edges_deleted: list[str], changed: list[str],
                         prov_removed: set[str], forget_commit: str | None) -> None:
@@ -424,6 +473,8 @@ class _Steps:
         conn = self.conn
         if not fsql.count_where(conn, "graph_nodes", "1"):
             return
+        if self.retract is not None and not (fsql.keys(conn, "assertion") or fsql.keys(conn, "entity")):
+            return  # keep-raw mode with no claim or entity gone: the graph is already what is left
         before_n = fsql.count_where(conn, "graph_nodes", "1")
         gcfg = self.config.graph
         data = gsql.load_inputs(conn)

@@ -134,6 +134,7 @@ REGISTRY: list[Delete | Update | Step] = [
     Delete("thread_entity_links", "thread_id IN {thread}"),
     Delete("thread_builds", "thread_id IN {thread}"),
     Delete("conversation_threads", "thread_id IN {thread}"),
+    Delete("incognito_purges", "conversation_id IN {conversation}"),   # I72: ids and a time; goes with them
     Delete("note_assessment_pointers", "note_id IN {conversation}"),
     Delete("note_versions", "note_id IN {conversation}"),
     # ---- search index and vectors ---------------------------------------------------------------------------

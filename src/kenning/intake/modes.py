@@ -108,40 +108,59 @@ def incognito_only_nodes(conn: apsw.Connection, config: Any, node_ids: list[str]
 
 
 def purge_incognito(ctx: Any) -> dict[str, int]:
-    """Remove what was derived from incognito content, through the single writer (one commit per node): a node
-    whose only evidence is incognito is retracted (archived out of every read); the funnel's queued extractions
-    of those messages are cancelled; with ``keep: drop`` the raw text goes too."""
+    """Remove what was derived from incognito content (I12, I72). Each conversation is purged once, when a rule
+    first covers it: the forget registry in keep-raw mode clears every derived table (mentions, times, lexicon,
+    claims, self-beliefs, threads, search, vectors, audits …), and the node store goes through the single writer
+    (one commit per node): a node whose only evidence is incognito is retracted, one other content supports too
+    loses the incognito provenance entries. Every deriving stage skips incognito content, so a purged
+    conversation stays clean; when no rule covers it any more its mark goes (and the next run learns from it).
+    Queued extractions are cancelled; with ``keep: drop`` the raw text goes too."""
+    from kenning.forget.apply import remove_derived
     from kenning.knowledge.ops import ArchiveNode, KnowledgeWrite, UpdateNode
     from kenning.knowledge.writer import KnowledgeWriter
 
     conn, config = ctx.conn, ctx.config
     found = incognito_conversations(conn, config)
     counts = {"incognito_conversations": len(found.basis), "nodes_retracted": 0, "provenance_withdrawn": 0,
-              "extractions_cancelled": 0, "messages_dropped": 0}
+              "extractions_cancelled": 0, "messages_dropped": 0, "derived_rows_removed": 0}
+    done = isql.purged_conversations(conn)
+    # a conversation no rule covers any more (any rule: a command, an import, the config) loses its mark, so a mode
+    # turned on again purges it again, and its incognito skips, so the next intake run observes it afresh (I10)
+    freed = sorted(done - set(found.basis))
+    if freed:
+        isql.unmark_purged(conn, freed)
+        counts["observations_reopened"] = isql.forget_incognito_skips(conn, freed)
     if not found.basis:
         return counts
-    msgs = isql.message_ids_of(conn, found.conversation_ids)
-    cited = isql.provenance_by_message(conn, sorted(msgs))
-    candidates = sorted({r["node_id"] for r in cited if r["is_active"]})
-    writer = KnowledgeWriter(conn, config, clock=ctx.clock, run_id=ctx.run_id)
-    only = incognito_only_nodes(conn, config, candidates)
-    # A node other content supports too stays, but the incognito evidence comes off it (one commit per node).
-    for nid in candidates:
-        if nid in only:
-            continue
-        pids = tuple(sorted(r["id"] for r in cited if r["node_id"] == nid))
-        res = writer.write(KnowledgeWrite(
-            source_event="intake.incognito", change_summary="incognito evidence withdrawn from the node",
-            ops=[UpdateNode(id=nid, remove_provenance=pids)]))
-        counts["provenance_withdrawn"] += len(pids) if res.created else 0
-    for nid in sorted(only):
-        res = writer.write(KnowledgeWrite(
-            source_event="intake.incognito",
-            change_summary="derived only from incognito content: removed from the knowledge graph",
-            ops=[ArchiveNode(id=nid, lifecycle_state="retracted",
-                             reason="memory mode incognito: its only evidence is an incognito conversation")]))
-        counts["nodes_retracted"] += 1 if res.created else 0
     now = ctx.clock.now()
+    todo = sorted(set(found.basis) - done)
+    writer = KnowledgeWriter(conn, config, clock=ctx.clock, run_id=ctx.run_id)
+
+    def retract(node_ids: list[str], gone: set[str]) -> dict[str, int]:
+        for nid in node_ids:
+            entries = isql.provenance_ids_of(conn, nid)
+            pids = tuple(sorted(p for p in entries if p in gone))
+            if not pids:
+                continue
+            if len(pids) < len(entries):
+                # other content supports it too: it stays, the incognito evidence comes off (one commit)
+                res = writer.write(KnowledgeWrite(
+                    source_event="intake.incognito", change_summary="incognito evidence withdrawn from the node",
+                    ops=[UpdateNode(id=nid, remove_provenance=pids)]))
+                counts["provenance_withdrawn"] += len(pids) if res.created else 0
+            elif isql.node_is_active(conn, nid):
+                res = writer.write(KnowledgeWrite(
+                    source_event="intake.incognito",
+                    change_summary="derived only from incognito content: removed from the knowledge graph",
+                    ops=[ArchiveNode(id=nid, lifecycle_state="retracted",
+                                     reason="memory mode incognito: its only evidence is an incognito conversation")]))
+                counts["nodes_retracted"] += 1 if res.created else 0
+        return {}
+
+    if todo:
+        report = remove_derived(conn, config, todo, now, retract)
+        counts["derived_rows_removed"] = sum(report.removed.values()) + sum(report.redacted.values())
+        isql.mark_purged(conn, todo, now)
     obs = isql.observations_of_conversations(conn, found.conversation_ids)
     for item in isql.queue_items_for_observations(conn, [o["observation_id"] for o in obs]):
         if item["status"] in ("queued", "running"):
@@ -149,6 +168,18 @@ def purge_incognito(ctx: Any) -> dict[str, int]:
             isql.set_pending(conn, item["pending_id"], status="failed", error_code="incognito_mode", updated_at=now)
             counts["extractions_cancelled"] += 1
     if config.intake.incognito.keep == "drop":
+        msgs = isql.message_ids_of(conn, found.conversation_ids)
         counts["messages_dropped"] = isql.drop_message_text(conn, sorted(msgs), ctx.run_id)
         isql.drop_conversation_raw(conn, found.conversation_ids)
     return counts
+
+
+def search_incognito(conn: apsw.Connection, config: Any, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """`kenning search --incognito` (I71): incognito raw is never indexed, so the regular search never shows it;
+    asked explicitly, the turns of incognito conversations that hold every word of the query. A read: nothing is
+    derived or stored."""
+    found = incognito_conversations(conn, config)
+    words = [w for w in dict.fromkeys(re.findall(r"\w+", query.lower())) if len(w) >= 2]
+    return [{"message_id": r["message_id"], "conversation_id": r["conversation_id"], "title": r["title"],
+             "speaker": r["role"], "date": r["created_at_utc"], "text": r["text_raw"]}
+            for r in isql.raw_turns_matching(conn, found.conversation_ids, words, limit)]

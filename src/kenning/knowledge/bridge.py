@@ -5,7 +5,8 @@ and edges, published through the single writer, one ``KnowledgeWrite`` per item.
 - stage-4/5 relations between two entities → governed ``domain_<predicate>`` edges with valid time; facts that
   were superseded, retracted or negated END their edge (history kept);
 - the owner's stated preferences and constraints → ``memory_directive``;
-- the owner's plans and intentions → ``goal``; those with a resolved future date → ``obligation``;
+- (goals and obligations are the intake miners'; what an earlier bridge made of stage 4's intentions is retired,
+  I75);
 - the owner's own lexicon terms → ``domain_concept``.
 
 Every node carries provenance to the exact message span (the excerpt is ``text_raw[char_start:char_end]``) and
@@ -29,8 +30,8 @@ from kenning.knowledge.confidence import apply_evidence, event_weight
 from kenning.knowledge.contracts import PayloadError, entity_type_for
 from kenning.knowledge.errors import KnowledgeError
 from kenning.knowledge.lifecycle import is_suggested_entity_routable
-from kenning.knowledge.ops import (AliasIn, CreateEdge, CreateNode, EndEdge, KnowledgeWrite, ProvenanceIn,
-                                   UpdateNode)
+from kenning.knowledge.ops import (AliasIn, ArchiveNode, CreateEdge, CreateNode, EndEdge, KnowledgeWrite,
+                                   ProvenanceIn, UpdateNode)
 from kenning.knowledge.provenance import clip_excerpt
 from kenning.knowledge.relations import RelationError, check_relation
 from kenning.knowledge.writer import KnowledgeWriter
@@ -39,6 +40,7 @@ from kenning.store import knowledge_bridge as kb
 from kenning.store.search import self_participant_names
 
 ENDED = ("superseded", "retracted", "negated")
+RETIRED_KINDS = ("goal", "obligation")  # kinds this bridge no longer publishes (I75)
 SELF_KEY = "__SELF__"
 OWNER_NAME = "me"
 # Entry types (§33.3 leaves entry_type open): a quoted statement, a name's mention, the vault's own record.
@@ -159,7 +161,7 @@ class Bridge:
         for key in sorted(relations):
             self.publish_relation(key, relations[key])
         self.publish_directives(rows, owner)
-        self.publish_intentions(rows, owner)
+        self.retire_intentions()
         self.publish_concepts()
         return {k: self.counts[k] for k in sorted(self.counts)}
 
@@ -551,56 +553,23 @@ class Bridge:
                          "injection_format": self.cfg.injection_format[mtype], "capture_scope": "durable"},
                 what=mtype)
 
-    def deadline(self, a: dict[str, Any]) -> str | None:
-        """A dated commitment's deadline (K69): the resolved date of its time qualifier, when after the message."""
-        q = a["temporal_qualifier_type"]
-        if not a["temporal_qualifier_id"] or q not in self.cfg.obligation_qualifiers:
-            return None
-        date = (a["valid_until_hint_utc"] or a["valid_to_utc"] or a["valid_from_utc"]) if q == "until" \
-            else a["valid_from_utc"]
-        return date if date and a["message_time"] and date > a["message_time"] else None
+    # ---- goals and obligations: the intake miners' (issue 18, I75) --------------------------------------------
 
-    def publish_intentions(self, rows: list[dict[str, Any]], owner: dict[str, Any] | None) -> None:
-        goals: dict[str, list[dict[str, Any]]] = {}
-        obligations: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for a in self._owners(rows, owner):
-            if a["modality"] != "intention" or a["polarity"] != "positive":
-                continue
-            due = self.deadline(a)
-            if due:
-                obligations.setdefault((a["fact_key"], due), []).append(a)
-            else:
-                goals.setdefault(a["fact_key"], []).append(a)
-        for fact_key, group in sorted(goals.items()):
-            support, against = self.statement_spans(group)
-            first = next((a for a in group if a["status"] not in ENDED), group[0])
-            phrase = goal_phrase(first["predicate"], object_text(first, self.names))
-            linked = [self.entity_nodes[a["object_entity_id"]] for a in group
-                      if a["object_entity_id"] in self.entity_nodes]
-            payload: dict[str, Any] = {"goal_description": first["surface_text"].strip()[:500],
-                                       "canonical_name": phrase[:200], "goal_status": "active",
-                                       "source": "conversation_mined"}
-            if linked:
-                payload.update(linked_entity_ids=sorted(set(linked)), primary_entity_id=linked[0])
-            self.publish_node(node_id=self.writer.ids.make("doc72_bridge_node", "goal", fact_key), kind="goal",
-                              name=phrase, aliases=[], support=support, against=against, payload=payload,
-                              what="goal")
-        for (fact_key, due), group in sorted(obligations.items()):
-            support, against = self.statement_spans(group)
-            first = next((a for a in group if a["status"] not in ENDED), group[0])
-            phrase = goal_phrase(first["predicate"], object_text(first, self.names))
-            payload = {"obligation_description": first["surface_text"].strip()[:500],
-                       "deadline": {"date": due, "type": "internal",
-                                    "consequence_of_missing": "not stated in the conversation", "extendable": True},
-                       "status": "pending", "source": "conversation_mined", "deadline_source": "conversation",
-                       "urgency": "unknown"}
-            linked = [self.entity_nodes[a["object_entity_id"]] for a in group
-                      if a["object_entity_id"] in self.entity_nodes]
-            if linked:
-                payload["linked_entity_refs"] = sorted(set(linked))
-            self.publish_node(node_id=self.writer.ids.make("doc72_bridge_node", "obligation", fact_key, due),
-                              kind="obligation", name=f"{phrase} by {due[:10]}", aliases=[phrase], support=support,
-                              against=against, payload=payload, what="obligation")
+    def retire_intentions(self) -> None:
+        """Goals and obligations come from one path, the intake miners (explicit statements of aim, deadlines with
+        their zone); stage 4's "intentions" made noise of them ("merge two sorted lists" as a goal). What an
+        earlier version of this bridge published is archived through the writer, one commit per node, unless a
+        person or the miners (on a person's words) touched it since: the node store is canonical."""
+        for n in kb.bridge_made_nodes(self.conn, RETIRED_KINDS):
+            res = self.writer.write(KnowledgeWrite(
+                source_event="ingest:retire",
+                change_summary=f"retired: {n['node_kind']} “{n['canonical_name'][:80]}” came from stage 4's "
+                               "intentions; goals and obligations are mined by the intake miners",
+                ops=[ArchiveNode(id=n["id"], lifecycle_state="archived",
+                                 reason="retired: the intake miners make goals and obligations")]))
+            if res.created:
+                self.counts["commits"] += 1
+                self.counts[f"{n['node_kind']}_retired"] += 1
 
     # ---- lexicon → domain concepts -------------------------------------------------------------------------
 

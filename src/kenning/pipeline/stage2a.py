@@ -13,6 +13,7 @@ from typing import Any
 
 from kenning.detect.mentions import MessageDetector, MessageInput
 from kenning.detect.ner import NerBackend, NerUnavailable, make_backend
+from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
 from kenning.sources.jcs import canonicalize
 from kenning.store import mentions as msql
@@ -116,7 +117,12 @@ class EntityTimeDetection:
             ctx.progress(records=stats["messages_seen"], total=n_messages, file="stage 2A", unit="messages")
 
         n_messages = msql.count_messages_for_detection(ctx.conn)
+        skip = incognito_skip(ctx)
+        stats.update({f"incognito_{k}": v for k, v in skip.purged.items() if v and k != "incognito_conversations"})
         for (mid, cid, role, created, quality, text, fences, bqs, cits) in msql.iter_messages_for_detection(ctx.conn):
+            if cid in skip:  # §13.4 (I70): never mined, and no state kept, so a cleared mode detects it afresh
+                stats["messages_incognito"] += 1
+                continue
             if text is None:
                 if mid in states:
                     gone.append(mid)

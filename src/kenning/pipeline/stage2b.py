@@ -22,6 +22,7 @@ from kenning.detect.entities import aggregate_mentions, by_type, group_links, pl
 from kenning.detect.lexicon import (GENERATORS_VERSION, Inducer, LexiconMatcher, LexTerm, infer_type, select)
 from kenning.detect.noise import NoiseRules
 from kenning.detect.spans import Exclusions
+from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
 from kenning.sources.jcs import canonicalize, jcs_hash
 from kenning.store import entities as esql
@@ -64,7 +65,9 @@ class LexiconAndEntities:
         cfg = ctx.config
         lcfg = cfg.entities.lexicon
         denylist, deny_file_hash = load_denylist(lcfg)
-        fingerprint = jcs_hash({"2A": stage_2a_digest(ctx), "lexicon": lcfg.model_dump(mode="json"),
+        skip = incognito_skip(ctx)  # §13.4 (I70): incognito messages feed neither the lexicon nor its matches
+        fingerprint = jcs_hash({**({"incognito": skip.digest} if skip else {}),
+                                "2A": stage_2a_digest(ctx), "lexicon": lcfg.model_dump(mode="json"),
                                 "salience": cfg.entities.salience.model_dump(mode="json"),
                                 "detectors": cfg.entities.detectors.model_dump(mode="json"),
                                 "entity_detection": cfg.pipeline.entity_detection.model_dump(mode="json"),
@@ -88,7 +91,7 @@ class LexiconAndEntities:
             inducer = Inducer(allcaps_stoplist=lcfg.allcaps_stoplist, role_weights=dict(lcfg.role_weights),
                               sentence_initial_words=lcfg.sentence_initial_words)
             for (mid, cid, role, _created, _q, text, fences, bqs, cits) in msql.iter_messages_for_detection(ctx.conn):
-                if text:
+                if text and cid not in skip:
                     excl = Exclusions.build(fences, bqs, cits, include_blockquotes=True)
                     inducer.add_message(mid, cid, role, text, excl)
             cands = inducer.aggregate(lcfg.evidence_max_occurrences)
@@ -127,7 +130,7 @@ class LexiconAndEntities:
             detector = f"LEXICON:{build['build_id']}"
             dversion = f"lexicon-v{build['build_version']}"
             for mid, text in msql.iter_message_texts(ctx.conn):
-                if not text:
+                if not text or (skip and mid in skip.messages):
                     continue
                 hits = matcher.find(text)
                 if hits:

@@ -23,6 +23,7 @@ from kenning.extract.registry import extractor_version, load_registry, load_voca
 from kenning.extract.retractions import link_global
 from kenning.extract.rules import RuleExtractor
 from kenning.extract.speakers import SpeakerResolver
+from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
 from kenning.sources.jcs import canonicalize, jcs_hash
 from kenning.store import assertions as asql
@@ -67,7 +68,8 @@ class AssertionExtraction:
         llm_mode = (getattr(ctx, "llm_mode", "none") or "none") if use_llm else "none"
         llm_extra = self.llm_extractor_factory.version_info(ctx) if use_llm else {}
         ev = extractor_version(registry, vocab, llm_extra)
-        fingerprint = jcs_hash({
+        skip = incognito_skip(ctx)  # §13.4 (I70): no claims from incognito conversations
+        fingerprint = jcs_hash({**({"incognito": skip.digest} if skip else {}),
             "messages": asql.message_digest(ctx.conn), "2A": _digest_2a(ctx), "2B": msql.get_fingerprint(ctx.conn, "2B"),
             "3": msql.get_fingerprint(ctx.conn, "3"), "participants": asql.participants_digest(ctx.conn),
             "config": stage4_config(cfg), "extractor_version": ev, "llm_mode": llm_mode})
@@ -94,6 +96,10 @@ class AssertionExtraction:
         proc = ConversationProcessor(cfg, ctx.ids, rules, index, resolver, preds, speakers, warn=ctx.warn,
                                      info=info, counts=counts, llm=llm)
         conv_ids = sorted(set(asql.conversation_ids(ctx.conn)) | asql.stored_conversation_ids(ctx.conn))
+        if skip:
+            # passed over, not processed: their stored claims (if any) are the purge's to remove
+            counts["conversations_incognito"] = sum(1 for c in conv_ids if c in skip)
+            conv_ids = [c for c in conv_ids if c not in skip]
         counts["entities_indexed"] = len(index.by_id)
         batch = acfg.batch_conversations
         try:

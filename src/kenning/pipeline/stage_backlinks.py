@@ -29,5 +29,8 @@ class Backlinks:
     title = "back-links (mentions → evidence → edges)"
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
+        from kenning.pipeline.incognito import incognito_skip
+
         return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
-                           progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep"))).run()
+                           progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep")),
+                           incognito_json=incognito_skip(ctx).json).run()

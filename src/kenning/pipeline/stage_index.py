@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from kenning.llm.errors import EmbeddingError, LLMEndpointError
+from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
 from kenning.retrieve.docs import content_hash, doc_fields, embed_text, entity_fields
 from kenning.retrieve.when import event_time
@@ -78,11 +79,19 @@ class SearchIndex:
     def index_messages(self, ctx: StageContext, counts: Counter, changed: list[int]) -> None:
         batch = ctx.config.retrieval.index.batch_size
         after = None
+        # §13.4 (I70, I71): incognito turns are not indexed (so search shows none of them and nothing embeds them);
+        # no document is made, so a cleared mode indexes them on the next run.
+        skip = incognito_skip(ctx)
         while True:
             todo = search_sql.messages_to_index(ctx.conn, batch, after)
             if not todo:
                 break
             after = (todo[-1]["conversation_id"], todo[-1]["order_index"])
+            if skip:
+                counts["turns_incognito"] += sum(1 for m in todo if m["conversation_id"] in skip)
+                todo = [m for m in todo if m["conversation_id"] not in skip]
+                if not todo:
+                    continue
             extras = search_sql.attachment_texts(ctx.conn, [m["message_id"] for m in todo])
             prev: dict[tuple[str, int], str] = {}
             need = []

@@ -18,9 +18,11 @@ class KnowledgeBridge:
     title = "knowledge store"
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
-        from kenning.intake.modes import incognito_message_ids
+        from kenning.pipeline.incognito import incognito_skip
 
-        counts = publish(ctx, incognito_message_ids(ctx.conn, ctx.config))
+        # the shared filter (I70): it also purges a conversation a new rule made incognito before anything is read
+        skip = incognito_skip(ctx)
+        counts = publish(ctx, skip.messages)
         ctx.progress(records=counts.get("commits", 0), total=counts.get("commits", 0), file="knowledge store",
                      unit="commits")
         return counts

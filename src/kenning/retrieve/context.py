@@ -61,7 +61,7 @@ class ContextPacket:
 
     @property
     def lines(self) -> list[str]:
-        return [item["line"] for name in ("entities", "directives", "goals", "obligations")
+        return [item["line"] for name in ("entities", "directives", "goals", "obligations", "prior_context")
                 for item in self.sections.get(name, [])]
 
     @property
@@ -160,7 +160,77 @@ class _Builder:
         hidden = incognito_only_nodes(self.conn, self.config, listed) if listed else set()
         for k in ("directives", "goals", "obligations"):
             sections[k] = [it for it in sections[k] if it["id"] not in hidden]
+        sections["prior_context"] = []
+        if not self._stop("prior context left out"):
+            sections["prior_context"] = self._prior_context(primary, res, gate, sections, tel)
         return self._finish(res, primary, gate, sections, tel, record)
+
+    # ---- §25.3 the "[Prior Context — reference]" card ------------------------------------------------------
+
+    def _prior_context(self, primary: dict[str, Any] | None, res: Resolution, gate: _Gate,
+                       sections: dict[str, list[dict[str, Any]]], tel: dict[str, Any]) -> list[dict[str, Any]]:
+        """The card of the recent thread this request continues (I77–I79): one linked to the work context or a
+        participant (most recent first), else the one sharing the most of the request's content words. It uses
+        what the packet's budget leaves after every other section, trimmed to fit; never an incognito thread, never
+        twice in a session."""
+        from kenning.intake.corpus import resume
+        from kenning.intake.modes import incognito_conversations
+        from kenning.store import corpus as csql
+
+        cfg = self.config.corpus.resume
+        if not cfg.in_context or not csql.has_corpus(self.conn):
+            return []
+        since = format_utc(parse_utc(self.now) - dt.timedelta(days=cfg.continuity_days))
+        pool = csql.recent_threads(self.conn, since, self.now, cfg.continuity_scan)
+        if not pool:
+            return []
+        secret = incognito_conversations(self.conn, self.config)
+        pool = [t for t in pool if t["thread_id"] not in secret]
+        anchors = ({primary["id"]} if primary else set()) | {c.id for c in gate.kept["participants"]} | \
+            {n["id"] for n in res.nodes if n["node_kind"] == "world_entity"}
+        stop = set(self.d.resolve.stopwords)
+        asked = {w for w in resume._tokens(self.request) if len(w) >= self.d.resolve.min_word_chars and w not in stop}
+        # continuity (I78): a thread linked to the packet's entities, or one sharing enough of the request's words;
+        # the best has the most linked entities, then the most shared words, then is the most recent
+        best: tuple[Any, ...] | None = None
+        for rank, t in enumerate(pool):
+            linked = sorted(anchors & set(t["linked_entity_ids"] or []))
+            shared = sorted(asked & set(resume._tokens(resume._doc(t))))
+            topical = bool(asked) and len(shared) >= cfg.min_shared_words and \
+                len(shared) / len(asked) >= cfg.min_word_overlap
+            if not (linked or topical):
+                continue
+            key = (-len(linked), -len(shared), rank)
+            if best is None or key < best[0]:
+                best = (key, t, "entity" if linked else "topic", linked, shared)
+        if best is None:
+            return []
+        _key, t, how, linked, shared = best
+        if t["thread_id"] in self.given:
+            tel["prior_context_omitted"] = "already given in this session"
+            return []
+        thread = resume._thread_out(self.conn, t)
+        cps = csql.checkpoints(self.conn, t["thread_id"])
+        room = max(0, self.budget - sum(i["tokens"] for items in sections.values() for i in items))
+        cap = min(cfg.card_max_tokens, room)
+        # the fullest card that fits: open items and then decisions are dropped from the end until it does
+        for nd, no in _trims(cfg.max_decisions, cfg.max_open):
+            card = _card(thread, cps, nd, no)
+            n_tokens = tokens(card, self.g.chars_per_token)
+            if n_tokens <= cap:
+                break
+        else:
+            tel["prior_context_omitted"] = f"budget: {room} token(s) left, the shortest card needs {n_tokens}"
+            return []
+        shown = cps[-nd:] if nd else []
+        # named in the stored telemetry, so forgetting the conversation finds the packets that quote its card
+        tel["prior_context_thread_id"] = t["thread_id"]
+        return [{"id": t["thread_id"], "name": t["title_hint"], "line": card, "tokens": n_tokens,
+                 "thread_id": t["thread_id"], "occurred_at": t["occurred_at"], "matched_by": how,
+                 "linked_entity_ids": linked, "shared_words": shared,
+                 "provenance": {"source": "conversation_threads", "conversation_id": t["thread_id"],
+                                "summary_method": t.get("method"),
+                                "checkpoint_message_ids": [c["message_id"] for c in shown if c.get("message_id")]}}]
 
     def _fts_pool(self) -> list[dict[str, Any]]:
         """The best FTS hits of each kind a section reads (resolution, cross-context, directives, goals), as full
@@ -413,6 +483,28 @@ class _Builder:
                 "budget": packet.budget, "tokens_used": packet.telemetry["tokens_used"], "lines": packet.lines,
                 "gate_node_ids": gate_ids, "telemetry": packet.telemetry,
                 "gate_hit_rate": 0.0 if gate_ids else None}, given)
+
+
+def _trims(max_decisions: int, max_open: int) -> list[tuple[int, int]]:
+    """(decisions, open items) from the full card down to none of either: open items go first, then decisions."""
+    out = [(max_decisions, o) for o in range(max_open, -1, -1)]
+    out += [(d, 0) for d in range(max_decisions - 1, -1, -1)]
+    return out
+
+
+def _card(thread: dict[str, Any], cps: list[dict[str, Any]], nd: int, no: int) -> str:
+    """The resume card with at most ``nd`` decisions and ``no`` open items; what was cut says so."""
+    from kenning.intake.corpus.resume import render_card
+
+    decided = cps or [{"description": d} for d in (thread.get("key_decisions") or [])]
+    opened = thread.get("unresolved_items") or []
+    card = render_card({**thread, "key_decisions": [], "unresolved_items": opened[:no]}, decided[-nd:] if nd else [],
+                       max(nd, 1), max(no, 1))
+    if decided and not nd:
+        card = card.replace("What was decided: nothing recorded", "What was decided: (left out to fit)")
+    if opened and not no:
+        card = card.replace("What is open: nothing recorded", "What is open: (left out to fit)")
+    return card
 
 
 @dataclass

@@ -80,9 +80,15 @@ class ExperienceDetector:
 
     def run(self, ctx) -> Counter:
         """Scan new and changed messages; insert experiences. Returns counts."""
+        from kenning.pipeline.incognito import incognito_skip
+
         conn, cfg = ctx.conn, self.cfg
         counts: Counter = Counter()
         msgs = sql.unscanned_messages(conn, cfg.source_kinds, cfg.roles, cfg.version)
+        skip = incognito_skip(ctx)
+        if skip:  # §13.4 (I70): never scanned, so no scan row: a cleared mode scans them afresh
+            counts["messages_incognito"] = sum(1 for m in msgs if m["conversation_id"] in skip)
+            msgs = [m for m in msgs if m["conversation_id"] not in skip]
         if not msgs:
             return counts
         metas = sql.parts_metadata(conn, [m["message_id"] for m in msgs])

@@ -69,6 +69,7 @@ class SelfBeliefStage:
     # the run's mode as it is.
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
+        from kenning.pipeline.incognito import incognito_skip
         from kenning.selfbelief.detector import ExperienceDetector
 
         check_namespace(ctx)
@@ -78,6 +79,9 @@ class SelfBeliefStage:
         counts: Counter = detector.run(ctx)
         pending = sql.pending_experiences(ctx.conn, version, ctx.inputs.get("limit"),
                                           ctx.inputs.get("experience_ids"))
+        skip = incognito_skip(ctx)
+        if skip:  # an experience found before the mode was set waits for the purge, never for the extractor (I70)
+            pending = [e for e in pending if e["conversation_id"] not in skip]
         out: dict[str, Any] = {"extractor_version": version, **{k: counts[k] for k in sorted(counts)}}
         if not pending and not detector.retired_nodes:
             out["experiences_processed"] = 0

@@ -270,7 +270,7 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         if not 1 <= limit <= MAX_K:
             raise ToolError(f"limit must be between 1 and {MAX_K}, not {limit}")
         with open_ro() as v:
-            return _plain(related_fn(v.conn, entity_id, limit))
+            return _plain(related_fn(v.conn, entity_id, limit, v.config))
 
     def resume_context(entity_id: str | None = None) -> dict[str, Any]:
         """Pick up where the user left off (seed 003 §25.2–25.3): the most recent thread (about `entity_id`, if

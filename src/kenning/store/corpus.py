@@ -139,6 +139,14 @@ def threads(conn: apsw.Connection, *, entity_ids: Sequence[str] | None = None, l
     return [_decode(r) for r in rows(conn, sql, params)]
 
 
+def recent_threads(conn: apsw.Connection, since: str, until: str, limit: int) -> list[dict[str, Any]]:
+    """Threads whose last turn falls in [since, until], most recent first (continuity for context packets, I77)."""
+    sql = (f"SELECT {', '.join('t.' + c for c in THREAD_COLUMNS)}, b.method FROM conversation_threads t "
+           "LEFT JOIN thread_builds b ON b.thread_id=t.thread_id WHERE t.occurred_at >= ? AND t.occurred_at <= ? "
+           "ORDER BY t.occurred_at DESC, t.thread_id LIMIT ?")
+    return [_decode(r) for r in rows(conn, sql, (since, until, int(limit)))]
+
+
 def thread(conn: apsw.Connection, thread_id: str) -> dict[str, Any] | None:
     r = row(conn, f"SELECT {', '.join('t.' + c for c in THREAD_COLUMNS)}, b.method FROM conversation_threads t "
                   "LEFT JOIN thread_builds b ON b.thread_id=t.thread_id WHERE t.thread_id=?", (thread_id,))

@@ -206,6 +206,12 @@ def fts_optimize(conn: apsw.Connection, table: str) -> None:
 
 # ---- DOC72 node store ----------------------------------------------------------------------------------------
 
+def drop_incognito_skip_observations(conn: apsw.Connection) -> None:
+    """Keep-raw mode (I72): observations the funnel skipped for being incognito are not forgotten with the rest."""
+    conn.execute("DELETE FROM temp.forget_keys WHERE kind = 'observation' AND id IN (SELECT observation_id FROM "
+                 "intake_dispatch_decisions WHERE reason_codes = '[\"incognito_mode\"]')")
+
+
 def nodes_citing(conn: apsw.Connection) -> list[str]:
     """Nodes with a provenance entry from a forgotten message, or the record of a forgotten entity."""
     return [r for (r,) in conn.execute(expand(

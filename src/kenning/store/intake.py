@@ -390,3 +390,44 @@ def drop_conversation_raw(conn: apsw.Connection, conversation_ids: Sequence[str]
                      f"WHERE conversation_id IN ({marks(len(part))}) AND raw_conversation_json<>'{{}}'", tuple(part))
         conn.execute(f"DELETE FROM raw_archive WHERE table_name='conversations' AND row_id IN ({marks(len(part))})",
                      tuple(part))
+
+
+def purged_conversations(conn: apsw.Connection) -> set[str]:
+    """Incognito conversations whose derived rows were removed (I72)."""
+    return {r[0] for r in conn.execute("SELECT conversation_id FROM incognito_purges")}
+
+
+def mark_purged(conn: apsw.Connection, conversation_ids: Sequence[str], at: str) -> None:
+    conn.executemany("INSERT OR REPLACE INTO incognito_purges (conversation_id, purged_at) VALUES (?, ?)",
+                     [(c, at) for c in sorted(conversation_ids)])
+
+
+def unmark_purged(conn: apsw.Connection, conversation_ids: Sequence[str]) -> int:
+    n = 0
+    for part in chunks(sorted(conversation_ids)):
+        conn.execute(f"DELETE FROM incognito_purges WHERE conversation_id IN ({marks(len(part))})", tuple(part))
+        n += conn.changes()
+    return n
+
+
+def provenance_ids_of(conn: apsw.Connection, node_id: str) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT id FROM provenance_entries WHERE node_id=? ORDER BY id", (node_id,))]
+
+
+def node_is_active(conn: apsw.Connection, node_id: str) -> bool:
+    r = conn.execute("SELECT is_active FROM nodes WHERE id=?", (node_id,)).fetchone()
+    return bool(r and r[0])
+
+
+def raw_turns_matching(conn: apsw.Connection, conversation_ids: Sequence[str], words: Sequence[str],
+                       limit: int) -> list[dict[str, Any]]:
+    """Turns of these (incognito) conversations whose raw text holds every word, case-insensitively: a plain scan,
+    since incognito turns are never indexed (I71). Most words first is the caller's; here newest first."""
+    if not conversation_ids or not words:
+        return []
+    cond = " AND ".join("instr(lower(m.text_raw), ?) > 0" for _ in words)
+    return rows(conn, f"SELECT m.message_id, m.conversation_id, m.role, m.created_at_utc, m.text_raw, c.title "
+                      f"FROM messages m JOIN conversations c USING (conversation_id) "
+                      f"WHERE m.conversation_id IN (SELECT value FROM json_each(?)) AND m.text_raw <> '' AND {cond} "
+                      f"ORDER BY m.created_at_utc DESC, m.message_id LIMIT ?",
+                (orjson.dumps(sorted(conversation_ids)).decode(), *[w.lower() for w in words], int(limit)))

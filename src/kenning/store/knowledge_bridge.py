@@ -149,3 +149,22 @@ def provenance_refs(conn: apsw.Connection, node_id: str) -> list[dict[str, Any]]
     """(entry_type, source_ref) of a node's provenance entries: what the bridge already recorded."""
     return rows(conn, "SELECT entry_type, source_ref FROM provenance_entries WHERE node_id=? ORDER BY id",
                 (node_id,))
+
+
+# Commits a person (or the miners on a person's words) did not make: the bridge's own, nightly upkeep, back-link
+# promotion, the incognito purge. A node only these touched is the bridge's to retire (I75).
+_AUTOMATIC = ("source_event LIKE 'ingest:%' OR source_event LIKE 'maintain:%' OR source_event LIKE 'backlinks:%' "
+              "OR source_event LIKE 'intake.%'")
+
+
+def bridge_made_nodes(conn: apsw.Connection, kinds: Sequence[str]) -> list[dict[str, Any]]:
+    """Active nodes of ``kinds`` the bridge created (a commit ``ingest:<kind>``) and nothing but automatic commits
+    touched since: no confirmation, correction, rollback, review or miner's update of a person's words."""
+    q = ",".join("?" * len(kinds))
+    return rows(conn, f"SELECT n.id, n.node_kind, n.canonical_name FROM nodes n WHERE n.is_active = 1 "
+                      f"AND n.node_kind IN ({q}) AND EXISTS (SELECT 1 FROM knowledge_commit_mutations m "
+                      f"JOIN knowledge_commits c USING (commit_id) WHERE m.target_id = n.id "
+                      f"AND c.source_event = 'ingest:' || n.node_kind) "
+                      f"AND NOT EXISTS (SELECT 1 FROM knowledge_commit_mutations m JOIN knowledge_commits c "
+                      f"USING (commit_id) WHERE m.target_id = n.id AND NOT ({_AUTOMATIC})) ORDER BY n.id",
+                tuple(kinds))

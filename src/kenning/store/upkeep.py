@@ -55,16 +55,18 @@ def state_set(conn: apsw.Connection, key: str, value: str) -> None:
 
 # ---- observations (messages) ---------------------------------------------------------------------------------
 
-def pending_observations(conn: apsw.Connection, limit: int) -> list[dict[str, Any]]:
+def pending_observations(conn: apsw.Connection, limit: int, skip_json: str = "[]") -> list[dict[str, Any]]:
     """Messages with text that Stage 1 has not scanned yet, in the pipeline's stable order: what people and the
     assistant said (system and tool messages name nothing of the owner's; the owner's custom instructions, hidden
-    in the export, are their own words and stay in)."""
+    in the export, are their own words and stay in). Conversations in ``skip_json`` (a JSON array: incognito,
+    I70) are passed over and stay unscanned."""
     return rows(conn, f"SELECT m.message_id, m.conversation_id, m.role, {_MSG_TIME} AS occurred_at, m.text_raw, "
                       "m.code_fence_ranges_json, c.source_kind FROM messages m JOIN conversations c ON c.conversation_id=m.conversation_id "
                       "LEFT JOIN backlink_observations b ON b.observation_id=m.message_id "
                       "WHERE b.observation_id IS NULL AND m.text_raw IS NOT NULL AND m.text_raw<>'' "
                       "AND m.role IN ('user','assistant','unknown') "
-                      "ORDER BY m.conversation_id, m.order_index, m.message_id LIMIT ?", (limit,))
+                      "AND m.conversation_id NOT IN (SELECT value FROM json_each(?)) "
+                      "ORDER BY m.conversation_id, m.order_index, m.message_id LIMIT ?", (skip_json, limit))
 
 
 def mark_observations(conn: apsw.Connection, marks_: Iterable[tuple[str, str, int]]) -> None:

@@ -44,8 +44,10 @@ class RunCounts:
 
 class BacklinkRun:
     def __init__(self, conn, config, clock, *, run_id: str | None = None, vectors: Any = None,
-                 progress=None, writer: KnowledgeWriter | None = None, sweep: bool = False):
+                 progress=None, writer: KnowledgeWriter | None = None, sweep: bool = False,
+                 incognito_json: str = "[]"):
         self.conn, self.config, self.clock = conn, config, clock
+        self.incognito_json = incognito_json  # conversations never scanned (§13.4, I70), as a JSON array
         self.cfg = config.backlinks
         self.now = clock.now()
         self.writer = writer or KnowledgeWriter(conn, config, clock=clock, run_id=run_id)
@@ -87,7 +89,7 @@ class BacklinkRun:
         owner = usql.owner_node(self.conn)
         done = 0
         while True:
-            batch = usql.pending_observations(self.conn, _BATCH)
+            batch = usql.pending_observations(self.conn, _BATCH, self.incognito_json)
             if not batch:
                 break
             spans_by_msg: dict[str, list[dict[str, Any]]] = {}

@@ -48,16 +48,31 @@ def _thread_out(conn: apsw.Connection, t: dict[str, Any], names: dict[str, str] 
     return out
 
 
-def list_threads(conn: apsw.Connection, entity: str | None = None, limit: int = 20) -> dict[str, Any]:
+def _incognito(conn: apsw.Connection, config: Config | None) -> set[str]:
+    """Threads of incognito conversations: the purge removes them, but a rule set since (a config pattern before
+    the next run) already hides them from every read (I79)."""
+    if config is None:
+        return set()
+    from kenning.intake.modes import incognito_conversations
+
+    return set(incognito_conversations(conn, config).basis)
+
+
+def list_threads(conn: apsw.Connection, entity: str | None = None, limit: int = 20,
+                 config: Config | None = None) -> dict[str, Any]:
     _check(conn)
     ents = resolve_entity(conn, entity) if entity else None
-    ts = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None, limit=limit)
+    hidden = _incognito(conn, config)
+    ts = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None,
+                     limit=limit + len(hidden))
+    ts = [t for t in ts if t["thread_id"] not in hidden][:limit]
     return {"entity": ents[0] if ents else None, "count": len(ts), "threads": [_thread_out(conn, t) for t in ts]}
 
 
-def get_related_threads(conn: apsw.Connection, entity_id: str, limit: int = 20) -> dict[str, Any]:
+def get_related_threads(conn: apsw.Connection, entity_id: str, limit: int = 20,
+                        config: Config | None = None) -> dict[str, Any]:
     """§25.2 ``get_related_threads(entity_id)`` — threads linked to an entity, most recent first."""
-    return list_threads(conn, entity_id, limit)
+    return list_threads(conn, entity_id, limit, config)
 
 
 def _tokens(text: str) -> list[str]:
@@ -95,7 +110,9 @@ def search_conversation_history(conn: apsw.Connection, config: Config, query: st
     _check(conn)
     limit = limit or config.corpus.resume.search_limit
     ents = resolve_entity(conn, entity_scope) if entity_scope else None
-    pool = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None)
+    hidden = _incognito(conn, config)
+    pool = [t for t in sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None)
+            if t["thread_id"] not in hidden]
     q = [w for w in dict.fromkeys(_tokens(query))]
     if not q:
         raise CorpusError("the query has no words to search for")
@@ -145,7 +162,9 @@ def resume_context(conn: apsw.Connection, config: Config, entity_id: str | None 
     the card text. ``found`` is false when there is no thread to resume."""
     _check(conn)
     ents = resolve_entity(conn, entity_id) if entity_id else None
-    ts = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None, limit=1)
+    hidden = _incognito(conn, config)
+    ts = sql.threads(conn, entity_ids=[e["id"] for e in ents] if ents is not None else None, limit=1 + len(hidden))
+    ts = [t for t in ts if t["thread_id"] not in hidden][:1]
     if not ts:
         return {"found": False, "entity": ents[0] if ents else None, "thread": None, "decisions": [],
                 "card": f"{CARD_TITLE}\nNo earlier conversation" + (f" about {ents[0]['canonical_name']}"

@@ -69,6 +69,7 @@ class ThreadsStage:
     def run(self, ctx: StageContext) -> dict[str, Any]:
         from kenning.llm.client import open_llm_run
         from kenning.llm.prompts import prompt_for
+        from kenning.pipeline.incognito import incognito_skip
 
         cfg = ctx.config.corpus.threads
         counts: Counter = Counter()
@@ -83,8 +84,12 @@ class ThreadsStage:
         live_nodes = sql.existing_nodes(ctx.conn, sorted(set(node_of.values())))
         built = sql.builds(ctx.conn)
         todo: list[tuple[dict, list[str], str]] = []
+        skip = incognito_skip(ctx)
         for fp in sql.conversation_fingerprints(ctx.conn):
             cid = fp["conversation_id"]
+            if cid in skip:  # §13.4 (I70): no thread, no resume card; no build row, so a cleared mode builds it
+                counts["threads_incognito"] += 1
+                continue
             ents = sorted(((e, n) for e, n in mentions.get(cid, []) if node_of.get(e) in live_nodes),
                           key=lambda x: (-x[1], x[0]))[: cfg.max_linked_entities]
             links = [node_of[e] for e, _ in ents]

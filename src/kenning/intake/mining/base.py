@@ -42,15 +42,20 @@ SURFACE_ENTRY = {"note_version": ("learned_from_note", "the user wrote it in a n
                  "mail": ("learned_from_email", "the user wrote it in a mail")}
 
 
+# Kinds the knowledge bridge still publishes from stage 4 (its directives); goals and obligations are the miners'
+# alone (I75), so for them nothing is deferred.
+BRIDGE_KINDS = frozenset({"memory_directive"})
+
+
 def bridged_spans(ctx: ExtractionContext, obs: Observation) -> dict[str, list[tuple[int, int]]]:
-    """kind → spans of this message the knowledge bridge (issue 17) already published as nodes of that kind (its
-    goals and directives from stage 4's claims). The miners leave those to it and add what it misses (I25)."""
+    """kind → spans of this message the knowledge bridge (issue 17) already published as active nodes of a kind it
+    still makes (its directives from stage 4's claims). The miners leave those to it (I25, narrowed by I75)."""
     if not obs.message_id:
         return {}
     out: dict[str, list[tuple[int, int]]] = {}
     for nid in ksql.node_ids_with_message(ctx.conn, [obs.message_id]):
         n = ksql.get_node(ctx.conn, nid)
-        if not n:
+        if not n or n["node_kind"] not in BRIDGE_KINDS or not n["is_active"]:
             continue
         for p in ksql.get_provenance(ctx.conn, nid):
             if p.get("message_id") == obs.message_id and p["entry_type"] not in _OWN_ENTRIES:
