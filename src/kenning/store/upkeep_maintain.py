@@ -306,6 +306,13 @@ def table_columns(conn: apsw.Connection, name: str) -> set[str]:
 BUNDLES = "evidence_bundles_derived"  # the back-link pipeline's table (migration 0090)
 
 
+def bundle_support_count(conn: apsw.Connection, bundle_id: str) -> int:
+    """A back-link bundle's support count (0 when the vault has no back-link tables or no such bundle)."""
+    if not has_table(conn, BUNDLES):
+        return 0
+    return int(scalar(conn, f"SELECT support_count FROM {BUNDLES} WHERE evidence_bundle_id=?", (bundle_id,)) or 0)
+
+
 def return_bundle_to_candidate(conn: apsw.Connection, bundle_id: str) -> bool:
     """§42A.6: a demoted edge's evidence bundle goes back to ``candidate_relation`` with its support kept (a
     suppressed bundle stays suppressed). A no-op (False) in a vault without the back-link tables."""

@@ -370,6 +370,17 @@ def edge_payload(b: B.Bundle) -> dict[str, Any]:
             "visibility_class": b.visibility_class}
 
 
+def held_down(payload: dict[str, Any], support_count: int) -> bool:
+    """§42A.6 vs §42A.2.4 (G60): an edge hygiene demoted is promoted again only on NEW evidence — its bundle's
+    support must exceed the support it had when it was demoted (``demoted_support_count``, the watermark hygiene
+    writes into the edge payload). Bundle scores do not decay, so without this the next back-link run would undo
+    every demotion."""
+    if not payload.get("demoted_at"):
+        return False
+    mark = payload.get("demoted_support_count", payload.get("support_count", 0)) or 0
+    return support_count <= int(mark)
+
+
 def promote_all(conn, config, writer: KnowledgeWriter, now: str) -> dict[str, int]:
     """§42A.2.4 materializePromotedEdges through the single writer; promoted edges whose bundle no longer
     qualifies are ended (demoted; the bundle stays a candidate and can be promoted again)."""
@@ -390,6 +401,9 @@ def promote_all(conn, config, writer: KnowledgeWriter, now: str) -> dict[str, in
         payload = edge_payload(b)
         score = round(B.evidence_score(b), 6)
         cur = usql.current_edge(conn, *key)
+        if cur and b.user_verdict != "approved" and held_down(cur["payload"] or {}, b.support_count):
+            counts["held_after_hygiene"] = counts.get("held_after_hygiene", 0) + 1
+            continue  # hygiene demoted it and no new evidence came since (G60): it stays demoted, not ended
         if cur and cur["confidence"] == score and cur["lifecycle_state"] == state and cur["payload"] == payload:
             usql.set_promotion_state(conn, b.evidence_bundle_id,
                                      "user_verified" if b.user_verdict == "approved" else "reinforced_relation")
