@@ -1240,6 +1240,7 @@ class MaintainCleanupConfig(Strict):
     stale_procedure_top: int = Field(ge=0)
     typo_min_similarity: float = Field(ge=0, le=100)
     typo_min_length: int = Field(ge=1)
+    identity_attributes: list[str]
     orphan_flag: bool
 
 

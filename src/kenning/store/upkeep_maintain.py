@@ -176,6 +176,17 @@ def active_names(conn: apsw.Connection) -> list[dict[str, Any]]:
                       "ORDER BY id")
 
 
+def payloads_of(conn: apsw.Connection, node_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    ids = sorted(set(node_ids))
+    out: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for nid, payload in conn.execute(f"SELECT id, payload FROM nodes WHERE id IN ({','.join('?' * len(chunk))})",
+                                         chunk):
+            out[nid] = from_json(payload) or {}
+    return out
+
+
 def nodes_updated_since(conn: apsw.Connection, since: str | None, kinds: Sequence[str],
                         limit: int) -> list[dict[str, Any]]:
     kq = ",".join("?" * len(kinds))
