@@ -107,6 +107,31 @@ def queue_items(conn: apsw.Connection, queue: str | None = None, *, status: str 
     return out
 
 
+def queue_item_by_prefix(conn: apsw.Connection, queue: str, ref: str) -> list[dict[str, Any]]:
+    """Items of ``queue`` whose id is ``ref`` or starts with it (a person types the first characters)."""
+    out = rows(conn, "SELECT * FROM maintain_queue WHERE queue=? AND (item_id=? OR item_id LIKE ? ESCAPE '\\') "
+                     "ORDER BY item_id LIMIT 2", (queue, ref, ref.replace("%", "\\%").replace("_", "\\_") + "%"))
+    for r in out:
+        r["node_ids"], r["detail"] = from_json(r["node_ids"]), from_json(r["detail"])
+    return out
+
+
+def set_queue_status(conn: apsw.Connection, item_id: str, status: str) -> None:
+    conn.execute("UPDATE maintain_queue SET status=? WHERE item_id=?", (status, item_id))
+
+
+def queue_total(conn: apsw.Connection, queue: str, status: str = "pending") -> int:
+    return int(scalar(conn, "SELECT count(*) FROM maintain_queue WHERE queue=? AND status=?", (queue, status)))
+
+
+def queue_page(conn: apsw.Connection, queue: str, *, status: str, limit: int, offset: int) -> list[dict[str, Any]]:
+    out = rows(conn, "SELECT * FROM maintain_queue WHERE queue=? AND status=? ORDER BY score DESC, item_id "
+                     "LIMIT ? OFFSET ?", (queue, status, limit, offset))
+    for r in out:
+        r["node_ids"], r["detail"] = from_json(r["node_ids"]), from_json(r["detail"])
+    return out
+
+
 def queue_counts(conn: apsw.Connection) -> dict[str, int]:
     return {r["queue"]: r["n"] for r in rows(conn, "SELECT queue, count(*) AS n FROM maintain_queue "
                                                    "WHERE status='pending' GROUP BY queue ORDER BY queue")}
