@@ -29,5 +29,8 @@ class Backlinks:
     title = "back-links (mentions → evidence → edges)"
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
+        from kenning.intake.modes import incognito_message_ids
+
         return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
-                           progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep"))).run()
+                           progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep")),
+                           incognito=incognito_message_ids(ctx.conn, ctx.config)).run()

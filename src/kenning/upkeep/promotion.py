@@ -44,7 +44,8 @@ class RunCounts:
 
 class BacklinkRun:
     def __init__(self, conn, config, clock, *, run_id: str | None = None, vectors: Any = None,
-                 progress=None, writer: KnowledgeWriter | None = None, sweep: bool = False):
+                 progress=None, writer: KnowledgeWriter | None = None, sweep: bool = False,
+                 incognito: set[str] | frozenset[str] = frozenset()):
         self.conn, self.config, self.clock = conn, config, clock
         self.cfg = config.backlinks
         self.now = clock.now()
@@ -54,6 +55,8 @@ class BacklinkRun:
         self.c = RunCounts()
         self.progress = progress
         self.sweep = sweep  # §42A.2.18 historical sweep: every message again, the 500-candidate cap
+        # §13.4: an incognito conversation's messages are never evidence (G64; the knowledge bridge does the same)
+        self.incognito = incognito
         self._vis: dict[str, str] = {}
         self._known: dict[str, bool] = {}
 
@@ -100,6 +103,10 @@ class BacklinkRun:
             marks = []
             for m in batch:
                 digest = digests[m["message_id"]]
+                if m["message_id"] in self.incognito:  # its text hash is not recorded: it was never read
+                    marks.append((m["message_id"], "incognito:" + m["message_id"], 0))
+                    self.c.add("observations_incognito")
+                    continue
                 if digest in seen:  # the same text again (custom instructions in every chat): not new evidence
                     marks.append((m["message_id"], digest, 0))
                     self.c.add("observations_repeated")
@@ -319,21 +326,7 @@ def aggregate_bundles(conn, config, bundle_ids: list[str], verdicts: dict[str, d
                     old.update(support_mention_ids=[], support_count=0, user_verdict=verdict)
                     usql.upsert_bundle(conn, old)
             continue
-        sup = [m for m in ms if m["polarity"] == "support"]
-        con = [m for m in ms if m["polarity"] == "contradiction"]
-        first = ms[0]
-        src, tgt = B.normalize_pair(first["source_node_id"], first["resolved_node_id"], first["relation_hypothesis"])
-        b = B.Bundle(evidence_bundle_id=bid, source_node_id=src, target_node_id=tgt,
-                     relation_type=first["relation_hypothesis"])
-        b.support_mention_ids = _group_heads(sup)
-        b.contradiction_mention_ids = _group_heads(con)
-        b.support_count = len(b.support_mention_ids)
-        b.contradiction_count = len(b.contradiction_mention_ids)
-        b.distinct_observation_count = len({m["observation_id"] for m in sup})
-        b.distinct_surface_count = len({m["surface"] for m in sup})
-        b.distinct_work_context_count = len({m["work_context_id"] for m in sup if m["work_context_id"]})
-        b.visibility_class = B.most_restrictive(m["visibility_class"] for m in ms)
-        b.last_supported_at = max((m["occurred_at"] for m in sup), default=None)
+        b = bundle_from_mentions(bid, ms)
         b.user_verdict = verdict
         # NP20: a semantically_related bundle needs a second observation before it exists at all
         if b.relation_type == "semantically_related" and b.distinct_observation_count < 2 and verdict == "none":
@@ -351,6 +344,26 @@ def aggregate_bundles(conn, config, bundle_ids: list[str], verdicts: dict[str, d
         row["salience_score"] = round(row["salience_score"], 6)
         row["hub_penalty"] = round(row["hub_penalty"], 6)
         usql.upsert_bundle(conn, row)
+
+
+def bundle_from_mentions(bid: str, ms: list[dict[str, Any]]) -> B.Bundle:
+    """§42A.2.3 counts of one bundle from its (unsuppressed) mentions, nested groups once; not yet scored."""
+    sup = [m for m in ms if m["polarity"] == "support"]
+    con = [m for m in ms if m["polarity"] == "contradiction"]
+    first = ms[0]
+    src, tgt = B.normalize_pair(first["source_node_id"], first["resolved_node_id"], first["relation_hypothesis"])
+    b = B.Bundle(evidence_bundle_id=bid, source_node_id=src, target_node_id=tgt,
+                 relation_type=first["relation_hypothesis"])
+    b.support_mention_ids = _group_heads(sup)
+    b.contradiction_mention_ids = _group_heads(con)
+    b.support_count = len(b.support_mention_ids)
+    b.contradiction_count = len(b.contradiction_mention_ids)
+    b.distinct_observation_count = len({m["observation_id"] for m in sup})
+    b.distinct_surface_count = len({m["surface"] for m in sup})
+    b.distinct_work_context_count = len({m["work_context_id"] for m in sup if m["work_context_id"]})
+    b.visibility_class = B.most_restrictive(m["visibility_class"] for m in ms)
+    b.last_supported_at = max((m["occurred_at"] for m in sup), default=None)
+    return b
 
 
 def _group_heads(ms: list[dict[str, Any]]) -> list[str]:
