@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, fail, llm_mode, open_vault, out, print_json
 from kenning.cli.knowledge import AsOfOpt, knowledge_errors
 
 review_app = typer.Typer(
@@ -219,25 +219,30 @@ def run(sweep: Annotated[bool, typer.Option("--sweep", help="Historical sweep: s
 
 @review_app.command("tier4")
 def tier4(limit: Annotated[int, typer.Option("--limit", min=1, help="Queue items to resolve now.")] = 50,
-          as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+          llm: LlmOpt = None, as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None,
+          as_json: JsonOpt = False) -> None:
     """Resolve queued unresolved mentions with the configured model (closed candidate set, strict JSON; an item
-    failing 5 times is dead-lettered). Then run `kenning review run` to aggregate what resolved."""
+    failing 5 times is dead-lettered). Every call is logged in the vault and replayable with --llm replay.
+    Then run `kenning review run` to aggregate what resolved."""
+    from kenning.llm.errors import ModelLayerError
     from kenning.pipeline.clock import Clock
-    from kenning.store.connection import write_scope
-    from kenning.upkeep.resolution import endpoint_is_local, http_ask, process_tier4
+    from kenning.pipeline.runner import StageFailed
+    from kenning.upkeep.tier4 import run_tier4_queue
 
     with open_vault(db, config) as vault:
+        mode = llm_mode(vault.config, llm or "auto")
         try:
-            ask = http_ask(vault.config)
-        except ValueError as e:
+            counts = run_tier4_queue(vault.conn, vault.config, now=Clock.from_option(as_of).now(), mode=mode,
+                                     limit=limit)
+        except StageFailed as e:
+            fail(f"{e.cause}\nNothing was changed (the batch was rolled back).", code=2)
+        except (ValueError, ModelLayerError) as e:
             fail(str(e), code=2)
-        with write_scope(vault.conn):
-            counts = process_tier4(vault.conn, vault.config, Clock.from_option(as_of).now(), ask, limit=limit,
-                                   local=endpoint_is_local(vault.config))
     if as_json:
         print_json(counts)
     else:
-        out.print(", ".join(f"{k.removeprefix('tier4_').replace('_', ' ')} {v}" for k, v in counts.items()))
+        out.print(", ".join(f"{k.removeprefix('tier4_').replace('_', ' ')} {v}" for k, v in counts.items()
+                            if k != "llm_run_id") + f" (model run {counts['llm_run_id'][:12]})")
 
 
 def register(app: typer.Typer) -> None:

@@ -31,6 +31,22 @@ class Backlinks:
     def run(self, ctx: StageContext) -> dict[str, Any]:
         from kenning.intake.modes import incognito_message_ids
 
-        return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
-                           progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep")),
-                           incognito=incognito_message_ids(ctx.conn, ctx.config)).run()
+        cfg = ctx.config.backlinks
+        inline = (cfg.llm_resolution_enabled and cfg.llm_resolution_mode in ("synchronous", "both")
+                  and getattr(ctx, "llm_mode", "none") != "none")
+        if not inline:
+            return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
+                               progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep")),
+                               incognito=incognito_message_ids(ctx.conn, ctx.config)).run()
+        # §42A.2.11 synchronous / both: Tier 4 asked inline, through the model layer (G65)
+        from kenning.llm.client import open_llm_run
+        from kenning.llm.version import extractor_version
+        from kenning.upkeep.resolution import TIER4_PROMPT_NAME, endpoint_is_local
+
+        ev = extractor_version(ctx.config, prompts=[TIER4_PROMPT_NAME], llm_mode=ctx.llm_mode)
+        with open_llm_run(ctx, TIER4_PROMPT_NAME, extractor_version=ev) as llm:
+            return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
+                               progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep")),
+                               incognito=incognito_message_ids(ctx.conn, ctx.config),
+                               llm=llm if llm.enabled else None,
+                               llm_local=ctx.llm_mode == "replay" or endpoint_is_local(ctx.config)).run()

@@ -45,7 +45,7 @@ class RunCounts:
 class BacklinkRun:
     def __init__(self, conn, config, clock, *, run_id: str | None = None, vectors: Any = None,
                  progress=None, writer: KnowledgeWriter | None = None, sweep: bool = False,
-                 incognito: set[str] | frozenset[str] = frozenset()):
+                 incognito: set[str] | frozenset[str] = frozenset(), llm: Any = None, llm_local: bool = False):
         self.conn, self.config, self.clock = conn, config, clock
         self.cfg = config.backlinks
         self.now = clock.now()
@@ -57,6 +57,8 @@ class BacklinkRun:
         self.sweep = sweep  # §42A.2.18 historical sweep: every message again, the 500-candidate cap
         # §13.4: an incognito conversation's messages are never evidence (G64; the knowledge bridge does the same)
         self.incognito = incognito
+        # §42A.2.11 synchronous/both: an enabled model-layer client (None: queue only); llm_local = it runs here
+        self.llm, self.llm_local = llm, llm_local
         self._vis: dict[str, str] = {}
         self._known: dict[str, bool] = {}
 
@@ -174,6 +176,7 @@ class BacklinkRun:
             else:
                 s.resolution = self.resolver.resolve(s, windows[s.key], ctx)
                 s.node_id = s.resolution["node_id"]
+        queue_ok = self._tier4_inline(obs, spans, windows)
         suppressed = {s.key for s in spans if _suppressed(s, ctx, supp)}
         # distinct resolved targets, first appearance first, capped (§42A.6: ≤ 12 new targets per observation)
         targets: list[str] = []
@@ -197,9 +200,8 @@ class BacklinkRun:
             if not s.node_id:
                 src = anchor
                 rows.append(self._mention(row, s, src, None, None, None, "cloud_allowed"))
-                # "synchronous" mode has no nightly queue (§42A.2.11 NP05); this build runs Tier 4 from the queue (G29)
-                if res["candidates"] and self.cfg.llm_resolution_enabled and \
-                        self.cfg.llm_resolution_mode in ("nightly", "both"):
+                # §42A.2.11 NP05: "synchronous" has no queue; "both" queues what was not asked inline (G65)
+                if res["candidates"] and self.cfg.llm_resolution_enabled and s.key in queue_ok:
                     usql.enqueue_tier4(self.conn, tier4_item(rows[-1], res["candidates"], self.now))
                     self.c.add("tier4_queued")
                 continue
@@ -227,6 +229,48 @@ class BacklinkRun:
         self.c.add("mentions_recorded", usql.insert_mentions(self.conn, rows))
         usql.touch_cooldown(self.conn, targets, self.now)
         return degraded
+
+    def _tier4_inline(self, obs: str, spans: list[Span], windows: dict[str, str]) -> set[str]:
+        """§42A.2.11 synchronous / both (G65): ask the model now for up to ``llm_max_unresolved_for_sync`` of this
+        message's unresolved spans (best candidate first); a resolved span pairs with its neighbours in this run.
+        Returns the keys of the spans that may go to the queue."""
+        from kenning.upkeep.resolution import ask_tier4
+        from kenning.upkeep.tier4 import sync_allowed
+
+        pending = [s for s in spans if not s.node_id and s.resolution["candidates"]]
+        mode = self.cfg.llm_resolution_mode
+        if not pending or not self.cfg.llm_resolution_enabled:
+            return {s.key for s in pending}
+        if self.llm is None:  # no model in this run: the queue is the only way (synchronous then waits for one)
+            return {s.key for s in pending} if mode != "synchronous" else set()
+        n, queue_rest = sync_allowed(mode, len(pending), self.cfg.llm_max_unresolved_for_sync)
+        ranked = sorted(pending, key=lambda s: (-s.resolution["candidates"][0]["score"], s.start, s.end))
+        queue = {s.key for s in ranked[n:]} if queue_rest else set()
+        for s in ranked[:n]:
+            cands = s.resolution["candidates"]
+            item = {"mention_id": B.mention_id(obs, "tier4_sync", s.normalized, s.start, s.end, s.span_class),
+                    "observation_id": obs, "span_text": s.text[:500], "context_window": windows[s.key][:1200],
+                    "start_offset": s.start, "end_offset": s.end,
+                    "candidate_set": [{"candidate_id": f"c{i + 1}", "node_id": c["node_id"],
+                                       "score": min(1.0, c["score"])} for i, c in enumerate(cands)]}
+            if not self.llm_local and any(self.visibility(c["node_id"]) == "local_only" for c in cands):
+                self.c.add("tier4_sync_kept_local")  # private candidates never go to a remote model
+                if queue_rest:
+                    queue.add(s.key)
+                continue
+            node_id, confidence, failure = ask_tier4(self.conn, self.config, self.llm, item)
+            self.c.add("tier4_sync_asked")
+            if failure is not None:
+                self.c.add("tier4_sync_failed")
+                if queue_rest:
+                    queue.add(s.key)
+                continue
+            if node_id is not None:
+                s.node_id = node_id
+                s.resolution = {**s.resolution, "node_id": node_id, "method": "llm_closed_set",
+                                "confidence": round(float(confidence), 6)}
+                self.c.add("tier4_sync_resolved")
+        return queue
 
     def _mention(self, row: dict[str, Any], s: Span, source: str, target: str | None, rel: str | None,
                  bid: str | None, vis: str) -> dict[str, Any]:
