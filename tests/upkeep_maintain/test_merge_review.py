@@ -36,7 +36,7 @@ def test_merge_and_keep_apart_from_the_cli(vault_file):
     by = {frozenset(n["name"] for n in i["nodes"]): i for i in page["items"]}
     bob = by[frozenset(("Robert Hill", "Bob"))]
     typo = by[frozenset(("Katherine Moreau", "Katherine Moraeu"))]
-    assert bob["evidence"] == "nickname" and "short form" in bob["reason"] and typo["evidence"] == "typo"
+    assert bob["evidence"] == "nickname" and "one given name" in bob["reason"] and typo["evidence"] == "typo"
     text = run_cli("review", "merges", db=vault_file).stdout
     assert "Robert Hill" in text and "kenning review merge" in text
 
@@ -90,7 +90,7 @@ def test_the_web_review_page_merges_with_one_click_and_undoes(vault_file):
     app = create_app(vault_file, now=NOW)
     c = TestClient(app)
     page = c.get("/review").text
-    assert "Possible duplicates (2)" in page and "Robert Hill" in page and "short form" in page
+    assert "Possible duplicates (2)" in page and "Robert Hill" in page and "one given name" in page
     refs = re.findall(r'action="/review/merge">.*?name="ref" value="([^"]+)"', page, re.S)
     tok = app.state.web.csrf_token
     assert c.post("/review/merge", data={"ref": refs[0], "action": "merge"}).status_code == 403  # no CSRF token

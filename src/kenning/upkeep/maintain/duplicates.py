@@ -169,8 +169,8 @@ def _name_pairs(names: dict[str, dict], norm: dict[str, str]) -> list[tuple[str,
         for root in given_names_of(t):
             for o in by_first.get(root, []) + by_first.get("~" + root, []):
                 if norm[o].split()[0] != t:
-                    cands.setdefault(o, ("nickname", 0.55, f"{t!r} is a short form of {norm[o].split()[0]!r} "
-                                                           f"({norm[o]!r})"))
+                    cands.setdefault(o, ("nickname", 0.55, f"{t!r} and {norm[o].split()[0]!r} are one given "
+                                                           f"name ({norm[o]!r})"))
         for o, (evidence, score, reason) in sorted(cands.items()):
             if o != i:
                 out.append(("world_entity", i, o, evidence, score, reason))
