@@ -151,9 +151,10 @@ def _name_pairs(names: dict[str, dict], norm: dict[str, str]) -> list[tuple[str,
                 if root != toks[0]:
                     by_first["~" + root].append(i)  # reachable from another form of the same given name
     seen: set[tuple[str, str]] = set()
-    for (_, tail), ids in sorted(by_root_tail.items()):
-        for k, x in enumerate(sorted(set(ids))):
-            for y in sorted(set(ids))[k + 1:]:
+    for (_, tail), ids in sorted((k, v) for k, v in by_root_tail.items() if len(v) > 1):
+        ids = sorted(set(ids))
+        for k, x in enumerate(ids):
+            for y in ids[k + 1:]:
                 fx, fy = norm[x].split()[0], norm[y].split()[0]
                 if (x, y) not in seen and same_given_name(fx, fy):
                     seen.add((x, y))
