@@ -86,10 +86,17 @@ def test_a_local_only_edge_reaches_a_person_but_no_agent(vault, edge):
 
 
 def test_a_blocked_edge_reaches_nobody(vault, edge):
+    from fastapi.testclient import TestClient
+
+    from kenning.serve.web.app import create_app
+
     e, s, t = edge
+    page = lambda: TestClient(create_app(vault.path, now=AS_OF)).get(f"/node/{s['id']}").text  # noqa: E731
+    assert f'href="/node/{t["id"]}"' in page()  # the web UI's node page lists the edge …
     _write(vault, UpdateEdge(source_id=e["source_id"], relation_type=e["relation_type"], target_id=e["target_id"],
                              payload_set={"visibility_class": "blocked"}))
     assert not any(_readers(vault, s, t).values())
+    assert f'href="/node/{t["id"]}"' not in page()  # … until the edge is blocked
 
 
 def test_an_edge_only_incognito_conversations_support_is_hidden_and_not_rescanned(vault, edge):
