@@ -83,3 +83,20 @@ def test_typos_but_not_two_given_names_nor_conflicting_attributes(conn):
     assert conflicting_attributes({"entity_type": "person"}, {"entity_type": "organization"},
                                   ["entity_type"]) == "entity_type"
     assert conflicting_attributes({"email": "a@x"}, {}, ["email"]) is None  # missing is not a conflict
+
+
+def test_the_owner_and_hubs_are_no_shared_context(conn):
+    """Everyone is linked to the vault owner, and many to a big employer: that is no evidence two names are one."""
+    from kenning.config import load_config as _load
+
+    me = node(conn, "Maya Owner", state="confirmed", payload={"entity_type": "person", "is_vault_owner": True})
+    bob, fischer = person(conn, "Bob"), person(conn, "Robert Fischer")
+    edge(conn, me, "collaborated_with", bob)
+    edge(conn, me, "collaborated_with", fischer)
+    assert not pairs(conn)
+    big = node(conn, "Megacorp", state="confirmed", payload={"entity_type": "organization"})
+    edge(conn, bob, "affiliated_with", big)
+    edge(conn, fischer, "affiliated_with", big)
+    assert pairs(conn) == {frozenset((bob, fischer)): "nickname"}  # a small shared employer is context …
+    cfg = _load(overrides={"backlinks": {"hub_threshold": 1}})
+    assert not propose_pairs(conn, cfg)  # … a hub is not

@@ -10,7 +10,7 @@ Evidence, all within one node kind:
   Hill");
 - ``name_part``: a one-word person name that is the first or last name of a longer one ("Hill" / "Robert Hill").
 Everything but ``shared_alias`` goes to the merge queue (one click merges it through the writer) and only with
-three guards: the two share context (a common neighbour or thread — look-alike names with nothing in common
+three guards: the two share context (a common neighbour — not the vault owner or a hub — or thread; look-alike names with nothing in common
 around them are different people far more often than one: at 100k synthetic nodes, 8,336 typo-like pairs of which
 10 were real); a short name must pair with exactly one node around it (a "Daniel" beside two Daniels is neither);
 and no identity attribute (``maintain.cleanup.identity_attributes``: e-mail, birthday, entity type …) differs."""
@@ -26,6 +26,8 @@ from rapidfuzz.process import cdist
 
 from kenning.config import Config
 from kenning.knowledge.writer import normalize_alias
+from kenning.store import knowledge_query as kq
+from kenning.store import upkeep as usql
 from kenning.store import upkeep_maintain as msql
 from kenning.upkeep.maintain.nicknames import given_names_of, is_given_name, same_given_name
 
@@ -94,9 +96,17 @@ def propose_pairs(conn: apsw.Connection, config: Config) -> list[Pair]:
 
     pending += _name_pairs(names, norm)
     ctx = msql.context_of(conn, {x for p in pending for x in p[1:3]})
+    # the vault owner and hubs (more edges than backlinks.hub_threshold) touch nearly everyone: being linked to
+    # "me" or to a big employer is no shared context (G61)
+    around = {c[2:] for p in pending for c in ctx[p[1]] & ctx[p[2]] if c.startswith("n:")}
+    hub_cap = config.backlinks.hub_threshold
+    not_context = {"n:" + h for h, d in kq.capped_degrees(conn, sorted(around), hub_cap + 1).items() if d > hub_cap}
+    owner = usql.owner_node(conn)
+    if owner:
+        not_context.add("n:" + owner)
     shared_ok = []
     for kind, x, y, evidence, score, reason in pending:
-        shared = (ctx[x] & ctx[y]) - {"n:" + x, "n:" + y}
+        shared = (ctx[x] & ctx[y]) - {"n:" + x, "n:" + y} - not_context
         if shared:
             shared_ok.append((kind, x, y, evidence, score, f"{reason}; {len(shared)} shared neighbour(s)/thread(s)"))
     # a short name that could be two people around it ("Chris" beside Christopher Lane and Christina Lane, or
