@@ -302,6 +302,19 @@ class Vault:
 
         return bundle_detail(self.conn, bundle_id)
 
+    def merge_candidates(self, *, page: int = 1, page_size: int = 25, status: str = "pending") -> dict[str, Any]:
+        """One page of the merge queue (near-duplicates `kenning maintain` found), strongest evidence first."""
+        from kenning.upkeep.maintain.merge_review import merge_candidates
+
+        return merge_candidates(self.conn, page=page, page_size=page_size, status=status)
+
+    def resolve_merge(self, ref: str, action: str, *, as_of: str | None = None) -> dict[str, Any]:
+        """``merge`` (one commit through the single writer; undo with ``kenning rollback``) or ``keep_apart`` one
+        merge candidate."""
+        from kenning.upkeep.maintain.merge_review import resolve_merge
+
+        return resolve_merge(self.conn, self.config, ref, action, now=Clock.from_option(as_of).now())
+
     def review(self, action: str, ref: str, *, as_of: str | None = None, **args: Any) -> dict[str, Any]:
         """A verdict: ``approve`` / ``reject`` (reason=) / ``correct`` (to_relation=) a bundle, ``retarget`` a
         mention (new_target=, reason=), ``suppress`` a mention pattern (ref = the mention text; span_class=,

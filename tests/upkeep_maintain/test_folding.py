@@ -106,10 +106,10 @@ def test_with_a_model_the_verdict_decides_and_every_call_is_logged(conn, llm_ser
     config = llm_config(llm_server)
     rob, typo, anna, anne, kim, kin = (
         node(conn, name, state="confirmed", seen=((f"t{i // 2}", i % 2, T0),))  # each pair shares a thread
-        for i, name in enumerate(("Robert Smith", "Robret Smith", "Anna Lindqvist", "Anne Lindqvist",
+        for i, name in enumerate(("Robert Smith", "Robret Smith", "Annika Lindqvist", "Anika Lindqvist",
                                   "Kim Nakamura", "Kin Nakamura")))
     answers = {"Robert Smith": {"verdict": "FOLD", "canonical_name": "Robert Smith", "confidence": 0.95},
-               "Anna Lindqvist": {"verdict": "RELATED", "confidence": 0.8},
+               "Annika Lindqvist": {"verdict": "RELATED", "confidence": 0.8},
                "Kim Nakamura": {"verdict": "CONFLICT", "confidence": 0.7}}
     llm_server.script_chat(*[Answer(content=_verdicts(answers)) for _ in range(3)])
     r = maintain(conn, config, now=NOW, llm_mode="live", llm_explicit=True)

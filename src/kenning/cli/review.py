@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, fail, llm_mode, open_vault, out, print_json
 from kenning.cli.knowledge import AsOfOpt, knowledge_errors
 
 review_app = typer.Typer(
@@ -150,6 +150,58 @@ def entity(ref: Annotated[str, typer.Argument(help="Entity-candidate id (or its 
              canonical_name=name, existing_node_id=node, reason=reason)
 
 
+@review_app.command("merges")
+def merges(page: Annotated[int, typer.Option("--page", min=1, help="Page number (1 = strongest evidence).")] = 1,
+           page_size: Annotated[int, typer.Option("--page-size", min=1, max=100, help="Items per page.")] = 25,
+           db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """Show the merge queue: pairs `kenning maintain` thinks may be one person or thing (a typo, a nickname, a
+    first name only …) with the evidence. Answer each with `kenning review merge <ref>` or `keep-apart <ref>`."""
+    with open_vault(db, config, readonly=True) as vault:
+        res = vault.merge_candidates(page=page, page_size=page_size)
+    if as_json:
+        print_json(res)
+        return
+    if not res["items"]:
+        out.print("no merge candidates" + (f" on page {page}" if page > 1 else "")
+                  + " (`kenning maintain` finds them)")
+        return
+    t = Table(title=f"merge candidates — page {res['page']} ({res['total_items']} pending)")
+    for col in ("ref", "evidence", "names", "why"):
+        t.add_column(col)
+    for i in res["items"]:
+        a, b = i["nodes"]
+        t.add_row(i["ref"][:12], i["evidence"] or "", f"{a['name']} ↔ {b['name']}", i["reason"])
+    out.print(t)
+    out.print("answer: kenning review merge <ref> (undo: kenning rollback <commit>) | kenning review keep-apart <ref>")
+
+
+def _merge_answer(ref: str, action: str, as_of, db, config, as_json: bool) -> None:
+    with open_vault(db, config) as vault, knowledge_errors():
+        res = vault.resolve_merge(ref, action, as_of=as_of)
+    if as_json:
+        print_json(res)
+    elif res["status"] == "unchanged":
+        out.print(f"{res['ref'][:12]}: {res['detail']}; nothing changed")
+    elif res["commit_id"]:
+        out.print(f"{res['detail']}: commit {res['commit_id']} (undo: kenning rollback {res['commit_id'][:12]})")
+    else:
+        out.print(f"{res['ref'][:12]}: {res['detail']}")
+
+
+@review_app.command("merge")
+def merge(ref: Annotated[str, typer.Argument(help="Merge-candidate ref (its first 6+ characters).")],
+          as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """Merge a candidate pair into one node (the stronger one stays; names become aliases, edges move over)."""
+    _merge_answer(ref, "merge", as_of, db, config, as_json)
+
+
+@review_app.command("keep-apart")
+def keep_apart(ref: Annotated[str, typer.Argument(help="Merge-candidate ref (its first 6+ characters).")],
+               as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """Two different people or things: never propose or fold this pair again."""
+    _merge_answer(ref, "keep_apart", as_of, db, config, as_json)
+
+
 @review_app.command("run")
 def run(sweep: Annotated[bool, typer.Option("--sweep", help="Historical sweep: scan every message again (new "
                                                              "aliases find old mentions; 500-candidate cap).")] = False,
@@ -167,25 +219,30 @@ def run(sweep: Annotated[bool, typer.Option("--sweep", help="Historical sweep: s
 
 @review_app.command("tier4")
 def tier4(limit: Annotated[int, typer.Option("--limit", min=1, help="Queue items to resolve now.")] = 50,
-          as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+          llm: LlmOpt = None, as_of: AsOfOpt = None, db: DbOpt = None, config: ConfigOpt = None,
+          as_json: JsonOpt = False) -> None:
     """Resolve queued unresolved mentions with the configured model (closed candidate set, strict JSON; an item
-    failing 5 times is dead-lettered). Then run `kenning review run` to aggregate what resolved."""
+    failing 5 times is dead-lettered). Every call is logged in the vault and replayable with --llm replay.
+    Then run `kenning review run` to aggregate what resolved."""
+    from kenning.llm.errors import ModelLayerError
     from kenning.pipeline.clock import Clock
-    from kenning.store.connection import write_scope
-    from kenning.upkeep.resolution import endpoint_is_local, http_ask, process_tier4
+    from kenning.pipeline.runner import StageFailed
+    from kenning.upkeep.tier4 import run_tier4_queue
 
     with open_vault(db, config) as vault:
+        mode = llm_mode(vault.config, llm or "auto")
         try:
-            ask = http_ask(vault.config)
-        except ValueError as e:
+            counts = run_tier4_queue(vault.conn, vault.config, now=Clock.from_option(as_of).now(), mode=mode,
+                                     limit=limit)
+        except StageFailed as e:
+            fail(f"{e.cause}\nNothing was changed (the batch was rolled back).", code=2)
+        except (ValueError, ModelLayerError) as e:
             fail(str(e), code=2)
-        with write_scope(vault.conn):
-            counts = process_tier4(vault.conn, vault.config, Clock.from_option(as_of).now(), ask, limit=limit,
-                                   local=endpoint_is_local(vault.config))
     if as_json:
         print_json(counts)
     else:
-        out.print(", ".join(f"{k.removeprefix('tier4_').replace('_', ' ')} {v}" for k, v in counts.items()))
+        out.print(", ".join(f"{k.removeprefix('tier4_').replace('_', ' ')} {v}" for k, v in counts.items()
+                            if k != "llm_run_id") + f" (model run {counts['llm_run_id'][:12]})")
 
 
 def register(app: typer.Typer) -> None:

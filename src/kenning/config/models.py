@@ -1240,6 +1240,7 @@ class MaintainCleanupConfig(Strict):
     stale_procedure_top: int = Field(ge=0)
     typo_min_similarity: float = Field(ge=0, le=100)
     typo_min_length: int = Field(ge=1)
+    identity_attributes: list[str]
     orphan_flag: bool
 
 
@@ -1462,6 +1463,11 @@ class BacklinkCuesConfig(Strict):
     negative: list[str]
 
 
+class BacklinkReaderVisibilityConfig(Strict):
+    person: Literal["cloud_allowed", "cloud_warn", "local_only"]
+    agent: Literal["cloud_allowed", "cloud_warn", "local_only"]
+
+
 class BacklinksConfig(Strict):
     enabled: bool
     alias_matching_enabled: bool
@@ -1500,6 +1506,7 @@ class BacklinksConfig(Strict):
     definite_description_terms: list[str]
     leading_words_dropped: list[str]
     cues: BacklinkCuesConfig
+    reader_visibility: BacklinkReaderVisibilityConfig
 # ---- seed 003 §25 conversation corpus, issue 18 part 7 sources (I50–I69) ---------------------------------
 
 class CorpusThreadsConfig(Strict):

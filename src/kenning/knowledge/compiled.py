@@ -21,6 +21,7 @@ from kenning.sources.timestamps import format_utc, parse_utc
 from kenning.store import compiled as csql
 from kenning.store import knowledge as ksql
 from kenning.store import knowledge_query as kq
+from kenning.upkeep.edge_gate import EdgeGate, gated_neighbors
 
 STALE_REASONS = ("node_changed", "relationships_changed", "provenance_changed", "renderer_changed")
 
@@ -117,7 +118,8 @@ def render_markdown(ri: dict[str, Any]) -> str:
 
 def _current(conn: apsw.Connection, config: Config, node: dict[str, Any]) -> dict[str, Any]:
     """The read model as the node stands now (nothing stored)."""
-    edges = ksql.edges_of(conn, node["id"], current_only=True)
+    # the artifact is local_only (render_input): promoted edges as a person on this machine may read them (G64)
+    edges = EdgeGate(conn, config, "person").edges(ksql.edges_of(conn, node["id"], current_only=True))
     entries = ksql.get_provenance(conn, node["id"])
     ri = render_input(conn, config, node, edges, entries)
     return {"node_id": node["id"], "canonical_name": node["canonical_name"], "node_kind": node["node_kind"],
@@ -201,7 +203,8 @@ def constellation(conn: apsw.Connection, config: Config, ref: str, *, now: str) 
     pol = config.inspect.constellation
     node = resolve_node(conn, ref)
     scan = config.knowledge.delivery.neighbor_scan_limit
-    nb = kq.neighbors(conn, node["id"], limit=pol.max_primary_entities * 3, scan_limit=scan)
+    gate = EdgeGate(conn, config, "person")  # a local_only artifact, like compiled truth (G64)
+    nb = gated_neighbors(gate, node["id"], limit=pol.max_primary_entities * 3, scan_limit=scan)
     primary = [{"node_id": node["id"], "canonical_name": node["canonical_name"], "node_kind": node["node_kind"],
                 "relevance_score": 1.0}]
     seen = {node["id"]}
@@ -213,7 +216,7 @@ def constellation(conn: apsw.Connection, config: Config, ref: str, *, now: str) 
             primary.append({"node_id": n["id"], "canonical_name": n["canonical_name"], "node_kind": n["node_kind"],
                             "relevance_score": round(min(1.0, n["edge_confidence"] * n["confidence"]), 4)})
     primary.sort(key=lambda p: (-p["relevance_score"], p["canonical_name"], p["node_id"]))
-    goals = goals_for(conn, config, [node["id"]], limit=config.knowledge.delivery.goals.max_items)
+    goals = goals_for(conn, config, [node["id"]], limit=config.knowledge.delivery.goals.max_items, gate=gate)
     active_goals = sorted(({"node_id": g["id"], "canonical_name": g["canonical_name"], "status": goal_status(g)}
                            for g in goals), key=lambda g: (g["canonical_name"], g["node_id"]))
     obls = {n["id"]: n for n in nb if n["node_kind"] == "obligation"}

@@ -30,7 +30,8 @@ class InspectError(ValueError):
 
 def inspect_knowledge(conn: apsw.Connection, config: Config, query_type: str, *, now: str, node: str | None = None,
                       query: str | None = None, limit: int | None = None,
-                      vectors: bool | None = None) -> dict[str, Any]:
+                      vectors: bool | None = None, audience: str = "person") -> dict[str, Any]:
+    """``audience``: ``person`` (the CLI) or ``agent`` (MCP): how promoted edges are read (§42A.2.12A, G64)."""
     if query_type in NOT_IN_KENNING:
         raise InspectError(f"{query_type} describes an assistant's injection turns, which Kenning does not keep; "
                            f"use one of: {', '.join(QUERY_TYPES)}")
@@ -43,6 +44,8 @@ def inspect_knowledge(conn: apsw.Connection, config: Config, query_type: str, *,
         return search_knowledge(conn, config, (query or node or "").strip(), limit=limit, vectors=vectors)
     if not node:
         raise InspectError(f"{query_type} needs a node (id, id prefix, name or alias)")
+    if fn in (node_detail, connected_nodes, entity_knowledge_brief):
+        return fn(conn, config, node, now=now, limit=limit, audience=audience)
     return fn(conn, config, node, now=now, limit=limit)
 
 
@@ -55,8 +58,9 @@ def _label(n: dict[str, Any]) -> str:
     return f"{n['canonical_name']} ({n['node_kind']}, {n['id'][:8]})"
 
 
-def node_detail(conn: apsw.Connection, config: Config, ref: str, *, now: str, limit: int | None = None) -> dict:
-    view = node_view(conn, config, ref, now=now)
+def node_detail(conn: apsw.Connection, config: Config, ref: str, *, now: str, limit: int | None = None,
+                audience: str = "person") -> dict:
+    view = node_view(conn, config, ref, now=now, audience=audience)
     b = view["confidence_breakdown"]
     summary = (f"{_label(view)}: confidence {b['confidence']:.2f} (α {b['alpha']:.1f}, β {b['beta']:.1f}), "
                f"{view['lifecycle_state']}, {view['staleness_state']}; {len(view['edges'])} edge(s), "
@@ -125,10 +129,14 @@ def confidence(conn: apsw.Connection, config: Config, ref: str, *, now: str, lim
     return _result("confidence_breakdown", summary, data)
 
 
-def connected_nodes(conn: apsw.Connection, config: Config, ref: str, *, now: str, limit: int | None = None) -> dict:
+def connected_nodes(conn: apsw.Connection, config: Config, ref: str, *, now: str, limit: int | None = None,
+                    audience: str = "person") -> dict:
+    from kenning.upkeep.edge_gate import EdgeGate
+
     node = resolve_node(conn, ref)
     cap = min(limit or config.inspect.connected_limit, config.inspect.connected_limit)
-    edges = ksql.edges_of(conn, node["id"], current_only=True, limit=cap + 1)
+    # promoted edges the reader may not see are left out (§42A.2.12A, G64); the degree counts what is shown
+    edges = EdgeGate(conn, config, audience).edges(ksql.edges_of(conn, node["id"], current_only=True, limit=cap + 1))
     items = []
     for e in edges[:cap]:
         out = e["source_id"] == node["id"]
@@ -138,7 +146,8 @@ def connected_nodes(conn: apsw.Connection, config: Config, ref: str, *, now: str
                       "direction": "out" if out else "in", "confidence": e["confidence"],
                       "start_date": e["start_date"]})
     data = {"node": {k: node[k] for k in ("id", "canonical_name", "node_kind")}, "connected": items,
-            "truncated": len(edges) > cap, "degree": ksql.edge_degree(conn, node["id"])}
+            "truncated": len(edges) > cap,
+            "degree": ksql.edge_degree(conn, node["id"]) if len(edges) > cap else len(edges)}
     names = "; ".join(f"{i['relation_type']} {i['canonical_name']}" for i in items[:5])
     return _result("connected_nodes", f"{_label(node)}: {len(items)} current edge(s){': ' + names if names else ''}",
                    data)
@@ -176,10 +185,11 @@ def tag_explanation(conn: apsw.Connection, config: Config, ref: str, *, now: str
 
 
 def entity_knowledge_brief(conn: apsw.Connection, config: Config, ref: str, *, now: str,
-                           limit: int | None = None) -> dict:
+                           limit: int | None = None, audience: str = "person") -> dict:
     from kenning.retrieve.brief import knowledge_brief
+    from kenning.upkeep.edge_gate import EdgeGate
 
-    brief = knowledge_brief(conn, config, ref, now=now)
+    brief = knowledge_brief(conn, config, ref, now=now, gate=EdgeGate(conn, config, audience))
     return _result("entity_knowledge_brief", brief.text, brief.as_dict())
 
 

@@ -61,7 +61,11 @@ def verify_entry(conn: apsw.Connection, entry: dict[str, Any]) -> str:
     return "verified" if excerpt in text else "mismatch"
 
 
-def node_view(conn: apsw.Connection, config: Config, text: str, *, now: str, commits: int = 10) -> dict[str, Any]:
+def node_view(conn: apsw.Connection, config: Config, text: str, *, now: str, commits: int = 10,
+              audience: str = "person") -> dict[str, Any]:
+    """``audience``: how promoted edges are read (§42A.2.12A, G64): ``person`` for the CLI and the local UI."""
+    from kenning.upkeep.edge_gate import EdgeGate
+
     node = resolve_node(conn, text)
     b = current_breakdown(conn, config, node, now)
     tier = sparsity_tier(node["node_kind"], entity_type=(node.get("payload") or {}).get("entity_type"),
@@ -71,7 +75,7 @@ def node_view(conn: apsw.Connection, config: Config, text: str, *, now: str, com
         e["verification"] = verify_entry(conn, e)
     names: dict[str, str] = {}
     edges = []
-    for e in ksql.edges_of(conn, node["id"], limit=500):
+    for e in EdgeGate(conn, config, audience).edges(ksql.edges_of(conn, node["id"], limit=500)):
         other = e["target_id"] if e["source_id"] == node["id"] else e["source_id"]
         if other not in names:
             o = ksql.get_node(conn, other)

@@ -19,6 +19,7 @@ from kenning.retrieve.delivery import Deadline, as_utc, hint, relation_label, to
 from kenning.retrieve.graph_query import entity, goal_line, goals_for, rank_goals
 from kenning.sources.timestamps import parse_utc
 from kenning.store import knowledge_query as kq
+from kenning.upkeep.edge_gate import EdgeGate, gated_ended_edges, gated_neighbors
 
 _OWN_SECTION = {"goal", "obligation", "domain_concept", "procedure", "standing_procedure"}
 # (key, label) in reading order; the order is also the order items are added each round.
@@ -44,13 +45,16 @@ class Brief:
                 "skipped_sections": self.skipped}
 
 
-def knowledge_brief(conn: apsw.Connection, config: Config, node: str, *, now: str) -> Brief:
+def knowledge_brief(conn: apsw.Connection, config: Config, node: str, *, now: str,
+                    gate: EdgeGate | None = None) -> Brief:
     """The brief for the node ``node`` names (id, id prefix, exact name or alias)."""
-    return build_brief(conn, config, entity(conn, node), now=now)
+    return build_brief(conn, config, entity(conn, node), now=now, gate=gate)
 
 
 def build_brief(conn: apsw.Connection, config: Config, node: dict[str, Any], *, now: str,
-                deadline: Deadline | None = None) -> Brief:
+                deadline: Deadline | None = None, gate: EdgeGate | None = None) -> Brief:
+    """``gate``: how promoted edges are read (G64); a brief is text for a model unless a caller says otherwise."""
+    gate = gate or EdgeGate(conn, config, "agent")
     now = as_utc(now)
     b = config.knowledge.delivery.brief
     cpt = config.knowledge.delivery.gate.chars_per_token
@@ -67,13 +71,14 @@ def build_brief(conn: apsw.Connection, config: Config, node: dict[str, Any], *, 
             return True
         return False
 
-    neighbours = kq.neighbors(conn, nid, limit=b.max_related * 3, scan_limit=scan)
+    neighbours = gated_neighbors(gate, nid, limit=b.max_related * 3, scan_limit=scan)
     for n in neighbours:
         if n["node_kind"] not in _OWN_SECTION and len(items["related"]) < b.max_related:
             items["related"].append(f"{n['canonical_name']} ({hint(n['relation_type'], n['direction'])})")
         _note_stale(config, n, now, stale)
     if not late("goals"):
-        goals = rank_goals(goals_for(conn, config, [nid], limit=config.knowledge.delivery.goals.max_items), nid)
+        goals = rank_goals(goals_for(conn, config, [nid], limit=config.knowledge.delivery.goals.max_items,
+                                     gate=gate), nid)
         items["goals"] = [goal_line(g, short=True)[len("Goal: "):] for g in goals]
         for g in goals:
             _note_stale(config, g, now, stale)
@@ -102,7 +107,7 @@ def build_brief(conn: apsw.Connection, config: Config, node: dict[str, Any], *, 
                 procs.setdefault(n["id"], n)
         items["procedures"] = [n["canonical_name"] for n in procs.values()]
     if not late("history"):
-        for e in kq.ended_edges(conn, nid, limit=b.max_history):
+        for e in gated_ended_edges(gate, nid, limit=b.max_history):
             label = relation_label(e["relation_type"])
             span = f"{(e['start_date'] or '')[:10]} to {(e['end_date'] or '')[:10]}"
             who = f"{e['canonical_name']} {label} this" if e["direction"] == "in" else f"{label} {e['canonical_name']}"

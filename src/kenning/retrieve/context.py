@@ -18,6 +18,7 @@ import apsw
 
 from kenning.config import Config
 from kenning.intake.modes import incognito_only_nodes
+from kenning.upkeep.edge_gate import EdgeGate, gated_neighbors
 from kenning.knowledge.writer import normalize_alias
 from kenning.retrieve.delivery import (Deadline, Resolution, as_utc, flag_of, flagged, fts_expression, hint,
                                       resolve_request, tokens, words)
@@ -141,8 +142,9 @@ class _Builder:
         gate = _Gate()
         neighbours: list[dict[str, Any]] = []
         if primary is not None:
-            neighbours = kq.neighbors(self.conn, primary["id"], limit=self.g.work_context_limit,
-                                      scan_limit=self.d.neighbor_scan_limit)
+            # a packet is text for a model: promoted edges through §42A.2.12A as an agent reads them (G64)
+            neighbours = gated_neighbors(EdgeGate(self.conn, self.config, "agent"), primary["id"],
+                                         limit=self.g.work_context_limit, scan_limit=self.d.neighbor_scan_limit)
         self._gather(gate, res, primary, neighbours)
         self._filter(gate, primary)
         entities, tel = self._fill(gate)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import apsw
 
 from kenning.config import Config
+from kenning.upkeep.edge_gate import EdgeGate, gated_neighbors
 from kenning.knowledge.contracts import description_of
 from kenning.knowledge.errors import KnowledgeError
 from kenning.knowledge.read import current_breakdown, resolve_node
@@ -57,6 +58,15 @@ class _Ctx:
     results: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
     reason: str | None = None
+    audience: str = "agent"
+    _gate: EdgeGate | None = None
+
+    @property
+    def gate(self) -> EdgeGate:
+        """Promoted edges are read through §42A.2.12A (G64)."""
+        if self._gate is None:
+            self._gate = EdgeGate(self.conn, self.config, self.audience)
+        return self._gate
 
     def stop(self, step: str) -> bool:
         """True (and the result marked truncated) when the ceiling has passed; ``step`` says what was left."""
@@ -147,13 +157,15 @@ def goal_line(node: dict[str, Any], *, short: bool = False) -> str:
     return line
 
 
-def goals_for(conn: apsw.Connection, config: Config, node_ids: list[str], *, limit: int) -> list[dict[str, Any]]:
-    """Active goals linked to any of ``node_ids``: by an edge, or named in the goal's payload (§29.3
-    linked_entity_ids / primary_entity_id)."""
+def goals_for(conn: apsw.Connection, config: Config, node_ids: list[str], *, limit: int,
+              gate: EdgeGate | None = None) -> list[dict[str, Any]]:
+    """Active goals linked to any of ``node_ids``: by an edge (promoted ones through the reader's gate, G64), or
+    named in the goal's payload (§29.3 linked_entity_ids / primary_entity_id)."""
     scan = config.knowledge.delivery.neighbor_scan_limit
+    gate = gate or EdgeGate(conn, config)
     found: dict[str, dict[str, Any]] = {}
     for nid in node_ids:
-        for g in kq.neighbors(conn, nid, limit=limit, scan_limit=scan):
+        for g in gated_neighbors(gate, nid, limit=limit, scan_limit=scan):
             if g["node_kind"] == "goal":
                 found.setdefault(g["id"], g)
     for g in kq.linked_by_payload(conn, "goal", node_ids, limit=limit):
@@ -222,7 +234,7 @@ def _entity_neighbors(ctx: _Ctx, entity_id: str, depth: int = 1, edge_types: lis
     limit = int(max_results or ctx.config.knowledge.delivery.query_defaults.max_results)
     scan = ctx.config.knowledge.delivery.neighbor_scan_limit
     root = entity(ctx.conn, entity_id)
-    first = kq.neighbors(ctx.conn, root["id"], limit=limit + 1, scan_limit=scan, edge_types=types)
+    first = gated_neighbors(ctx.gate, root["id"], limit=limit + 1, scan_limit=scan, edge_types=types)
     seen = {root["id"]}
     for n in first:
         if len(ctx.results) >= limit:
@@ -235,7 +247,7 @@ def _entity_neighbors(ctx: _Ctx, entity_id: str, depth: int = 1, edge_types: lis
     for i, n in enumerate(first[:limit]):
         if ctx.stop(f"depth 2 expanded from {i} of {min(len(first), limit)} neighbours"):
             return
-        for m in kq.neighbors(ctx.conn, n["id"], limit=limit + 1, scan_limit=scan, edge_types=types):
+        for m in gated_neighbors(ctx.gate, n["id"], limit=limit + 1, scan_limit=scan, edge_types=types):
             if m["id"] in seen:
                 continue
             if len(ctx.results) >= limit:
@@ -264,7 +276,7 @@ def _full_card(ctx: _Ctx, node: dict[str, Any]) -> dict[str, Any]:
     card = compact_card(node, ctx.config)
     b = current_breakdown(ctx.conn, ctx.config, node, ctx.now)
     prov = kq.provenance_summary(ctx.conn, node["id"], limit=3)
-    edges = kq.neighbors(ctx.conn, node["id"], limit=10, scan_limit=ctx.config.knowledge.delivery.neighbor_scan_limit)
+    edges = gated_neighbors(ctx.gate, node["id"], limit=10, scan_limit=ctx.config.knowledge.delivery.neighbor_scan_limit)
     card.update({
         "alpha": node["alpha"], "beta": node["beta"], "confidence_now": round(b["confidence"], 4),
         "conflict_score": round(b["conflict_score"], 4), "payload": node.get("payload") or {},
@@ -289,7 +301,7 @@ def _procedure_bundle(ctx: _Ctx, app_entity_id: str | None = None, composite_id:
     ctx.results.append({**_procedure_item(root, ctx.config), "role": "composite" if composite_id else "application"})
     if ctx.stop("its procedures were not read"):
         return
-    procs = [n for n in kq.neighbors(ctx.conn, root["id"], limit=limit + 1, scan_limit=scan)
+    procs = [n for n in gated_neighbors(ctx.gate, root["id"], limit=limit + 1, scan_limit=scan)
              if n["node_kind"] in _PROCEDURE_KINDS]
     if app_entity_id and not composite_id:
         procs += [{**p, "relation_type": "environment.app_entity_id", "direction": "in"}
@@ -306,7 +318,7 @@ def _procedure_bundle(ctx: _Ctx, app_entity_id: str | None = None, composite_id:
     for item in list(ctx.results[1:]):
         if ctx.stop(f"constraints and traces read for some of {len(ctx.results) - 1} procedures"):
             return
-        for n in kq.neighbors(ctx.conn, item["id"], limit=limit, scan_limit=scan):
+        for n in gated_neighbors(ctx.gate, item["id"], limit=limit, scan_limit=scan):
             role = {"memory_directive": "constraint", "execution_trace": "trace"}.get(n["node_kind"])
             if role is None and n["node_kind"] in _PROCEDURE_KINDS:
                 role = "step"
@@ -334,7 +346,8 @@ def _goal_context(ctx: _Ctx, entity_id: str, max_tokens: int | None = None) -> N
     d = ctx.config.knowledge.delivery
     budget = int(max_tokens or d.query_defaults.goal_max_tokens)
     root = entity(ctx.conn, entity_id)
-    goals = rank_goals(goals_for(ctx.conn, ctx.config, [root["id"]], limit=d.goals.max_items), root["id"])
+    goals = rank_goals(goals_for(ctx.conn, ctx.config, [root["id"]], limit=d.goals.max_items, gate=ctx.gate),
+                      root["id"])
     items, _used, dropped = fill_goals(goals, budget, d.gate.chars_per_token, ctx.config)
     if dropped:
         ctx.cut(f"max_tokens {budget}: {dropped} goal(s) left out")
@@ -344,7 +357,8 @@ def _goal_context(ctx: _Ctx, entity_id: str, max_tokens: int | None = None) -> N
 def _knowledge_brief(ctx: _Ctx, entity_id: str) -> None:
     from kenning.retrieve.brief import build_brief
 
-    brief = build_brief(ctx.conn, ctx.config, entity(ctx.conn, entity_id), now=ctx.now, deadline=ctx.deadline)
+    brief = build_brief(ctx.conn, ctx.config, entity(ctx.conn, entity_id), now=ctx.now, deadline=ctx.deadline,
+                        gate=ctx.gate)
     if brief.truncated:
         ctx.cut(f"ceiling {ctx.deadline.ceiling_ms:g} ms reached; brief sections left out: "
                 f"{', '.join(brief.skipped)}")
@@ -369,7 +383,7 @@ def _entity_scoped_search(ctx: _Ctx, entity_id: str, query: str, max_results: in
         raise QueryError(f"query {query!r} has no searchable words")
     root = entity(ctx.conn, entity_id)
     scan = ctx.config.knowledge.delivery.neighbor_scan_limit
-    around = {n["id"]: n for n in kq.neighbors(ctx.conn, root["id"], limit=scan, scan_limit=scan)}
+    around = {n["id"]: n for n in gated_neighbors(ctx.gate, root["id"], limit=scan, scan_limit=scan)}
     if ctx.stop("the neighbourhood was read but not searched"):
         return
     expr = fts_expression(ws, ctx.config, ctx.conn)

@@ -224,7 +224,8 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
 
         at = _now(now)
         with open_ro() as v:
-            return _plain(inspect_fn(v.conn, v.config, query_type, now=at, node=node, query=query, limit=limit))
+            return _plain(inspect_fn(v.conn, v.config, query_type, now=at, node=node, query=query, limit=limit,
+                                     audience="agent"))
 
     def sql(sql: str, max_rows: int | None = None, timeout_ms: int | None = None) -> dict[str, Any]:
         """One read-only SQL statement against the vault (seed 003 §41.6): SELECT / WITH … SELECT / a reading

@@ -76,17 +76,25 @@ def nodes_by_name(conn: apsw.Connection, name: str, *, limit: int) -> list[dict[
 
 # ---- edges -------------------------------------------------------------------------------------------------
 
+# What a reader needs to decide whether a promoted (back-link) edge may be shown (§42A.2.12A, G64).
+_EDGE_FACTS = ("json_extract(payload, '$.learned_by') AS edge_learned_by, json_extract(payload, '$.visibility_class') "
+               "AS edge_visibility, json_extract(payload, '$.evidence_bundle_id') AS edge_bundle_id")
+
+
 def neighbors(conn: apsw.Connection, node_id: str, *, limit: int, scan_limit: int,
-              edge_types: Sequence[str] | None = None) -> list[dict[str, Any]]:
+              edge_types: Sequence[str] | None = None, edge_facts: bool = False) -> list[dict[str, Any]]:
     """§42A.1.4 source 1 (and §43 entity_neighbors): the live nodes a current edge joins to ``node_id``, each with
     the relation and its direction from ``node_id``, best node confidence first. Each direction reads at most
-    ``scan_limit`` edges (in index order), so a hub costs the same as any node."""
+    ``scan_limit`` edges (in index order), so a hub costs the same as any node. ``edge_facts``: also the edge's
+    ``edge_learned_by`` / ``edge_visibility`` / ``edge_bundle_id`` (what the promoted-edge gate reads)."""
     rel = f" AND relation_type IN ({marks(len(edge_types))})" if edge_types else ""
     types = tuple(edge_types or ())
-    sql = (f"SELECT {NODE_SELECT}, x.relation_type, x.direction, x.edge_confidence, x.start_date FROM ("
+    facts = f", {_EDGE_FACTS}" if edge_facts else ""
+    outer = ", x.edge_learned_by, x.edge_visibility, x.edge_bundle_id" if edge_facts else ""
+    sql = (f"SELECT {NODE_SELECT}, x.relation_type, x.direction, x.edge_confidence, x.start_date{outer} FROM ("
            "SELECT * FROM (SELECT target_id AS other, relation_type, 'out' AS direction, "
-           f"confidence AS edge_confidence, start_date FROM edges WHERE source_id=? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?) "
-           "UNION ALL SELECT * FROM (SELECT source_id, relation_type, 'in', confidence, start_date FROM edges "
+           f"confidence AS edge_confidence, start_date{facts} FROM edges WHERE source_id=? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?) "
+           f"UNION ALL SELECT * FROM (SELECT source_id, relation_type, 'in', confidence, start_date{facts} FROM edges "
            f"WHERE target_id=? AND source_id<>? AND end_date IS NULL AND {_EDGE_LIVE}{rel} LIMIT ?)) x "
            f"JOIN nodes n ON n.id=x.other WHERE {LIVE} "
            "ORDER BY n.confidence DESC, n.canonical_name, n.id, x.relation_type, x.direction LIMIT ?")
@@ -94,12 +102,14 @@ def neighbors(conn: apsw.Connection, node_id: str, *, limit: int, scan_limit: in
     return _nodes(rows(conn, sql, params))
 
 
-def ended_edges(conn: apsw.Connection, node_id: str, *, limit: int) -> list[dict[str, Any]]:
+def ended_edges(conn: apsw.Connection, node_id: str, *, limit: int, edge_facts: bool = False) -> list[dict[str, Any]]:
     """Edges of ``node_id`` that stopped holding, most recently ended first (a brief's history)."""
-    sql = (f"SELECT {NODE_SELECT}, x.relation_type, x.direction, x.start_date, x.end_date FROM ("
-           "SELECT target_id AS other, relation_type, 'out' AS direction, start_date, end_date FROM edges "
+    facts = f", {_EDGE_FACTS}" if edge_facts else ""
+    outer = ", x.edge_learned_by, x.edge_visibility, x.edge_bundle_id" if edge_facts else ""
+    sql = (f"SELECT {NODE_SELECT}, x.relation_type, x.direction, x.start_date, x.end_date{outer} FROM ("
+           f"SELECT target_id AS other, relation_type, 'out' AS direction, start_date, end_date{facts} FROM edges "
            "WHERE source_id=? AND end_date IS NOT NULL UNION ALL "
-           "SELECT source_id, relation_type, 'in', start_date, end_date FROM edges "
+           f"SELECT source_id, relation_type, 'in', start_date, end_date{facts} FROM edges "
            "WHERE target_id=? AND source_id<>? AND end_date IS NOT NULL) x JOIN nodes n ON n.id=x.other "
            "ORDER BY x.end_date DESC, n.canonical_name, x.relation_type LIMIT ?")
     return _nodes(rows(conn, sql, (node_id, node_id, node_id, limit)))

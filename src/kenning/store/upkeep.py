@@ -431,6 +431,20 @@ def update_tier4(conn: apsw.Connection, queue_item_id: str, **values: Any) -> No
     conn.execute(f"UPDATE backlink_tier4_queue SET {sets} WHERE queue_item_id=?", [*values.values(), queue_item_id])
 
 
+def observation_context(conn: apsw.Connection, observation_id: str, *, exclude_span: tuple[int, int] | None = None,
+                        limit: int = 20) -> dict[str, Any]:
+    """For the Tier 4 prompt: the observation's conversation title and the names already resolved in it, except
+    at the span being asked about (so the question reads the same after its answer: replayable)."""
+    title = scalar(conn, "SELECT c.title FROM messages m JOIN conversations c ON c.conversation_id=m.conversation_id "
+                         "WHERE m.message_id=?", (observation_id,))
+    start, end = exclude_span or (-1, -1)
+    names = [r[0] for r in conn.execute(
+        "SELECT DISTINCT n.canonical_name FROM mention_observations_derived d JOIN nodes n ON n.id=d.resolved_node_id "
+        "WHERE d.observation_id=? AND NOT (d.start_offset=? AND d.end_offset=?) ORDER BY 1 LIMIT ?",
+        (observation_id, start, end, limit))]
+    return {"title": title, "known_names": names}
+
+
 def tier4_status(conn: apsw.Connection) -> dict[str, int]:
     return {r[0]: int(r[1]) for r in conn.execute("SELECT status, count(*) FROM backlink_tier4_queue GROUP BY 1")}
 

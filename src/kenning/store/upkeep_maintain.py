@@ -107,6 +107,31 @@ def queue_items(conn: apsw.Connection, queue: str | None = None, *, status: str 
     return out
 
 
+def queue_item_by_prefix(conn: apsw.Connection, queue: str, ref: str) -> list[dict[str, Any]]:
+    """Items of ``queue`` whose id is ``ref`` or starts with it (a person types the first characters)."""
+    out = rows(conn, "SELECT * FROM maintain_queue WHERE queue=? AND (item_id=? OR item_id LIKE ? ESCAPE '\\') "
+                     "ORDER BY item_id LIMIT 2", (queue, ref, ref.replace("%", "\\%").replace("_", "\\_") + "%"))
+    for r in out:
+        r["node_ids"], r["detail"] = from_json(r["node_ids"]), from_json(r["detail"])
+    return out
+
+
+def set_queue_status(conn: apsw.Connection, item_id: str, status: str) -> None:
+    conn.execute("UPDATE maintain_queue SET status=? WHERE item_id=?", (status, item_id))
+
+
+def queue_total(conn: apsw.Connection, queue: str, status: str = "pending") -> int:
+    return int(scalar(conn, "SELECT count(*) FROM maintain_queue WHERE queue=? AND status=?", (queue, status)))
+
+
+def queue_page(conn: apsw.Connection, queue: str, *, status: str, limit: int, offset: int) -> list[dict[str, Any]]:
+    out = rows(conn, "SELECT * FROM maintain_queue WHERE queue=? AND status=? ORDER BY score DESC, item_id "
+                     "LIMIT ? OFFSET ?", (queue, status, limit, offset))
+    for r in out:
+        r["node_ids"], r["detail"] = from_json(r["node_ids"]), from_json(r["detail"])
+    return out
+
+
 def queue_counts(conn: apsw.Connection) -> dict[str, int]:
     return {r["queue"]: r["n"] for r in rows(conn, "SELECT queue, count(*) AS n FROM maintain_queue "
                                                    "WHERE status='pending' GROUP BY queue ORDER BY queue")}
@@ -174,6 +199,17 @@ def active_names(conn: apsw.Connection) -> list[dict[str, Any]]:
     return rows(conn, "SELECT id, node_kind, canonical_name, lifecycle_state, alpha, beta, created_at, "
                       "json_extract(payload, '$.never_fold') AS never_fold FROM nodes WHERE is_active = 1 "
                       "ORDER BY id")
+
+
+def payloads_of(conn: apsw.Connection, node_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    ids = sorted(set(node_ids))
+    out: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for nid, payload in conn.execute(f"SELECT id, payload FROM nodes WHERE id IN ({','.join('?' * len(chunk))})",
+                                         chunk):
+            out[nid] = from_json(payload) or {}
+    return out
 
 
 def nodes_updated_since(conn: apsw.Connection, since: str | None, kinds: Sequence[str],
@@ -304,6 +340,13 @@ def table_columns(conn: apsw.Connection, name: str) -> set[str]:
 
 
 BUNDLES = "evidence_bundles_derived"  # the back-link pipeline's table (migration 0090)
+
+
+def bundle_support_count(conn: apsw.Connection, bundle_id: str) -> int:
+    """A back-link bundle's support count (0 when the vault has no back-link tables or no such bundle)."""
+    if not has_table(conn, BUNDLES):
+        return 0
+    return int(scalar(conn, f"SELECT support_count FROM {BUNDLES} WHERE evidence_bundle_id=?", (bundle_id,)) or 0)
 
 
 def return_bundle_to_candidate(conn: apsw.Connection, bundle_id: str) -> bool:

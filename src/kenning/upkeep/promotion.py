@@ -45,7 +45,7 @@ class RunCounts:
 class BacklinkRun:
     def __init__(self, conn, config, clock, *, run_id: str | None = None, vectors: Any = None,
                  progress=None, writer: KnowledgeWriter | None = None, sweep: bool = False,
-                 incognito_json: str = "[]"):
+                 incognito_json: str = "[]", llm: Any = None, llm_local: bool = False):
         self.conn, self.config, self.clock = conn, config, clock
         self.incognito_json = incognito_json  # conversations never scanned (§13.4, I70), as a JSON array
         self.cfg = config.backlinks
@@ -56,6 +56,8 @@ class BacklinkRun:
         self.c = RunCounts()
         self.progress = progress
         self.sweep = sweep  # §42A.2.18 historical sweep: every message again, the 500-candidate cap
+        # §42A.2.11 synchronous/both: an enabled model-layer client (None: queue only); llm_local = it runs here
+        self.llm, self.llm_local = llm, llm_local
         self._vis: dict[str, str] = {}
         self._known: dict[str, bool] = {}
 
@@ -169,6 +171,7 @@ class BacklinkRun:
             else:
                 s.resolution = self.resolver.resolve(s, windows[s.key], ctx)
                 s.node_id = s.resolution["node_id"]
+        queue_ok = self._tier4_inline(obs, spans, windows)
         suppressed = {s.key for s in spans if _suppressed(s, ctx, supp)}
         # distinct resolved targets, first appearance first, capped (§42A.6: ≤ 12 new targets per observation)
         targets: list[str] = []
@@ -192,9 +195,8 @@ class BacklinkRun:
             if not s.node_id:
                 src = anchor
                 rows.append(self._mention(row, s, src, None, None, None, "cloud_allowed"))
-                # "synchronous" mode has no nightly queue (§42A.2.11 NP05); this build runs Tier 4 from the queue (G29)
-                if res["candidates"] and self.cfg.llm_resolution_enabled and \
-                        self.cfg.llm_resolution_mode in ("nightly", "both"):
+                # §42A.2.11 NP05: "synchronous" has no queue; "both" queues what was not asked inline (G65)
+                if res["candidates"] and self.cfg.llm_resolution_enabled and s.key in queue_ok:
                     usql.enqueue_tier4(self.conn, tier4_item(rows[-1], res["candidates"], self.now))
                     self.c.add("tier4_queued")
                 continue
@@ -222,6 +224,48 @@ class BacklinkRun:
         self.c.add("mentions_recorded", usql.insert_mentions(self.conn, rows))
         usql.touch_cooldown(self.conn, targets, self.now)
         return degraded
+
+    def _tier4_inline(self, obs: str, spans: list[Span], windows: dict[str, str]) -> set[str]:
+        """§42A.2.11 synchronous / both (G65): ask the model now for up to ``llm_max_unresolved_for_sync`` of this
+        message's unresolved spans (best candidate first); a resolved span pairs with its neighbours in this run.
+        Returns the keys of the spans that may go to the queue."""
+        from kenning.upkeep.resolution import ask_tier4
+        from kenning.upkeep.tier4 import sync_allowed
+
+        pending = [s for s in spans if not s.node_id and s.resolution["candidates"]]
+        mode = self.cfg.llm_resolution_mode
+        if not pending or not self.cfg.llm_resolution_enabled:
+            return {s.key for s in pending}
+        if self.llm is None:  # no model in this run: the queue is the only way (synchronous then waits for one)
+            return {s.key for s in pending} if mode != "synchronous" else set()
+        n, queue_rest = sync_allowed(mode, len(pending), self.cfg.llm_max_unresolved_for_sync)
+        ranked = sorted(pending, key=lambda s: (-s.resolution["candidates"][0]["score"], s.start, s.end))
+        queue = {s.key for s in ranked[n:]} if queue_rest else set()
+        for s in ranked[:n]:
+            cands = s.resolution["candidates"]
+            item = {"mention_id": B.mention_id(obs, "tier4_sync", s.normalized, s.start, s.end, s.span_class),
+                    "observation_id": obs, "span_text": s.text[:500], "context_window": windows[s.key][:1200],
+                    "start_offset": s.start, "end_offset": s.end,
+                    "candidate_set": [{"candidate_id": f"c{i + 1}", "node_id": c["node_id"],
+                                       "score": min(1.0, c["score"])} for i, c in enumerate(cands)]}
+            if not self.llm_local and any(self.visibility(c["node_id"]) == "local_only" for c in cands):
+                self.c.add("tier4_sync_kept_local")  # private candidates never go to a remote model
+                if queue_rest:
+                    queue.add(s.key)
+                continue
+            node_id, confidence, failure = ask_tier4(self.conn, self.config, self.llm, item)
+            self.c.add("tier4_sync_asked")
+            if failure is not None:
+                self.c.add("tier4_sync_failed")
+                if queue_rest:
+                    queue.add(s.key)
+                continue
+            if node_id is not None:
+                s.node_id = node_id
+                s.resolution = {**s.resolution, "node_id": node_id, "method": "llm_closed_set",
+                                "confidence": round(float(confidence), 6)}
+                self.c.add("tier4_sync_resolved")
+        return queue
 
     def _mention(self, row: dict[str, Any], s: Span, source: str, target: str | None, rel: str | None,
                  bid: str | None, vis: str) -> dict[str, Any]:
@@ -321,21 +365,7 @@ def aggregate_bundles(conn, config, bundle_ids: list[str], verdicts: dict[str, d
                     old.update(support_mention_ids=[], support_count=0, user_verdict=verdict)
                     usql.upsert_bundle(conn, old)
             continue
-        sup = [m for m in ms if m["polarity"] == "support"]
-        con = [m for m in ms if m["polarity"] == "contradiction"]
-        first = ms[0]
-        src, tgt = B.normalize_pair(first["source_node_id"], first["resolved_node_id"], first["relation_hypothesis"])
-        b = B.Bundle(evidence_bundle_id=bid, source_node_id=src, target_node_id=tgt,
-                     relation_type=first["relation_hypothesis"])
-        b.support_mention_ids = _group_heads(sup)
-        b.contradiction_mention_ids = _group_heads(con)
-        b.support_count = len(b.support_mention_ids)
-        b.contradiction_count = len(b.contradiction_mention_ids)
-        b.distinct_observation_count = len({m["observation_id"] for m in sup})
-        b.distinct_surface_count = len({m["surface"] for m in sup})
-        b.distinct_work_context_count = len({m["work_context_id"] for m in sup if m["work_context_id"]})
-        b.visibility_class = B.most_restrictive(m["visibility_class"] for m in ms)
-        b.last_supported_at = max((m["occurred_at"] for m in sup), default=None)
+        b = bundle_from_mentions(bid, ms)
         b.user_verdict = verdict
         # NP20: a semantically_related bundle needs a second observation before it exists at all
         if b.relation_type == "semantically_related" and b.distinct_observation_count < 2 and verdict == "none":
@@ -355,6 +385,26 @@ def aggregate_bundles(conn, config, bundle_ids: list[str], verdicts: dict[str, d
         usql.upsert_bundle(conn, row)
 
 
+def bundle_from_mentions(bid: str, ms: list[dict[str, Any]]) -> B.Bundle:
+    """§42A.2.3 counts of one bundle from its (unsuppressed) mentions, nested groups once; not yet scored."""
+    sup = [m for m in ms if m["polarity"] == "support"]
+    con = [m for m in ms if m["polarity"] == "contradiction"]
+    first = ms[0]
+    src, tgt = B.normalize_pair(first["source_node_id"], first["resolved_node_id"], first["relation_hypothesis"])
+    b = B.Bundle(evidence_bundle_id=bid, source_node_id=src, target_node_id=tgt,
+                 relation_type=first["relation_hypothesis"])
+    b.support_mention_ids = _group_heads(sup)
+    b.contradiction_mention_ids = _group_heads(con)
+    b.support_count = len(b.support_mention_ids)
+    b.contradiction_count = len(b.contradiction_mention_ids)
+    b.distinct_observation_count = len({m["observation_id"] for m in sup})
+    b.distinct_surface_count = len({m["surface"] for m in sup})
+    b.distinct_work_context_count = len({m["work_context_id"] for m in sup if m["work_context_id"]})
+    b.visibility_class = B.most_restrictive(m["visibility_class"] for m in ms)
+    b.last_supported_at = max((m["occurred_at"] for m in sup), default=None)
+    return b
+
+
 def _group_heads(ms: list[dict[str, Any]]) -> list[str]:
     """One mention id per (observation, span group): a nested span inside its parent adds nothing (§42A.2.3)."""
     seen, out = set(), []
@@ -370,6 +420,17 @@ def edge_payload(b: B.Bundle) -> dict[str, Any]:
     return {"learned_by": LEARNED_BY, "evidence_bundle_id": b.evidence_bundle_id, "support_count": b.support_count,
             "contradiction_count": b.contradiction_count, "last_supported_at": b.last_supported_at,
             "visibility_class": b.visibility_class}
+
+
+def held_down(payload: dict[str, Any], support_count: int) -> bool:
+    """§42A.6 vs §42A.2.4 (G60): an edge hygiene demoted is promoted again only on NEW evidence — its bundle's
+    support must exceed the support it had when it was demoted (``demoted_support_count``, the watermark hygiene
+    writes into the edge payload). Bundle scores do not decay, so without this the next back-link run would undo
+    every demotion."""
+    if not payload.get("demoted_at"):
+        return False
+    mark = payload.get("demoted_support_count", payload.get("support_count", 0)) or 0
+    return support_count <= int(mark)
 
 
 def promote_all(conn, config, writer: KnowledgeWriter, now: str) -> dict[str, int]:
@@ -392,6 +453,9 @@ def promote_all(conn, config, writer: KnowledgeWriter, now: str) -> dict[str, in
         payload = edge_payload(b)
         score = round(B.evidence_score(b), 6)
         cur = usql.current_edge(conn, *key)
+        if cur and b.user_verdict != "approved" and held_down(cur["payload"] or {}, b.support_count):
+            counts["held_after_hygiene"] = counts.get("held_after_hygiene", 0) + 1
+            continue  # hygiene demoted it and no new evidence came since (G60): it stays demoted, not ended
         if cur and cur["confidence"] == score and cur["lifecycle_state"] == state and cur["payload"] == payload:
             usql.set_promotion_state(conn, b.evidence_bundle_id,
                                      "user_verified" if b.user_verdict == "approved" else "reinforced_relation")

@@ -14,10 +14,11 @@ Ties between the best two candidates abstain (G7): a wrong link is worse than no
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.sources.timestamps import format_utc, parse_utc
 from kenning.store import upkeep as usql
@@ -187,28 +188,21 @@ def _tied(cands: list[dict[str, Any]]) -> bool:
 
 
 # ---- Tier 4 ----------------------------------------------------------------------------------------------------
+# Every Tier 4 call goes through the model layer (G65): the versioned prompt ``tier4_resolution`` (the seed's
+# prompt contract), each attempt logged in ``llm_calls`` and replayable with ``--llm replay``.
 
-TIER4_PROMPT = """You are resolving an entity mention in a document.
+TIER4_PROMPT_NAME = "tier4_resolution"
 
-MENTION: "{span_text}"
-CONTEXT: "{context_window}"
-SOURCE: {surface_type}, context: {work_context_name}
-KNOWN ENTITIES IN THIS CONTEXT: "{novelty_gate_summary}"
 
-CANDIDATES:
-{candidates_formatted}
-
-Which candidate does this mention refer to?
-- If one matches clearly, return its candidate_id, the relationship type, and your confidence.
-- If none match, return matched_candidate_id = "none".
-- If ambiguous, return matched_candidate_id = "ambiguous".
-
-Relationship types: {canonical_relation_type_enum_values}
-
-Return strict JSON only."""
-
-_RESULT_KEYS = {"mention_id", "matched_candidate_id", "relation_type", "confidence", "rationale_short",
-                "schema_version"}
+class Tier4Result(BaseModel):
+    """§42A.2.11 Tier4ResolutionResult; unknown keys are refused (strict)."""
+    model_config = ConfigDict(extra="forbid")
+    mention_id: str | None = None
+    matched_candidate_id: str
+    relation_type: str | None = None
+    confidence: float = Field(ge=0.0, le=1.0)
+    rationale_short: str | None = Field(None, max_length=280)
+    schema_version: int | None = None
 
 
 def tier4_item(mention: dict[str, Any], candidates: list[dict[str, Any]], now: str) -> dict[str, Any]:
@@ -222,29 +216,49 @@ def tier4_item(mention: dict[str, Any], candidates: list[dict[str, Any]], now: s
             "status": "queued", "retry_count": 0, "created_at": now, "updated_at": now}
 
 
-def parse_tier4(text: str, item: dict[str, Any]) -> dict[str, Any]:
-    """Only a Tier4ResolutionResult is accepted (§42A.2.11): strict JSON, known keys, a candidate from the closed
-    set (or none / ambiguous), confidence in [0, 1]. Anything else raises ValueError (→ failed_parse, retry)."""
-    data = json.loads(text)
-    if not isinstance(data, dict) or set(data) - _RESULT_KEYS or "matched_candidate_id" not in data:
-        raise ValueError("not a Tier4ResolutionResult")
-    cid = data["matched_candidate_id"]
-    ids = {c["candidate_id"] for c in item["candidate_set"]}
-    if cid not in ids | {"none", "ambiguous"}:
-        raise ValueError(f"candidate {cid!r} is outside the closed set")
-    conf = data.get("confidence")
-    if not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
-        raise ValueError("confidence must be a number in [0, 1]")
-    return data
-
-
-def process_tier4(conn, config, now: str, ask: Callable[[str], str], *, limit: int = 50,
-                  local: bool = True) -> dict[str, int]:
-    """Run due Tier 4 items through ``ask`` (prompt → raw model text). A parse or call failure counts a retry;
-    at ``dead_letter_retries`` the item is dead-lettered and kept for audit. ``local`` says the model runs on this
-    machine: items marked same_machine_local_only are left queued otherwise (§42A.2.11)."""
+def tier4_variables(conn, item: dict[str, Any]) -> dict[str, str]:
+    """The prompt's variables for one queue item (or one span resolved synchronously)."""
     from kenning.knowledge.relations import SECTION_42A_2_CORE
 
+    names = usql.node_facts(conn, [c["node_id"] for c in item["candidate_set"]])
+    span = usql.get_mention(conn, item["mention_id"]) if "start_offset" not in item else item
+    ctx = usql.observation_context(conn, item["observation_id"],
+                                   exclude_span=(span["start_offset"], span["end_offset"]) if span else None)
+    cands = "\n".join(f"{c['candidate_id']}: {names.get(c['node_id'], {}).get('canonical_name', c['node_id'])} "
+                      f"(score {c['score']:.2f})" for c in item["candidate_set"])
+    return {"span_text": item["span_text"], "context_window": item["context_window"], "surface_type": "chat",
+            "work_context_name": ctx["title"] or item["observation_id"],
+            "novelty_gate_summary": ", ".join(ctx["known_names"]), "candidates_formatted": cands,
+            "canonical_relation_type_enum_values": ", ".join(sorted(SECTION_42A_2_CORE))}
+
+
+def ask_tier4(conn, config, llm: Any, item: dict[str, Any]) -> tuple[str | None, float, str | None]:
+    """One Tier 4 question through the model layer → (node id or None for none/ambiguous, confidence, failure
+    code or None). A malformed answer, a candidate outside the closed set or a failed call is a failure."""
+    res = llm.structured(TIER4_PROMPT_NAME, tier4_variables(conn, item), Tier4Result,
+                         message_id=item["observation_id"],
+                         item_key=f"{item['mention_id']}|{tier4_generation(config)}")
+    if not res.ok:
+        code = "failed_parse" if res.error_code == "MALFORMED_OUTPUT" else (res.error_code or "call_failed").lower()
+        return None, 0.0, code
+    cid = res.value.matched_candidate_id
+    if cid in ("none", "ambiguous"):
+        return None, res.value.confidence, None
+    match = next((c for c in item["candidate_set"] if c["candidate_id"] == cid), None)
+    if match is None:
+        return None, 0.0, "failed_parse"  # outside the closed set: the model may not invent an entity
+    return match["node_id"], res.value.confidence, None
+
+
+def tier4_generation(config) -> str:
+    """§42A.2.11 idempotency key part: a mention is asked once per generation (the pinned prompt version)."""
+    return f"{TIER4_PROMPT_NAME}@v{config.llm.prompt_versions.get(TIER4_PROMPT_NAME, 1)}"
+
+
+def process_tier4(conn, config, now: str, llm: Any, *, limit: int = 50, local: bool = True) -> dict[str, int]:
+    """Run due Tier 4 queue items through ``llm`` (an enabled model-layer client). A failure counts a retry; at
+    ``dead_letter_retries`` the item is dead-lettered and kept for audit. ``local`` says the model runs on this
+    machine: items marked same_machine_local_only are left queued otherwise (§42A.2.11)."""
     cfg = config.backlinks.tier4
     counts = {"tier4_resolved": 0, "tier4_none": 0, "tier4_failed": 0, "tier4_dead_letter": 0}
     counts["tier4_kept_local"] = 0
@@ -252,29 +266,18 @@ def process_tier4(conn, config, now: str, ask: Callable[[str], str], *, limit: i
         if item["execution_requirement"] == "same_machine_local_only" and not local:
             counts["tier4_kept_local"] += 1
             continue
-        cands = "\n".join(f"{c['candidate_id']}: {usql.node_facts(conn, [c['node_id']]).get(c['node_id'], {}).get('canonical_name', c['node_id'])} (score {c['score']:.2f})"
-                          for c in item["candidate_set"])
-        prompt = TIER4_PROMPT.format(span_text=item["span_text"], context_window=item["context_window"],
-                                     surface_type="chat", work_context_name=item["observation_id"],
-                                     novelty_gate_summary="", candidates_formatted=cands,
-                                     canonical_relation_type_enum_values=", ".join(sorted(SECTION_42A_2_CORE)))
-        try:
-            result = parse_tier4(ask(prompt), item)
-        except Exception as e:  # noqa: BLE001 - any failure is a retry (failed_parse or the call itself)
+        node_id, confidence, failure = ask_tier4(conn, config, llm, item)
+        if failure is not None:
             retries = item["retry_count"] + 1
             dead = retries >= cfg.dead_letter_retries
             nxt = format_utc(parse_utc(now) + dt.timedelta(minutes=cfg.retry_delay_minutes))
             usql.update_tier4(conn, item["queue_item_id"], status="dead_letter" if dead else "failed",
-                              retry_count=retries, next_retry_at=None if dead else nxt,
-                              last_error_code=("failed_parse" if isinstance(e, ValueError) else "call_failed"),
+                              retry_count=retries, next_retry_at=None if dead else nxt, last_error_code=failure,
                               updated_at=now)
             counts["tier4_dead_letter" if dead else "tier4_failed"] += 1
             continue
-        cid = result["matched_candidate_id"]
-        match = next((c for c in item["candidate_set"] if c["candidate_id"] == cid), None)
-        if match is not None:
-            usql.resolve_mention(conn, item["mention_id"], match["node_id"], "llm_closed_set",
-                                 float(result["confidence"]))
+        if node_id is not None:
+            usql.resolve_mention(conn, item["mention_id"], node_id, "llm_closed_set", float(confidence))
             usql.rescan_observation(conn, item["observation_id"])  # the next run pairs it with its neighbours
             counts["tier4_resolved"] += 1
         else:
@@ -331,32 +334,6 @@ def tier5_candidates(conn, config, now: str, *, sweep: bool = False) -> int:
     for c in fresh[:room]:
         usql.insert_candidate(conn, c)
     return min(room, len(fresh))
-
-
-def http_ask(config) -> Callable[[str], str]:
-    """The Tier 4 model call: one chat completion on the configured OpenAI-compatible endpoint (``llm.base_url``;
-    a local server keeps same_machine_local_only items on the machine). Returns the raw message text; the strict
-    parse is ``parse_tier4``'s (G19)."""
-    import urllib.request
-
-    from kenning.llm.client import api_key
-
-    base = (config.llm.base_url or "").rstrip("/")
-    if not base or not config.llm.model:
-        raise ValueError("Tier 4 needs a model: set llm.base_url and llm.model (see `kenning llm ping`)")
-    key = api_key(config)
-
-    def ask(prompt: str) -> str:
-        body = json.dumps({"model": config.llm.model, "temperature": 0,
-                           "messages": [{"role": "user", "content": prompt}]}).encode()
-        req = urllib.request.Request(f"{base}/chat/completions", data=body, method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              **({"Authorization": f"Bearer {key}"} if key else {})})
-        with urllib.request.urlopen(req, timeout=config.llm.timeout_s) as r:
-            data = json.loads(r.read())
-        return data["choices"][0]["message"]["content"] or ""
-
-    return ask
 
 
 def endpoint_is_local(config) -> bool:

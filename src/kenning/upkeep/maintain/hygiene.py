@@ -1,7 +1,8 @@
 """§42A.6 hygiene [DET]: a promoted (pipeline-learned) edge's confidence decays with a 90-day half-life from its
 last reinforcement; below the 0.18 floor it is demoted one state (active → observed, observed → archived; kept,
 never deleted), marked ``demoted_at`` so it is demoted once, and its evidence bundle returns to
-``candidate_relation`` (support kept, so the back-link pipeline can promote it again). Candidate nodes isolated for 30 days are
+``candidate_relation`` (support kept; the back-link pipeline promotes it again only on new evidence: the
+support count at demotion is kept in the edge payload as ``demoted_support_count``, G60). Candidate nodes isolated for 30 days are
 archived. User-verified and authority-backed edges and nodes are never touched (G37)."""
 
 from __future__ import annotations
@@ -40,13 +41,15 @@ def run_hygiene(sc: StepContext) -> dict[str, Any]:
         now_conf = decayed(e["confidence"], sc.age_days(since), h.half_life_days)
         if now_conf >= h.floor:
             continue
+        bid = payload.get("evidence_bundle_id") or payload.get("bundle_id")
+        # the watermark (G60): the back-link pipeline re-promotes this edge only once its bundle has more support
+        mark = max(int(payload.get("support_count") or 0), msql.bundle_support_count(sc.conn, bid) if bid else 0)
         ops.append(UpdateEdge(source_id=e["source_id"], relation_type=e["relation_type"], target_id=e["target_id"],
                               lifecycle_state="observed" if (e["lifecycle_state"] or "active") == "active"
                               else "archived", confidence=round(now_conf, 6),
-                              payload_set={"demoted_at": sc.now,
+                              payload_set={"demoted_at": sc.now, "demoted_support_count": mark,
                                            "demoted_reason": f"§42A.6 hygiene: decayed to {now_conf:.3f} "
                                                              f"(floor {h.floor:g})"}))
-        bid = payload.get("evidence_bundle_id") or payload.get("bundle_id")
         if bid:
             bundles.append(bid)
     sc.write_batches("hygiene", "§42A.6 hygiene: demote decayed promoted edges", ops)

@@ -38,6 +38,7 @@ def review(request: Request) -> HTMLResponse:
     over = self_overview(vault.conn, limit=0)
     return HTMLResponse(state.render("review.html", title="Review", nodes=nodes, conflicts=over["conflicts"],
                                      links=over["links"], queue=review_queue(vault),
+                                     merges=vault.merge_candidates(page_size=20)["items"],
                                      message=request.query_params.get("msg"),
                                      undo=request.query_params.get("undo")))
 
@@ -108,6 +109,21 @@ async def bundle_verdict(request: Request) -> RedirectResponse:
         except (KnowledgeError, ValueError) as e:
             return _back(request, form, "/review", msg=f"{action} refused: {e}")
     return _back(request, form, "/review", undo=str(receipt.get("commit_id") or ""), msg=f"{action}d {ref[:12]}")
+
+
+@router.post("/review/merge")
+async def merge_answer(request: Request) -> RedirectResponse:
+    """Merge one near-duplicate pair (a knowledge commit: the undo button rolls it back) or keep the two apart."""
+    state = request.app.state.web
+    form = await request.form()
+    check_csrf(state, form)
+    action, ref = str(form.get("action") or ""), str(form.get("ref") or "")
+    with state.writer() as vault:
+        try:
+            receipt = vault.resolve_merge(ref, action, as_of=state.now)
+        except (KnowledgeError, ValueError) as e:
+            return _back(request, form, "/review", msg=f"{action} refused: {e}")
+    return _back(request, form, "/review", undo=str(receipt.get("commit_id") or ""), msg=receipt["detail"])
 
 
 @router.post("/review/undo")
