@@ -5,7 +5,6 @@ sample's promoted edge."""
 from __future__ import annotations
 
 import json
-
 import sys
 
 import anyio
