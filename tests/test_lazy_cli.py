@@ -1,0 +1,177 @@
+"""The lazy ``kenning`` command group (issue 24 §4): every command reachable, the static table in sync with the
+real commands, ``--help`` without the heavy imports, and the same output as the eager app it replaced."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kenning.cli.commands import COMMANDS
+from kenning.cli.help_groups import DEFAULT_PANEL, summary
+
+from conftest import HASH, SRC, transcript_doc
+
+CLI_DIR = SRC / "kenning" / "cli"
+HEAVY = ["torch", "sentence_transformers", "transformers", "numpy", "onnxruntime", "pydantic", "typer", "rich",
+         "kenning.api", "kenning.pipeline"]
+
+
+def _discovered_registrars() -> list[str]:
+    """Every ``register`` function a module of cli/ defines (a new command module is found without the table)."""
+    found = []
+    for path in sorted(CLI_DIR.glob("*.py")):
+        if re.search(r"^def register\(", path.read_text(encoding="utf-8"), re.M):
+            found.append(f"kenning.cli.{path.stem}:register")
+    return found
+
+
+def _real_commands() -> dict[str, object]:
+    import typer
+
+    from kenning.cli.lazy import eager_app
+
+    return dict(typer.main.get_group(eager_app(extra=_discovered_registrars())).commands)
+
+
+def test_the_static_table_names_every_registered_command_and_nothing_else():
+    real = _real_commands()
+    missing = sorted(set(real) - set(COMMANDS))
+    assert not missing, ("registered but missing from kenning/cli/commands.py COMMANDS (so `kenning --help` hides "
+                         "them and `kenning NAME` fails): " + ", ".join(missing))
+    stale = sorted(set(COMMANDS) - set(real))
+    assert not stale, "COMMANDS names commands nothing registers: " + ", ".join(stale)
+    assert DEFAULT_PANEL != "" and all(name in real for name in COMMANDS)
+
+
+def test_each_one_line_help_is_the_commands_own():
+    drift = {}
+    for name, cmd in _real_commands().items():
+        own = cmd.short_help or summary(cmd.help)
+        if COMMANDS[name][1] != own:
+            drift[name] = own
+    assert not drift, "update these one-line helps in kenning/cli/commands.py: " + json.dumps(drift, ensure_ascii=False)
+
+
+def test_each_command_comes_from_its_own_registrars_alone():
+    from kenning.cli.lazy import registered
+
+    for name, (spec, _) in COMMANDS.items():
+        assert name in registered(spec).commands, f"{spec} does not register {name!r}"
+
+
+def _help_of_every_path(group) -> dict[str, str]:
+    import typer
+
+    ctx = typer._click.Context(group, info_name="kenning")
+    out: dict[str, str] = {}
+
+    def walk(cmd, path):
+        if path:
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
+                group.main(args=path + ["--help"], prog_name="kenning", standalone_mode=False)
+            out[" ".join(path)] = buf.getvalue()
+        if hasattr(cmd, "list_commands"):
+            for name in cmd.list_commands(ctx):
+                walk(cmd.get_command(ctx, name), path + [name])
+
+    walk(group, [])
+    return out
+
+
+def test_every_command_and_subcommand_help_reads_as_the_eager_apps(monkeypatch):
+    """The eager app is the pre-lazy arrangement: one Typer app with every module registered."""
+    from kenning.cli.help_groups import grouped
+    from kenning.cli.lazy import eager_app, root_group
+
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("TERMINAL_WIDTH", "80")
+    lazy = _help_of_every_path(root_group())
+    eager = _help_of_every_path(grouped(eager_app()))
+    assert len(lazy) > 100 and set(lazy) == set(eager)
+    assert [p for p in lazy if lazy[p] != eager[p]] == []
+    assert "Usage: kenning search [OPTIONS]" in lazy["search"] and "graph rebuild" in lazy
+
+
+def test_root_help_is_the_eager_apps_help_without_importing_them(cli):
+    lazy = cli("--help", env={"COLUMNS": "80"}).stdout
+    proc = subprocess.run([sys.executable, "-c", "from kenning.cli.help_groups import grouped\n"
+                           "from kenning.cli.lazy import eager_app\n"
+                           "grouped(eager_app())(['--help'], prog_name='kenning')"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "80"})
+    eager = proc.stdout
+    strip = lambda t: "\n".join(line.rstrip() for line in t.splitlines()).strip("\n")  # noqa: E731
+    assert strip(lazy) == strip(eager) and "╭─ Maintenance" in lazy
+
+
+@pytest.mark.parametrize("args", [["--help"], [], ["--version"]])
+def test_help_and_version_import_nothing_heavy(args):
+    code = ("import sys\nfrom kenning.cli.entry import main\nsys.argv = ['kenning', *%r]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(repr(sorted(m for m in %r if m in sys.modules)))") % (args, HEAVY)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert proc.stderr.strip() == "[]", proc.stderr
+    assert ("Usage: kenning" in proc.stdout) if args != ["--version"] else proc.stdout.startswith("kenning 0.")
+
+
+def test_a_command_loads_only_its_own_modules():
+    code = ("import sys\nfrom kenning.cli.entry import main\nsys.argv = ['kenning', 'status', '--help']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith('kenning.cli.'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(SRC)})
+    loaded = eval(proc.stderr.strip())  # noqa: S307 (our own repr of a list of names)
+    assert "kenning.cli.main" in loaded and "Row counts per table" in proc.stdout
+    assert not {"kenning.cli.mining", "kenning.cli.search", "kenning.cli.beliefs"} & set(loaded), loaded
+
+
+def test_no_args_prints_help_and_exits_2_and_a_typo_is_suggested(cli):
+    bare = cli(check=False)
+    assert bare.returncode == 2 and "Usage: kenning" in bare.stdout
+    typo = cli("serch", check=False)
+    assert typo.returncode == 2 and "No such command 'serch'" in typo.stderr and "'search'" in typo.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_runs_its_help_in_a_fresh_process(cli, name):
+    proc = cli(name, "--help")
+    assert f"Usage: kenning {name}" in proc.stdout
+
+
+def test_search_json_is_byte_identical_through_the_lazy_and_the_eager_app(tmp_path, cli):
+    """The same vault and question through `python -m kenning` (lazy) and the eager app: the same bytes."""
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(transcript_doc()), encoding="utf-8")
+    cfg = tmp_path / "hash.yaml"
+    cfg.write_text("embeddings:\n  backend: " + HASH["embeddings"]["backend"] + "\n", encoding="utf-8")
+    db = tmp_path / "v.db"
+    cli("ingest", str(chat), "--as-of", "2023-10-01T00:00:00Z", "--self", "Ana", "-q", "--config", str(cfg), db=db)
+    args = ["search", "who went camping by the lake?", "--now", "2023-10-01", "--json", "--config", str(cfg),
+            "--db", str(db)]
+    lazy = cli(*args).stdout
+    eager = subprocess.run([sys.executable, "-c", "import sys\nfrom kenning.cli.help_groups import grouped\n"
+                            "from kenning.cli.lazy import eager_app\n"
+                            "grouped(eager_app())(sys.argv[1:], prog_name='kenning')", *args],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC),
+                                                                "HF_HUB_OFFLINE": "1"})
+    assert eager.returncode == 0, eager.stderr
+    assert lazy == eager.stdout
+    hits = json.loads(lazy)["hits"]
+    assert any("camping" in h["text"] for h in hits)
+
+
+def test_the_old_entry_point_still_works(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", "import sys; sys.argv=['kenning','--version']\n"
+                           "from kenning.cli.main import main; main()"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert proc.stdout.startswith("kenning ") and Path(SRC / "kenning" / "cli" / "entry.py").is_file()
