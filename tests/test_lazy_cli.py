@@ -148,14 +148,24 @@ def test_every_command_runs_its_help_in_a_fresh_process(cli, name):
     assert f"Usage: kenning {name}" in proc.stdout
 
 
-def test_search_json_is_byte_identical_through_the_lazy_and_the_eager_app(tmp_path, cli):
-    """The same vault and question through `python -m kenning` (lazy) and the eager app: the same bytes."""
-    chat = tmp_path / "chat.json"
+@pytest.fixture(scope="module")
+def small_vault(tmp_path_factory):
+    """Three sessions of two people, ingested by the CLI with the hash embedder: (db, config file)."""
+    from conftest import run_cli
+
+    tmp = tmp_path_factory.mktemp("lazy")
+    chat = tmp / "chat.json"
     chat.write_text(json.dumps(transcript_doc()), encoding="utf-8")
-    cfg = tmp_path / "hash.yaml"
+    cfg = tmp / "hash.yaml"
     cfg.write_text("embeddings:\n  backend: " + HASH["embeddings"]["backend"] + "\n", encoding="utf-8")
-    db = tmp_path / "v.db"
-    cli("ingest", str(chat), "--as-of", "2023-10-01T00:00:00Z", "--self", "Ana", "-q", "--config", str(cfg), db=db)
+    db = tmp / "v.db"
+    run_cli("ingest", str(chat), "--as-of", "2023-10-01T00:00:00Z", "--self", "Ana", "-q", "--config", str(cfg), db=db)
+    return db, cfg
+
+
+def test_search_json_is_byte_identical_through_the_lazy_and_the_eager_app(small_vault, cli):
+    """The same vault and question through `python -m kenning` (lazy) and the eager app: the same bytes."""
+    db, cfg = small_vault
     args = ["search", "who went camping by the lake?", "--now", "2023-10-01", "--json", "--config", str(cfg),
             "--db", str(db)]
     lazy = cli(*args).stdout
@@ -168,6 +178,21 @@ def test_search_json_is_byte_identical_through_the_lazy_and_the_eager_app(tmp_pa
     assert lazy == eager.stdout
     hits = json.loads(lazy)["hits"]
     assert any("camping" in h["text"] for h in hits)
+
+
+@pytest.mark.parametrize("command", [["status", "--json"], ["search", "camping by the lake", "--json"]])
+def test_reads_do_not_import_the_pipeline_stages_or_torch(small_vault, command):
+    """A search or status never runs a stage: kenning.api imports the stages on first use (F6)."""
+    db, cfg = small_vault
+    code = ("import sys\nfrom kenning.cli.entry import main\nsys.argv = ['kenning', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write('MODULES ' + repr(sorted(m for m in ('kenning.pipeline.stages', 'kenning.pipeline.stage4', "
+            "'torch', 'sentence_transformers', 'transformers', 'kenning.cli.mining') if m in sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code, *command, "--config", str(cfg), "--db", str(db)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC),
+                                                               "HF_HUB_OFFLINE": "1"})
+    assert proc.stderr.strip().endswith("MODULES []"), proc.stderr[-2000:]
+    assert json.loads(proc.stdout)
 
 
 def test_the_old_entry_point_still_works(tmp_path):
