@@ -84,7 +84,9 @@ def _build(db: str, meta: str) -> None:
 
 def _env() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "COLUMNS": "80", "NO_COLOR": "1"}
-    for k in ("KENNING_DB", "KENNING_CONFIG", "KENNING_LLM_BASE_URL", "KENNING_LLM_MODEL"):
+    # PYTHONDONTWRITEBYTECODE (set in some shells and CI) would recompile every module on every start: an
+    # installed Kenning has its .pyc files, so the warm-up round writes them here too (decisions F8)
+    for k in ("KENNING_DB", "KENNING_CONFIG", "KENNING_LLM_BASE_URL", "KENNING_LLM_MODEL", "PYTHONDONTWRITEBYTECODE"):
         env.pop(k, None)
     return env
 
