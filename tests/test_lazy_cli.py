@@ -180,19 +180,48 @@ def test_search_json_is_byte_identical_through_the_lazy_and_the_eager_app(small_
     assert any("camping" in h["text"] for h in hits)
 
 
-@pytest.mark.parametrize("command", [["status", "--json"], ["search", "camping by the lake", "--json"]])
-def test_reads_do_not_import_the_pipeline_stages_or_torch(small_vault, command):
-    """A search or status never runs a stage: kenning.api imports the stages on first use (F6)."""
+READS = ("kenning.pipeline.stages", "kenning.pipeline.stage4", "torch", "sentence_transformers", "transformers",
+         "kenning.cli.mining", "dateparser")
+
+
+@pytest.mark.parametrize("command,absent", [
+    (["status", "--json"], READS + ("numpy", "sqlite3", "sqlite_vec", "onnxruntime")),  # F6, F10
+    (["search", "camping by the lake", "--json"], READS)])                              # F6, F9
+def test_reads_import_only_what_they_use(small_vault, command, absent):
+    """A search or status never runs a stage (kenning.api imports them on first use, F6); opening a vault no longer
+    imports sqlite_vec's package (numpy, sqlite3; F10); a status needs no vectors at all."""
     db, cfg = small_vault
     code = ("import sys\nfrom kenning.cli.entry import main\nsys.argv = ['kenning', *sys.argv[1:]]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "sys.stderr.write('MODULES ' + repr(sorted(m for m in ('kenning.pipeline.stages', 'kenning.pipeline.stage4', "
-            "'torch', 'sentence_transformers', 'transformers', 'kenning.cli.mining') if m in sys.modules)))")
+            f"sys.stderr.write('MODULES ' + repr(sorted(m for m in {absent!r} if m in sys.modules)))")
     proc = subprocess.run([sys.executable, "-c", code, *command, "--config", str(cfg), "--db", str(db)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC),
                                                                "HF_HUB_OFFLINE": "1"})
     assert proc.stderr.strip().endswith("MODULES []"), proc.stderr[-2000:]
     assert json.loads(proc.stdout)
+
+
+def test_the_vec0_path_is_sqlite_vecs_own():
+    import sqlite_vec
+
+    from kenning.store.connection import _sqlite_vec_path
+
+    assert _sqlite_vec_path() == sqlite_vec.loadable_path()
+
+
+def test_a_date_without_digits_is_not_sent_to_dateparser():
+    """F9: without a digit there is no year, so dateparser could only answer relative to the real clock."""
+    from kenning.retrieve.when import parse_date, resolve_all
+
+    parse_date.cache_clear()
+    assert parse_date("yesterday", 2023) is None and parse_date("a week ago", 2023) is None
+    assert parse_date("8 May, 2023") is not None and parse_date("05/08/2023") is not None  # digits: as before
+    import datetime as dt
+
+    anchor = dt.date(2023, 5, 20)
+    assert [i.text for i in resolve_all("the week before yesterday we met", anchor)] == \
+        [i.text for i in resolve_all("the week before yesterday we met", anchor)]  # same answer every time
+    assert all("2026" not in str(i.start) for i in resolve_all("the week before yesterday we met", anchor))
 
 
 def test_the_old_entry_point_still_works(tmp_path):
