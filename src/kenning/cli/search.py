@@ -64,11 +64,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Hybrid search over turns, entities and beliefs: BM25 + vectors + speaker + time + entity + belief
         lanes, fused with RRF; each hit shows its lanes and evidence."""
+        from kenning.llm.prewarm import start_query_encoder
+
         with open_vault(db, config, readonly=True) as vault, user_errors():
+            # the lanes that embed the question (F11)
+            vectors = lane is None or any(x in ("vector", "speaker", "time", "entity") for x in lane)
+            warm = start_query_encoder(vault.config) if vectors else None
             try:
                 result = vault.search(query, k=k, as_of=as_of, now=now, lanes=lane, kinds=kind)
             except ValueError as e:
                 fail(str(e))
+            finally:
+                if warm is not None:
+                    warm.join()  # never leave the load running into interpreter shutdown
         if json_out:
             print_json(result.as_dict())
             return
