@@ -126,8 +126,8 @@ def import_profile(argv: list[str], top: int = 8) -> dict[str, Any]:
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "|" not in line or "cumulative" in line:
             continue
-        _, cum, name = (p.strip() for p in line[len("import time:"):].split("|"))
-        rows.append((int(cum), name))
+        _, cum, raw = line[len("import time:"):].split("|")
+        rows.append((int(cum), raw[1:].rstrip()))  # one space after "|", then two per level of nesting
     roots = [(c, n) for c, n in rows if not n.startswith(" ")]
     total = sum(c for c, _ in roots)
     names = {n.strip() for _, n in rows}
