@@ -6,7 +6,7 @@
     python benchmarks/run.py queries --sizes 100000,1000000 [--queries 40] [--tmp DIR]
     python benchmarks/run.py knowledge_query --kq-sizes 10000,100000 [--queries 200] [--tmp DIR]
     python benchmarks/run.py temporal [--temporal-conversations 2000] [--temporal-seeds 1,2]
-    python benchmarks/run.py startup [--startup-reps 5] [--tmp DIR]
+    python benchmarks/run.py startup [--startup-reps 5] [--tmp DIR] [--startup-baseline ../main/src]
 
 Sections (each a function registered in SECTIONS; other issues add theirs — ingest throughput, `why`,
 `facts` — as one more entry):
@@ -574,7 +574,7 @@ def bench_startup(args) -> dict[str, Any]:
     """Issue 24 §4: start-up in fresh processes against ``python -c pass`` (benchmarks/startup.py)."""
     import startup
 
-    return startup.bench_startup(args.startup_reps, args.tmp)
+    return startup.bench_startup(args.startup_reps, args.tmp, args.startup_baseline)
 
 
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
@@ -618,6 +618,8 @@ def main() -> None:
     ap.add_argument("--temporal-conversations", type=int, default=2000, help="temporal: synthetic conversations")
     ap.add_argument("--temporal-seeds", default="1,2", help="temporal: synthetic export seeds, comma-separated")
     ap.add_argument("--startup-reps", type=int, default=5, help="startup: rounds of fresh processes (medians)")
+    ap.add_argument("--startup-baseline", default=None,
+                    help="startup: another checkout's src/ (e.g. main before the change), timed in the same rounds")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:

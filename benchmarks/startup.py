@@ -1,6 +1,7 @@
 """Start-up (issue 24 §4): what a person waits for before the first line, each timing a fresh process.
 
-    python benchmarks/run.py startup [--startup-reps 5] [--tmp DIR]        # (builds the 100k vault once, cached)
+    python benchmarks/run.py startup [--startup-reps 5] [--tmp DIR] [--startup-baseline ../main/src]
+                                                      # (builds the 100k vault once, cached)
     python benchmarks/startup.py --build-only [--tmp DIR]                  # only the cached vault
 
 Timed, interleaved (one round = one process of each kind, rounds repeated; medians reported), wall and CPU
@@ -82,8 +83,8 @@ def _build(db: str, meta: str) -> None:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}, indent=1))
 
 
-def _env() -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "COLUMNS": "80", "NO_COLOR": "1"}
+def _env(src: Path = SRC) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1", "COLUMNS": "80", "NO_COLOR": "1"}
     # PYTHONDONTWRITEBYTECODE (set in some shells and CI) would recompile every module on every start: an
     # installed Kenning has its .pyc files, so the warm-up round writes them here too (decisions F8)
     for k in ("KENNING_DB", "KENNING_CONFIG", "KENNING_LLM_BASE_URL", "KENNING_LLM_MODEL", "PYTHONDONTWRITEBYTECODE"):
@@ -91,13 +92,13 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run_once(argv: list[str]) -> dict[str, Any]:
+def run_once(argv: list[str], src: Path = SRC) -> dict[str, Any]:
     """One fresh process: wall seconds, CPU seconds (its rusage), exit code, stdout's sha256 prefix."""
     import hashlib
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, env=_env())
+    proc = subprocess.run(argv, capture_output=True, env=_env(src))
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -136,15 +137,20 @@ def import_profile(argv: list[str], top: int = 8) -> dict[str, Any]:
             "heavy_loaded": sorted(h for h in HEAVY if h in names)}
 
 
-def bench_startup(reps: int = 5, tmp: str | None = None) -> dict[str, Any]:
+def bench_startup(reps: int = 5, tmp: str | None = None, baseline: str | None = None) -> dict[str, Any]:
+    """Each command ``reps`` times, interleaved; with ``baseline`` (another checkout's ``src``, e.g. the main
+    branch before this work) the Kenning commands run from it too, in the same rounds."""
     db, meta = build_vault(tmp)
-    cmds = commands(db)
-    for argv in cmds.values():  # one warm-up round: the page cache holds the interpreter, the sources, the vault
-        run_once(argv)
+    cmds = {name: (argv, SRC) for name, argv in commands(db).items()}
+    if baseline:
+        cmds.update({f"{name} [baseline]": (argv, Path(baseline)) for name, argv in commands(db).items()
+                     if name.startswith("kenning")})
+    for argv, src in cmds.values():  # one warm-up round: .pyc files written, page cache filled
+        run_once(argv, src)
     samples: dict[str, list[dict]] = {name: [] for name in cmds}
     for _ in range(reps):
-        for name, argv in cmds.items():
-            samples[name].append(run_once(argv))
+        for name, (argv, src) in cmds.items():
+            samples[name].append(run_once(argv, src))
             print(json.dumps({"startup": name, **{k: round(v, 3) if isinstance(v, float) else v
                                                   for k, v in samples[name][-1].items()}}), flush=True)
     floor = statistics.median(s["wall_s"] for s in samples["python -c pass"])
@@ -156,13 +162,18 @@ def bench_startup(reps: int = 5, tmp: str | None = None) -> dict[str, Any]:
         table[name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "wall_ratio_to_python": round(wall / floor, 1),
                        "cpu_ratio_to_python": round(cpu / max(floor_cpu, 1e-3), 1),
                        "same_output_every_run": len({r["out"] for r in runs}) == 1}
-    searches = [table[n]["wall_s"] for n in table if n.startswith("kenning search (")]
-    return {"vault": {**meta, "path": str(db)}, "reps": reps, "load_avg": os.getloadavg(), "table": table,
+        base = f"{name} [baseline]"
+        if base in samples:
+            table[name]["same_output_as_baseline"] = {r["out"] for r in runs} == {r["out"] for r in samples[base]}
+    searches = [table[n]["wall_s"] for n in table if n.startswith("kenning search (") and "[" not in n]
+    all_cmds = commands(db)
+    return {"vault": {**meta, "path": str(db)}, "reps": reps, "baseline": baseline, "load_avg": os.getloadavg(),
+            "table": table,
             "goals": {"help_wall_s_le_0.3": table["kenning --help"]["wall_s"] <= 0.3,
                       "search_wall_s_le_1.5": max(searches) <= 1.5},
-            "imports": {"kenning --help": import_profile(cmds["kenning --help"]),
-                        "kenning search --help": import_profile(cmds["kenning search --help"]),
-                        "kenning search": import_profile(cmds["kenning search (q1)"])}}
+            "imports": {"kenning --help": import_profile(all_cmds["kenning --help"]),
+                        "kenning search --help": import_profile(all_cmds["kenning search --help"]),
+                        "kenning search": import_profile(all_cmds["kenning search (q1)"])}}
 
 
 if __name__ == "__main__":
@@ -171,9 +182,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tmp", default=None)
     ap.add_argument("--startup-reps", type=int, default=5)
+    ap.add_argument("--startup-baseline", default=None, help="another checkout's src/ to time beside this one")
     ap.add_argument("--build-only", action="store_true")
     a = ap.parse_args()
     if a.build_only:
         print(json.dumps(build_vault(a.tmp)[1], indent=1))
     else:
-        print(json.dumps(bench_startup(a.startup_reps, a.tmp), indent=1))
+        print(json.dumps(bench_startup(a.startup_reps, a.tmp, a.startup_baseline), indent=1))
