@@ -229,3 +229,12 @@ def test_the_old_entry_point_still_works(tmp_path):
                            "from kenning.cli.main import main; main()"], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(SRC)})
     assert proc.stdout.startswith("kenning ") and Path(SRC / "kenning" / "cli" / "entry.py").is_file()
+
+
+def test_the_coloured_help_is_the_plain_help_plus_colour_and_narrow_terminals_wrap():
+    from kenning.cli.entry import root_help
+
+    coloured, plain = root_help(80, colour=True), root_help(80, colour=False)
+    assert "\x1b[" in coloured and re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+    narrow = root_help(50)
+    assert max(len(line) for line in narrow.splitlines()) <= 50 and "constellation" in narrow

@@ -24,6 +24,8 @@ def _wrap(text: str, width: int) -> list[str]:
 def _panel(title: str, rows: list[tuple[str, str]], width: int, colour: bool, left: int) -> list[str]:
     """A rounded box like typer's help panels; ``rows`` = (left column, text), the text from column ``left``."""
     inner = width - 4
+    if len(title) > width - 5:  # a narrow terminal: the title shortened, as rich does
+        title = title[:max(1, width - 6)] + "…"
     lines = ["╭─ " + title + " " + "─" * max(0, width - len(title) - 5) + "╮"]
     for name, text in rows:
         for i, part in enumerate(_wrap(text, max(10, inner - left))):
