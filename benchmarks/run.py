@@ -6,6 +6,7 @@
     python benchmarks/run.py queries --sizes 100000,1000000 [--queries 40] [--tmp DIR]
     python benchmarks/run.py knowledge_query --kq-sizes 10000,100000 [--queries 200] [--tmp DIR]
     python benchmarks/run.py temporal [--temporal-conversations 2000] [--temporal-seeds 1,2]
+    python benchmarks/run.py startup [--startup-reps 5] [--tmp DIR] [--startup-baseline ../main/src]
 
 Sections (each a function registered in SECTIONS; other issues add theirs — ingest throughput, `why`,
 `facts` — as one more entry):
@@ -19,6 +20,8 @@ Sections (each a function registered in SECTIONS; other issues add theirs — in
   ``--tmp`` or benchmarks/out/ (how: benchmarks/queries.py).
 - ``knowledge_query``: every §43 graph query kind and context-packet assembly on a synthetic node store (10
   edges per node) against the seed's ceilings and a primary-key select (benchmarks/knowledge_query.py).
+- ``startup``: fresh processes beside ``python -c pass``: ``kenning --help``, ``kenning search --help``, ``status`` and
+  a one-shot ``kenning search`` on a cached 100k-message vault, with each one's heaviest imports (benchmarks/startup.py).
 - ``facts``: stage 4 on a ``kenning.bench.synth`` export against one precompiled regex pass over the same texts,
   and the LoCoMo dev coverage / precision of ``benchmarks/extraction.py``.
 """
@@ -567,6 +570,13 @@ def bench_temporal(args) -> dict[str, Any]:
     return temporal.run_all(args.temporal_conversations, [int(s) for s in args.temporal_seeds.split(",")], args.tmp)
 
 
+def bench_startup(args) -> dict[str, Any]:
+    """Issue 24 §4: start-up in fresh processes against ``python -c pass`` (benchmarks/startup.py)."""
+    import startup
+
+    return startup.bench_startup(args.startup_reps, args.tmp, args.startup_baseline)
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
     "cold": bench_cold,
@@ -577,6 +587,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "queries": bench_queries,
     "knowledge_query": bench_knowledge_query,
     "temporal": bench_temporal,
+    "startup": bench_startup,
 }
 
 
@@ -606,6 +617,9 @@ def main() -> None:
     ap.add_argument("--kq-sizes", default="10000,100000", help="knowledge_query: node-store sizes (10 edges/node)")
     ap.add_argument("--temporal-conversations", type=int, default=2000, help="temporal: synthetic conversations")
     ap.add_argument("--temporal-seeds", default="1,2", help="temporal: synthetic export seeds, comma-separated")
+    ap.add_argument("--startup-reps", type=int, default=5, help="startup: rounds of fresh processes (medians)")
+    ap.add_argument("--startup-baseline", default=None,
+                    help="startup: another checkout's src/ (e.g. main before the change), timed in the same rounds")
     args = ap.parse_args()
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:

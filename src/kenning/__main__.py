@@ -1,3 +1,3 @@
-from kenning.cli.main import main
+from kenning.cli.entry import main
 
 main()

@@ -12,7 +12,6 @@ import apsw
 from kenning.config import Config, load_config
 from kenning.pipeline.clock import Clock
 from kenning.pipeline.runner import ProgressFn, RunResult, run_stage
-from kenning.pipeline.stages import SIDE_STAGES, STAGES, parse_stage_list
 from kenning.sources.inputs import CHATGPT_EXPORT, WIKI_WORKSPACE, classify_input
 from kenning.store import raw as raw_sql
 from kenning.store import runs as runs_sql
@@ -20,6 +19,29 @@ from kenning.store.connection import open_store, transaction
 
 if TYPE_CHECKING:
     from kenning.retrieve.search import SearchResult
+
+
+class _FromStages:
+    """A name of kenning.pipeline.stages, imported on first use: that module imports every stage (and through
+    them the extraction rules, the knowledge contracts, the wiki verifier), which a search, `status` or any read
+    never runs — a one-shot `kenning search` was paying ~0.5 s for it (issue 24 §4; decisions F6)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _target(self) -> Any:
+        from kenning.pipeline import stages
+
+        return getattr(stages, self.name)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._target()[key]
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        return self._target()(*args, **kw)
+
+
+STAGES, SIDE_STAGES, parse_stage_list = _FromStages("STAGES"), _FromStages("SIDE_STAGES"), _FromStages("parse_stage_list")
 
 
 def default_db_path(config: Config | None = None) -> Path:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:  # typer only when grouping: `kenning --help` reads PANELS without it (cli/entry.py)
+    import typer
 
 # (panel title, commands in the order shown)
 PANELS: list[tuple[str, list[str]]] = [
@@ -60,6 +61,8 @@ def summary(help_text: str | None) -> str:
 
 def grouped(app: typer.Typer) -> Any:
     """The click group of ``app`` with task panels, one-line summaries and task order."""
+    import typer
+
     group = typer.main.get_command(app)
     rank = {name: (p, i) for p, (_, names) in enumerate(PANELS) for i, name in enumerate(names)}
     items = list(group.commands.items())

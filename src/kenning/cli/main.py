@@ -12,6 +12,9 @@ from rich.table import Table
 from kenning.cli.common import (ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, ingest_progress, llm_mode,
                                 open_vault, out, print_json, showing, user_errors)
 
+# main's own commands (init, ingest, status, rejects, runs, config, bench, demo). The `kenning` executable is
+# cli/entry.py: its lazy group (cli/lazy.py) takes these through `register` when one of them runs; every other
+# command module is listed by name in cli/commands.py (issue 24 §4, F1) — add new commands there, not here.
 app = typer.Typer(
     name="kenning",
     help="Kenning turns your chats, notes and documents into a personal, bitemporal knowledge and belief graph.",
@@ -20,151 +23,16 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-
-def _version(value: bool) -> None:
-    if value:
-        from kenning import __version__
-
-        out.print(f"kenning {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Print Kenning's version and exit.")] = False) -> None:
-    """Kenning turns your chats, notes and documents into a personal, bitemporal knowledge and belief graph."""
-
-
 config_app = typer.Typer(help="Show the effective configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 bench_app = typer.Typer(help="Synthetic data and benchmarks.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 
-from kenning.cli.beliefs import beliefs_app, reindex_command, why_command  # noqa: E402
-from kenning.cli.serve import serve_app  # noqa: E402
-from kenning.cli.wiki import wiki_app  # noqa: E402
 
-app.add_typer(beliefs_app, name="beliefs")
-app.add_typer(serve_app, name="serve")
-app.add_typer(wiki_app, name="wiki")
-app.command("why")(why_command)
-app.command("reindex")(reindex_command)
-
-
-def _register_entity_commands() -> None:
-    from kenning.cli.entities import register
-
-    register(app)
-
-
-_register_entity_commands()
-
-
-def _register_fact_commands() -> None:
-    from kenning.cli.facts import register
-
-    register(app)
-
-
-_register_fact_commands()
-
-
-def _register_temporal_commands() -> None:
-    from kenning.cli.temporal import register
-
-    register(app)
-
-
-_register_temporal_commands()
-
-from kenning.cli.maintain import register as _register_maintain  # noqa: E402
-
-_register_maintain(app)
-
-
-def _register_model_commands() -> None:
-    from kenning.cli import models
-
-    app.add_typer(models.llm_app, name="llm")
-    app.add_typer(models.embeddings_app, name="embeddings")
-    app.command("embed")(models.embed)
-    app.command("calibrate")(models.calibrate)
-
-
-_register_model_commands()
-
-
-def _register_self_commands() -> None:
-    from kenning.cli.selfbeliefs import register
-
-    register(app)
-
-
-_register_self_commands()
-
-
-def _register_knowledge_commands() -> None:
-    from kenning.cli.knowledge import register
-
-    register(app)
-
-
-_register_knowledge_commands()
-
-
-def _register_inspect_commands() -> None:
-    from kenning.cli.inspect import register
-
-    register(app)
-
-
-_register_inspect_commands()
-
-
-def _register_review_commands() -> None:
-    from kenning.cli.review import register
-
-    register(app)
-
-
-def _register_forget_commands() -> None:
-    from kenning.cli.forget import register
-
-    register(app)
-
-
-_register_review_commands()
-_register_forget_commands()
-
-
-def _register_delivery_commands() -> None:
-    from kenning.cli.query import register
-
-    register(app)
-
-
-_register_delivery_commands()
-from kenning.cli.ui import register as _register_ui  # noqa: E402
-
-_register_ui(app)
-
-
-def _register_intake_commands() -> None:
-    from kenning.cli.intake import register
-
-    register(app)
-
-
-_register_intake_commands()
-
-
-def _register_corpus_commands() -> None:
-    from kenning.cli.threads import register
-
-    register(app)
-
-
-_register_corpus_commands()
+def register(target: typer.Typer) -> None:
+    """Lend this module's commands to the lazy root (cli/lazy.py)."""
+    target.registered_commands.extend(app.registered_commands)
+    target.registered_groups.extend(app.registered_groups)
 
 
 @app.command()
@@ -435,21 +303,11 @@ def demo(db: DbOpt = None, config: ConfigOpt = None,
         run_story(db, config)
 
 
-from kenning.cli import eval as _eval_cli  # noqa: E402  (commands register themselves on import)
-from kenning.cli import search as _search_cli  # noqa: E402
-
-_search_cli.register(app)
-_eval_cli.register(app)
-
-from kenning.cli import mining as _mining_cli  # noqa: E402  (issue 18: goals, obligations, procedures, …)
-
-_mining_cli.register(app)
-
-
 def main() -> None:
-    from kenning.cli.help_groups import grouped
+    """The old entry point (kept for installed `kenning` scripts made before cli/entry.py)."""
+    from kenning.cli.entry import main as entry_main
 
-    grouped(app)(prog_name="kenning")  # help grouped by task, after every command has registered
+    entry_main()
 
 
 if __name__ == "__main__":

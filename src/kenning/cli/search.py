@@ -76,12 +76,20 @@ def register(app: typer.Typer) -> None:
         """Hybrid search over turns, entities and beliefs: BM25 + vectors + speaker + time + entity + belief
         lanes, fused with RRF; each hit shows its lanes and evidence. Incognito conversations are not searched
         unless you ask with --incognito."""
+        from kenning.llm.prewarm import start_query_encoder
+
         raw: list[dict] = []
         with open_vault(db, config, readonly=True) as vault, user_errors():
+            # the lanes that embed the question (F11)
+            vectors = lane is None or any(x in ("vector", "speaker", "time", "entity") for x in lane)
+            warm = start_query_encoder(vault.config) if vectors else None
             try:
                 result = vault.search(query, k=k, as_of=as_of, now=now, lanes=lane, kinds=kind)
             except ValueError as e:
                 fail(str(e))
+            finally:
+                if warm is not None:
+                    warm.join()  # never leave the load running into interpreter shutdown
             if incognito:
                 from kenning.intake.modes import search_incognito
 

@@ -83,20 +83,70 @@ def _weights_file(model_dir: Path) -> Path:
     raise OnnxExportError(f"no model weights (model.safetensors / pytorch_model.bin) in {model_dir}")
 
 
-def export_key(model_dir: Path) -> dict[str, Any]:
-    """What the exported file depends on: the weights, the model config, and how it was exported."""
+def _stat_stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+def _dist_stamp(dist: str) -> tuple[str | None, list[int] | None]:
+    """(version, stamp of its metadata file) of an installed distribution; (None, None) when absent."""
     import importlib.metadata as md
 
-    def version(dist: str) -> str | None:
-        try:
-            return md.version(dist)
-        except md.PackageNotFoundError:
-            return None
+    try:
+        d = md.distribution(dist)
+    except md.PackageNotFoundError:
+        return None, None
+    meta = getattr(d, "_path", None)
+    try:
+        stamp = _stat_stamp(Path(meta) / "METADATA") if meta is not None else None
+    except OSError:
+        stamp = None
+    return d.version, stamp
 
-    return {"export_version": EXPORT_VERSION, "opset": OPSET,
-            "weights_sha256": _sha256_file(_weights_file(model_dir)),
-            "config_sha256": _sha256_file(model_dir / "config.json"),
-            "torch": version("torch"), "onnx": version("onnx")}
+
+def export_key(model_dir: Path, memo_dir: Path | None = None) -> dict[str, Any]:
+    """What the exported file depends on: the weights, the model config, and how it was exported.
+
+    With ``memo_dir`` the key is remembered there beside the stat of every file it was computed from (the
+    weights, the config, torch's and onnx's metadata): a one-shot search then stats four files instead of
+    hashing the 90 MB weights and scanning site-packages (~0.1–0.4 s of its start-up; decisions F7). Any change
+    of size, mtime or inode recomputes it; the probe check of every load still guards the export itself."""
+    weights, config = _weights_file(model_dir), model_dir / "config.json"
+    memo = None
+    if memo_dir is not None:
+        memo = memo_dir / f"key-{hashlib.sha256(str(model_dir.resolve()).encode()).hexdigest()[:16]}.json"
+        try:
+            stamps = [_stat_stamp(weights), _stat_stamp(config)]
+            saved = json.loads(memo.read_text(encoding="utf-8"))
+            if saved.get("files") == stamps and all(
+                    _dist_stamp_cached(name) == tuple(saved["dists"][name]) for name in ("torch", "onnx")):
+                return saved["key"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    dists = {name: _dist_stamp_cached(name) for name in ("torch", "onnx")}
+    key = {"export_version": EXPORT_VERSION, "opset": OPSET,
+           "weights_sha256": _sha256_file(weights), "config_sha256": _sha256_file(config),
+           "torch": dists["torch"][0], "onnx": dists["onnx"][0]}
+    if memo is not None:
+        try:
+            memo_dir.mkdir(parents=True, exist_ok=True)
+            tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
+            tmp.write_text(json.dumps({"files": [_stat_stamp(weights), _stat_stamp(config)],
+                                       "dists": {n: list(v) for n, v in dists.items()}, "key": key}),
+                           encoding="utf-8")
+            os.replace(tmp, memo)
+        except OSError:
+            pass  # a read-only cache: the key is simply computed again next time
+    return key
+
+
+_DISTS: dict[str, tuple] = {}
+
+
+def _dist_stamp_cached(dist: str) -> tuple:
+    if dist not in _DISTS:
+        _DISTS[dist] = _dist_stamp(dist)
+    return _DISTS[dist]
 
 
 def key_hash(key: dict[str, Any]) -> str:
@@ -253,7 +303,7 @@ def _discard(path: Path) -> None:
 
 def ensure_export(model_dir: Path, cache_dir: Path) -> tuple[Path, bool]:
     """The export directory for this model (``<cache_dir>/minilm-<key hash>``) and whether this call made it."""
-    key = export_key(model_dir)
+    key = export_key(model_dir, memo_dir=cache_dir)
     final = cache_dir / f"minilm-{key_hash(key)}"
     if (final / META_FILE).is_file() and (final / ONNX_FILE).is_file():
         return final, False

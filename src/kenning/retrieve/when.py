@@ -180,6 +180,11 @@ def parse_date(text: str, anchor_year: int | None = None) -> D | None:
                 return D(y, mo, int(m.group(2)))
             except ValueError:
                 pass
+    if not any(c.isdigit() for c in text):
+        # A year needs digits (REQUIRE_PARTS), so without any dateparser can only answer with a date relative to
+        # the real clock ("yesterday", "a week ago") — not the absolute date asked for, and not reproducible — and
+        # importing it costs a one-shot search ~0.2 s of start-up (issue 24 §4; decisions F9)
+        return None
     import dateparser  # slow to import; only reached for unusual forms
 
     d = dateparser.parse(text, settings={"STRICT_PARSING": True, "REQUIRE_PARTS": ["day", "month", "year"]},

@@ -14,21 +14,32 @@ class StoreError(RuntimeError):
     """A problem with the vault file or its SQLite runtime, phrased for the person who must fix it."""
 
 
+def _sqlite_vec_path() -> str:
+    """``sqlite_vec.loadable_path()`` without importing the package: its ``__init__`` imports sqlite3 and numpy,
+    which every vault open (a `status`, a `facts`) would pay for (issue 24 §4; decisions F10)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sqlite_vec")
+    return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
+
+
 def _load_sqlite_vec(conn: apsw.Connection) -> str:
     try:
-        import sqlite_vec
+        path = _sqlite_vec_path()
     except ImportError as e:
         raise StoreError(
             "the sqlite-vec package is not installed; run `make setup` (or `pip install sqlite-vec`)"
         ) from e
     try:
         conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(path)
         conn.enable_load_extension(False)
         (version,) = conn.execute("SELECT vec_version()").fetchone()
     except (apsw.Error, AttributeError) as e:
         raise StoreError(
-            f"could not load the sqlite-vec extension from {sqlite_vec.loadable_path()}: {e}. "
+            f"could not load the sqlite-vec extension from {path}: {e}. "
             "Kenning needs an SQLite that can load extensions (apsw provides one)."
         ) from e
     return str(version)
