@@ -66,6 +66,8 @@ def place(outer: str | None, inner: str | None) -> tuple[int | None, int | None]
     """(offset, length) of ``inner`` inside ``outer``, or (None, None) when it is not there."""
     if outer is None or inner is None:
         return None, None
+    if outer is inner:  # a one-part message's text_raw is its part's text (the same object): no search
+        return 0, len(inner)
     at = outer.find(inner)
     return (at, len(inner)) if at >= 0 else (None, None)
 
