@@ -44,8 +44,8 @@ def inflate(blob: bytes) -> str:
     if hit is not None:
         return hit
     text = zlib.decompress(blob).decode("utf-8")
-    if len(_cache) >= _CACHE_ENTRIES:
-        _cache.pop(next(iter(_cache)))
+    if len(_cache) >= _CACHE_ENTRIES:  # oldest first; tolerant of another thread evicting the same entry
+        _cache.pop(next(iter(_cache), None), None)
     _cache[bytes(blob)] = text
     return text
 
