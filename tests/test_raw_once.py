@@ -149,6 +149,7 @@ def test_an_old_format_vault_is_rewritten_by_the_migration(tmp_path, monkeypatch
         old.close()
     upgraded = open_store(old_path)
     try:
+        assert upgraded.execute("PRAGMA freelist_count").fetchone() == (0,)  # the freed pages went back (V5)
         for table in SEED_TABLES:
             assert seed_rows(upgraded, table) == want[table], table
         # rewritten exactly as a fresh import stores them (same offsets, same compressed bytes)

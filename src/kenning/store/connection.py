@@ -96,7 +96,8 @@ def open_store(
         from kenning.store.migrate import apply_migrations
 
         try:
-            apply_migrations(conn)
+            if rawpack.MIGRATION in apply_migrations(conn):
+                rawpack.reclaim(conn)
         except apsw.NotADBError as e:
             raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e
     return conn

@@ -64,6 +64,23 @@ def register(conn: apsw.Connection) -> None:
     conn.create_scalar_function("kenning_inflate", _sql_inflate, 1, deterministic=True)
 
 
+MIGRATION = 100   # 0100_raw_once.sql
+
+
+def reclaim(conn: apsw.Connection) -> bool:
+    """After migration 0100 rewrote an existing vault's raw rows, give the freed pages back to the disk (the
+    point of the migration) — once, right away. Skipped for a vault with no conversations (nothing was freed)
+    and when another connection holds the vault (``kenning maintain`` or ``forget`` vacuum later)."""
+    if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM conversations)").fetchone()[0]:
+        return False
+    try:
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except (apsw.BusyError, apsw.LockedError):
+        return False
+    return True
+
+
 def place(outer: str | None, inner: str | None) -> tuple[int | None, int | None]:
     """(offset, length) of ``inner`` inside ``outer``, or (None, None) when it is not there."""
     if outer is None or inner is None:
