@@ -196,3 +196,29 @@ def test_forget_leaves_no_raw_text(tmp_path, cli, vault_path):
         assert not [r for (r,) in conn.execute("SELECT raw_message_json FROM messages_raw") if "hunter2" in r]
     finally:
         conn.close()
+
+
+def test_incognito_drop_keeps_the_messages_it_does_not_drop(tmp_path):
+    """Intake's drop (I11) clears a conversation's record; a message still placed in it gets its own copy first."""
+    from kenning.store import intake as intake_sql
+
+    conn = open_store(tmp_path / "v.db")
+    try:
+        obj, _ = parse_record(json.dumps(simple_chat("c9", "Mixed", [("user", "private thing"),
+                                                                     ("assistant", "public answer")])).encode())
+        built = build_conversation(obj, CFG, IDS, "run-1", "key")
+        with conn:
+            raw_sql.insert_conversation(conn, built.conversation, built.messages, built.parts)
+        private = next(m for m in built.messages if m["text_raw"] == "private thing")
+        with conn:
+            intake_sql.drop_message_text(conn, [private["message_id"]], "run-2")
+            intake_sql.drop_conversation_raw(conn, ["c9"])
+        assert raw_sql.conversation_raw(conn, "c9") == "{}"
+        got = dict(conn.execute("SELECT message_id, raw_message_json FROM messages_raw"))
+        for m in built.messages:
+            assert got[m["message_id"]] == ("{}" if m is private else m["raw_message_json"])
+        assert "private thing" not in "".join(got.values())
+        parts = dict(conn.execute("SELECT part_id, text_content FROM message_parts_raw"))
+        assert "private thing" not in [t for t in parts.values() if t]
+    finally:
+        conn.close()
