@@ -9,6 +9,7 @@ import orjson
 from chatgpt_fixtures import conversation, message, simple_chat, write_export
 from kenning.sources.ids import IdFactory
 from kenning.sources.jcs import canonicalize, sha256_hex
+from kenning.store import rawpack
 
 NS = "550e8400-e29b-41d4-a716-446655440000"
 
@@ -28,12 +29,13 @@ def corpus():
 def assert_raw_invariants(db):
     """Seed 001 invariants 3, 4, 7, 8, 9, 10 over every stored row."""
     conn = apsw.Connection(str(db))
+    rawpack.register(conn)  # the seed's raw columns are derived through views (decisions V1–V6)
     ids = IdFactory(NS)
     per_conv = {}
     for cid, mid, order, path, parent, quality, created, ctype, text, part_map, fences, quotes, raw_json in conn.execute(
             "SELECT conversation_id, message_id, order_index, tree_path, parent_id, timestamp_quality, created_at_utc, "
             "content_type, text_raw, text_part_map_json, code_fence_ranges_json, blockquote_ranges_json, raw_message_json "
-            "FROM messages"):
+            "FROM messages_raw"):
         per_conv.setdefault(cid, []).append((order, path, mid, parent))
         node = orjson.loads(raw_json)
         assert raw_json == canonicalize(node)                                          # invariant 3
@@ -50,7 +52,7 @@ def assert_raw_invariants(db):
                 assert by_id[parent][0] < o and p.startswith(by_id[parent][1] + "/")
     for part_id, mid, idx in conn.execute("SELECT part_id, message_id, part_index FROM message_parts"):
         assert part_id == ids.make("part", mid, idx)
-    for cid, raw_json, raw_sha in conn.execute("SELECT conversation_id, raw_conversation_json, raw_sha256 FROM conversations"):
+    for cid, raw_json, raw_sha in conn.execute("SELECT conversation_id, raw_conversation_json, raw_sha256 FROM conversations_raw"):
         assert raw_json == canonicalize(orjson.loads(raw_json)) and raw_sha == sha256_hex(raw_json)
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     for (quality,) in conn.execute("SELECT DISTINCT timestamp_quality FROM messages"):

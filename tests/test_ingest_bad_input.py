@@ -15,6 +15,8 @@ from chatgpt_fixtures import conversation, message, simple_chat, write_export
 from conftest import SRC
 from vault_dump import CONTENT_TABLES, dump
 
+from kenning.store import rawpack
+
 
 def good(i):
     return simple_chat(f"good-{i}", f"Good {i}", [("user", f"hello {i}"), ("assistant", "hi")])
@@ -97,7 +99,9 @@ def test_invalid_strings_are_repaired_and_kept(tmp_path, cli, vault_path):
     conn = apsw.Connection(str(vault_path))
     texts = sorted(t for (t,) in conn.execute("SELECT text_raw FROM messages WHERE role='user'"))
     assert texts == ["hello 2", "hello caf\ufffd 1", "hello \ufffd 0"]
-    (raw,) = conn.execute("SELECT raw_message_json FROM messages WHERE text_raw LIKE 'hello \ufffd 0'").fetchone()
+    rawpack.register(conn)
+    (raw,) = conn.execute("SELECT raw_message_json FROM messages_raw "
+                          "WHERE text_raw LIKE 'hello \ufffd 0'").fetchone()
     assert "\\ud83d" in raw  # lossless in the raw layer
 
 
@@ -106,7 +110,9 @@ def test_big_integers_survive(tmp_path, cli, vault_path):
     c["plugin_ids"] = [123456789012345678901234567890]
     src = write_export(tmp_path / "c.json", [c])
     cli("ingest", str(src), db=vault_path)
-    (raw,) = apsw.Connection(str(vault_path)).execute("SELECT raw_conversation_json FROM conversations").fetchone()
+    conn = apsw.Connection(str(vault_path))
+    rawpack.register(conn)
+    (raw,) = conn.execute("SELECT raw_conversation_json FROM conversations_raw").fetchone()
     assert "123456789012345678901234567890" in raw
 
 

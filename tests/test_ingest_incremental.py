@@ -7,6 +7,8 @@ import apsw
 
 from chatgpt_fixtures import message, simple_chat, write_export
 
+from kenning.store import rawpack
+
 
 def stage1(proc):
     return next(r for r in json.loads(proc.stdout)["runs"] if r["stage"] == "1")["counts"]
@@ -39,8 +41,9 @@ def test_newer_export(tmp_path, cli, vault_path):
     assert {c["title"] for c in counts["changed"]} == {"Chat 0", "Renamed"}
 
     conn = apsw.Connection(str(vault_path))
+    rawpack.register(conn)  # the seed's raw columns come back through the *_raw views (V1–V6)
     assert conn.execute("SELECT text_raw FROM messages WHERE export_message_id='c1-m1'").fetchone() == ("a better answer",)
-    assert conn.execute("SELECT text_content FROM message_parts p JOIN messages m USING(message_id) "
+    assert conn.execute("SELECT text_content FROM message_parts_raw p JOIN messages m USING(message_id) "
                         "WHERE m.export_message_id='c1-m1'").fetchall() == [("a better answer",)]
     archived = {t for (t,) in conn.execute("SELECT table_name FROM raw_archive")}
     assert archived == {"conversations", "messages"}
@@ -60,7 +63,7 @@ def test_newer_export(tmp_path, cli, vault_path):
     stale = stage1(cli("ingest", str(write_export(tmp_path / "old-copy.json", old, indent=1)), "--json", db=vault_path))
     assert stale["conversations_stale"] == 1  # c0 (older update_time); c1 has the same update_time: compared
     assert conn.execute("SELECT COUNT(*) FROM messages WHERE export_message_id='c0-m2'").fetchone() == (1,)
-    (children,) = conn.execute("SELECT raw_message_json FROM messages WHERE export_message_id='c0-m1'").fetchone()
+    (children,) = conn.execute("SELECT raw_message_json FROM messages_raw WHERE export_message_id='c0-m1'").fetchone()
     assert '"children":["c0-m2"]' in children
 
 

@@ -35,7 +35,7 @@ def test_json_transcript_into_raw_tables(vault, transcript_file):
     assert [m["timestamp_quality"] for m in ms[:3]] == ["imputed_parent", "imputed_prior", "imputed_prior"]
     assert ms[0]["created_at_utc"] == "2023-05-08T13:56:00.000Z"
     # the image is a part with its caption; the turn's text stays the speaker's words
-    parts = rows(vault.conn, "SELECT * FROM message_parts WHERE message_id=? ORDER BY part_index", (ms[2]["message_id"],))
+    parts = rows(vault.conn, "SELECT * FROM message_parts_raw WHERE message_id=? ORDER BY part_index", (ms[2]["message_id"],))
     assert [p["part_type"] for p in parts] == ["text", "image"]
     assert parts[1]["text_content"] == "a photo of a blue ceramic bowl" and parts[1]["file_path"].endswith("bowl.jpg")
     assert ms[2]["text_raw"] == "Look at this." and ms[2]["attachment_count"] == 1
@@ -140,7 +140,7 @@ def test_locomo_loader_keeps_dia_ids(vault):
     assert m["started"].startswith(src["session_1_date_time"] and "2023-01-20T16:04")
     with_caption = next(t for k, v in src.items() if k.startswith("session_") and isinstance(v, list)
                         for t in v if t.get("blip_caption"))
-    cap = scalar(vault.conn, "SELECT p.text_content FROM message_parts p JOIN messages m USING (message_id) "
+    cap = scalar(vault.conn, "SELECT p.text_content FROM message_parts_raw p JOIN messages m USING (message_id) "
                              "WHERE m.export_message_id=? AND p.part_type='image'", (with_caption["dia_id"],))
     assert cap == with_caption["blip_caption"]
 

@@ -75,7 +75,7 @@ def test_claude_export(vault, tmp_path):
     counts = raw_import(vault, z)
     assert counts["conversations_new"] == 2 and counts["messages_new"] == 5
     conn = vault.conn
-    convs = {r["title"]: r for r in rows(conn, "SELECT * FROM conversations")}
+    convs = {r["title"]: r for r in rows(conn, "SELECT * FROM conversations_raw")}
     assert set(convs) == {"Porto weekend plan", "Sourdough starter"}
     porto = convs["Porto weekend plan"]
     assert porto["source_kind"] == "claude" and porto["export_conversation_id"].startswith("c1a7e2b0-1111")
@@ -86,7 +86,7 @@ def test_claude_export(vault, tmp_path):
     assert "Alfa Pendular is fastest" not in msgs[1]["text_raw"] and msgs[1]["text_raw"].startswith("I recommend")
     parts = rows(conn, "SELECT * FROM message_parts WHERE message_id=? ORDER BY part_index", (msgs[1]["message_id"],))
     assert [p["part_type"] for p in parts] == ["text", "other"] and "hidden_reasoning" in parts[1]["metadata_json"]
-    att = rows(conn, "SELECT * FROM message_parts WHERE message_id=? AND part_type='file'", (msgs[2]["message_id"],))
+    att = rows(conn, "SELECT * FROM message_parts_raw WHERE message_id=? AND part_type='file'", (msgs[2]["message_id"],))
     assert att[0]["file_path"] == "itinerary.txt" and att[0]["text_content"].startswith("Day 1: Ribeira")
     # lossless: the stored raw record is the file's record
     original = json.loads((DATA / "claude-conversations.json").read_text())
@@ -118,7 +118,7 @@ def test_mbox(vault, tmp_path):
     assert pdf[0]["file_path"] == "booking.pdf" and pdf[0]["mime_type"] == "application/pdf"
     # lossless: every kept mail's bytes come back exactly, Latin-1 ones too (base64)
     data = mbox.read_bytes()
-    raws = [json.loads(r["raw_message_json"]) for r in rows(conn, "SELECT raw_message_json FROM messages "
+    raws = [json.loads(r["raw_message_json"]) for r in rows(conn, "SELECT raw_message_json FROM messages_raw "
                                                                  "JOIN conversations USING (conversation_id) "
                                                                  "WHERE source_kind='mail'")]
     assert all(bytes_of(r) in data for r in raws) and any("base64" in r for r in raws)
@@ -167,7 +167,7 @@ def test_ics(vault):
         "FREQ=WEEKLY;BYDAY=MO"
     assert ev["Lena's birthday"]["created_at_utc"] == "2024-05-20T00:00:00.000Z"
     text = (DATA / "calendar.ics").read_text()
-    for r in rows(conn, "SELECT raw_conversation_json FROM conversations WHERE source_kind='calendar'"):
+    for r in rows(conn, "SELECT raw_conversation_json FROM conversations_raw WHERE source_kind='calendar'"):
         assert json.loads(r["raw_conversation_json"])["vevent"] in text
     assert rejects(conn) == [("calendar.ics", 1, "NO_START")]
     before = dump(conn)

@@ -148,7 +148,7 @@ def test_keep_drop_removes_the_raw_text_too(tmp_path):
         assert not [h for h in hits if "notebook" in (h.get("text") or "")]
         assert v.conn.execute("SELECT COUNT(*) FROM messages WHERE text_raw LIKE '%paper notebook%'"
                               ).fetchone()[0] == 0
-        assert v.conn.execute("SELECT COUNT(*) FROM conversations WHERE raw_conversation_json LIKE "
+        assert v.conn.execute("SELECT COUNT(*) FROM conversations_raw WHERE raw_conversation_json LIKE "
                               "'%paper notebook%'").fetchone()[0] == 0
     finally:
         v.close()

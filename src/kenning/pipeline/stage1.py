@@ -181,7 +181,7 @@ class _FileImport:
                 self._archive("messages", m["message_id"], old["raw_message_json"])
             raw_sql.update_message(ctx.conn, m, cols, run_id)
             if set(cols) - {"tree_path", "order_index", "created_at_utc", "timestamp_quality", "is_current_branch"}:
-                raw_sql.replace_parts(ctx.conn, m["message_id"], parts_by_msg.get(m["message_id"], []))
+                raw_sql.replace_parts(ctx.conn, m, parts_by_msg.get(m["message_id"], []))
                 changed += 1
             else:
                 rethreaded += 1

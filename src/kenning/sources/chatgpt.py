@@ -391,7 +391,11 @@ def build_conversation(
         })
 
     if raw_conversation_json is None:
-        raw_conversation_json = _spliced_jcs(obj, mapping.messages_path, jcs.memo, jcs)
+        node_at: dict[int, int] = {}
+        raw_conversation_json = _spliced_jcs(obj, mapping.messages_path, jcs.memo, jcs, node_at)
+        # where each node's JCS lies in the conversation's: the store keeps that instead of a copy (V2)
+        for row in messages:
+            row["raw_at_hint"] = node_at.get(id(msgs[row["message_id"]].node))
     conversation = {
         "conversation_id": conversation_id,
         "export_conversation_id": export_id_text,
@@ -413,20 +417,44 @@ def build_conversation(
     return built
 
 
-def _spliced_jcs(obj: dict, messages_path: str, memo: dict[int, str], jcs) -> str:
+def _spliced_jcs(obj: dict, messages_path: str, memo: dict[int, str], jcs, node_at: dict[int, int] | None = None) -> str:
     """The conversation's JCS, reusing each node's JCS text instead of serializing (and scanning)
-    every message a second time. Only for a top-level message container; otherwise plain JCS."""
+    every message a second time. Only for a top-level message container; otherwise plain JCS.
+    ``node_at`` receives id(node) → the code-point offset of the node's JCS in the result."""
     key = messages_path[1:]
     container = obj.get(key) if messages_path.count("/") == 1 and "~" not in key else None
     if not isinstance(container, (dict, list)):
         return jcs(obj)
+    pieces: list[str] = []
+    local: list[tuple[int, int]] = []   # (id(node), offset inside the container text)
+    pos = 1
     if isinstance(container, dict):
-        inner = ",".join(f"{canonicalize(k)}:{memo.get(id(v)) or jcs(v)}" for k in _jcs_key_order(container)
-                         for v in (container[k],))
-        container_text = "{" + inner + "}"
+        for k in _jcs_key_order(container):
+            v = container[k]
+            label = canonicalize(k) + ":"
+            text = memo.get(id(v)) or jcs(v)
+            local.append((id(v), pos + len(label)))
+            pieces.append(label + text)
+            pos += len(label) + len(text) + 1
+        container_text = "{" + ",".join(pieces) + "}"
     else:
-        container_text = "[" + ",".join(memo.get(id(v)) or jcs(v) for v in container) + "]"
-    parts = [f"{canonicalize(k)}:{container_text if k == key else jcs(obj[k])}" for k in _jcs_key_order(obj)]
+        for v in container:
+            text = memo.get(id(v)) or jcs(v)
+            local.append((id(v), pos))
+            pieces.append(text)
+            pos += len(text) + 1
+        container_text = "[" + ",".join(pieces) + "]"
+    parts, at = [], 1
+    for k in _jcs_key_order(obj):
+        label = canonicalize(k) + ":"
+        if k == key:
+            if node_at is not None:
+                node_at.update((i, at + len(label) + off) for i, off in local)
+            text = container_text
+        else:
+            text = jcs(obj[k])
+        parts.append(label + text)
+        at += len(label) + len(text) + 1
     return "{" + ",".join(parts) + "}"
 
 

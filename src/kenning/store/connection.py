@@ -9,6 +9,8 @@ from typing import Any, Iterator
 
 import apsw
 
+from kenning.store import rawpack
+
 
 class StoreError(RuntimeError):
     """A problem with the vault file or its SQLite runtime, phrased for the person who must fix it."""
@@ -98,13 +100,15 @@ def open_store(
     except apsw.Error as e:
         raise StoreError(f"cannot open the vault {p}: {e}") from e
     _load_sqlite_vec(conn)
+    rawpack.register(conn)  # the raw views and migration 0100 call kenning_inflate / kenning_deflate
     if readonly:
         conn.execute("PRAGMA query_only=ON")
     elif migrate:
         from kenning.store.migrate import apply_migrations
 
         try:
-            apply_migrations(conn)
+            if rawpack.MIGRATION in apply_migrations(conn):
+                rawpack.reclaim(conn)
         except apsw.NotADBError as e:
             raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e
     return conn
@@ -136,6 +140,7 @@ def _open_readonly_storage(p: Path) -> apsw.Connection:
     except apsw.Error as e:
         raise StoreError(f"cannot open the vault {p} on read-only storage: {e}") from e
     _load_sqlite_vec(conn)
+    rawpack.register(conn)
     return conn
 
 

@@ -370,13 +370,15 @@ def drop_message_text(conn: apsw.Connection, message_ids: Sequence[str], run_id:
     the search index re-reads them (and forgets their words) on its next run."""
     n = 0
     for part in chunks(sorted(message_ids)):
-        conn.execute(f"UPDATE messages SET text_raw='', raw_message_json='{{}}', text_part_map_json=NULL, "
-                     f"last_changed_run_id=? "
-                     f"WHERE message_id IN ({marks(len(part))}) AND (text_raw<>'' OR raw_message_json<>'{{}}')",
+        # raw_at NULL: '{}' is the literal raw text now (rawpack, V2)
+        conn.execute(f"UPDATE messages SET text_raw='', raw_message_json='{{}}', raw_at=NULL, raw_len=NULL, "
+                     f"text_part_map_json=NULL, last_changed_run_id=? "
+                     f"WHERE message_id IN ({marks(len(part))}) AND (text_raw<>'' OR raw_message_json<>'{{}}' "
+                     f"OR raw_at IS NOT NULL)",
                      (run_id, *part))
         n += conn.changes()
-        conn.execute(f"UPDATE message_parts SET text_content=NULL, raw_part_json='{{}}' "
-                     f"WHERE message_id IN ({marks(len(part))})", tuple(part))
+        conn.execute(f"UPDATE message_parts SET text_content=NULL, raw_part_json='{{}}', raw_at=NULL, raw_len=NULL, "
+                     f"text_at=NULL, text_len=NULL WHERE message_id IN ({marks(len(part))})", tuple(part))
         # earlier versions kept when a re-export changed a message hold its words too
         conn.execute(f"DELETE FROM raw_archive WHERE table_name='messages' AND row_id IN ({marks(len(part))})",
                      tuple(part))
@@ -386,8 +388,13 @@ def drop_message_text(conn: apsw.Connection, message_ids: Sequence[str], run_id:
 def drop_conversation_raw(conn: apsw.Connection, conversation_ids: Sequence[str]) -> None:
     """The export's own record of an incognito conversation holds its text too (I11)."""
     for part in chunks(sorted(conversation_ids)):
-        conn.execute(f"UPDATE conversations SET raw_conversation_json='{{}}' "
-                     f"WHERE conversation_id IN ({marks(len(part))}) AND raw_conversation_json<>'{{}}'", tuple(part))
+        # a message still placed in the conversation's text keeps its own raw text, as it always did (V2)
+        conn.execute(f"UPDATE messages SET raw_message_json=(SELECT r.raw_message_json FROM messages_raw r "
+                     f"WHERE r.message_id=messages.message_id), raw_at=NULL, raw_len=NULL "
+                     f"WHERE conversation_id IN ({marks(len(part))}) AND raw_at IS NOT NULL", tuple(part))
+        conn.execute(f"UPDATE conversations SET raw_conversation_json='{{}}', raw_conversation_z=NULL "
+                     f"WHERE conversation_id IN ({marks(len(part))}) "
+                     f"AND (raw_conversation_json<>'{{}}' OR raw_conversation_z IS NOT NULL)", tuple(part))
         conn.execute(f"DELETE FROM raw_archive WHERE table_name='conversations' AND row_id IN ({marks(len(part))})",
                      tuple(part))
 

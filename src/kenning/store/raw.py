@@ -7,6 +7,7 @@ from typing import Any
 import apsw
 import orjson
 
+from kenning.store import rawpack
 from kenning.store.connection import rows, scalar
 from kenning.store.sqltext import insert_sql, update_sql
 
@@ -30,9 +31,13 @@ PART_COLUMNS = (
 _PROVENANCE = {"first_run_id", "last_changed_run_id"}
 
 
-_INS_CONV = insert_sql("conversations", CONVERSATION_COLUMNS)
-_INS_MSG = insert_sql("messages", MESSAGE_COLUMNS)
-_INS_PART = insert_sql("message_parts", PART_COLUMNS)
+# What is stored: the seed's columns plus where each derived text lies (rawpack, decisions V1–V6).
+_CONV_STORED = (*CONVERSATION_COLUMNS, "raw_conversation_z")
+_MSG_STORED = (*MESSAGE_COLUMNS, "raw_at", "raw_len")
+_PART_STORED = (*PART_COLUMNS, "raw_at", "raw_len", "text_at", "text_len")
+_INS_CONV = insert_sql("conversations", _CONV_STORED)
+_INS_MSG = insert_sql("messages", _MSG_STORED)
+_INS_PART = insert_sql("message_parts", _PART_STORED)
 
 
 def conversation_id_by_import_key(conn: apsw.Connection, import_key: str) -> str | None:
@@ -41,19 +46,40 @@ def conversation_id_by_import_key(conn: apsw.Connection, import_key: str) -> str
 
 
 def get_conversation(conn: apsw.Connection, conversation_id: str) -> dict | None:
+    """The conversation row with ``raw_conversation_json`` as the seed defines it (decompressed)."""
     found = rows(conn, "SELECT * FROM conversations WHERE conversation_id=?", (conversation_id,))
-    return found[0] if found else None
+    return rawpack.unpack_conversation(found[0]) if found else None
+
+
+def conversation_raw(conn: apsw.Connection, conversation_id: str) -> str | None:
+    """The conversation's JCS text (seed 001 ``raw_conversation_json``), or None when there is no such row."""
+    r = conn.execute("SELECT raw_conversation_json, raw_conversation_z FROM conversations WHERE conversation_id=?",
+                     (conversation_id,)).fetchone()
+    if r is None:
+        return None
+    return r[0] if r[1] is None else rawpack.inflate(r[1])
 
 
 def messages_of(conn: apsw.Connection, conversation_id: str) -> dict[str, dict]:
-    return {r["message_id"]: r for r in rows(conn, "SELECT * FROM messages WHERE conversation_id=?", (conversation_id,))}
+    """The conversation's message rows with ``raw_message_json`` as the seed defines it."""
+    found = rows(conn, "SELECT * FROM messages WHERE conversation_id=?", (conversation_id,))
+    conv_raw = conversation_raw(conn, conversation_id) if any(r["raw_at"] is not None for r in found) else None
+    return {r["message_id"]: rawpack.unpack_message(r, conv_raw) for r in found}
+
+
+def _part_rows(parts: list[dict], messages: dict[str, dict]) -> list[tuple]:
+    return [tuple(q[c] for c in _PART_STORED)
+            for q in (rawpack.pack_part(p, messages.get(p["message_id"])) for p in parts)]
 
 
 def insert_conversation(conn: apsw.Connection, conv: dict, messages: list[dict], parts: list[dict]) -> None:
-    conn.execute(_INS_CONV, tuple(conv[c] for c in CONVERSATION_COLUMNS))
-    conn.executemany(_INS_MSG, [tuple(m[c] for c in MESSAGE_COLUMNS) for m in messages])
+    conv_raw = conv["raw_conversation_json"]
+    stored = rawpack.pack_conversation(conv)
+    conn.execute(_INS_CONV, tuple(stored[c] for c in _CONV_STORED))
+    conn.executemany(_INS_MSG, [tuple(q[c] for c in _MSG_STORED)
+                                for q in (rawpack.pack_message(m, conv_raw) for m in messages)])
     if parts:
-        conn.executemany(_INS_PART, [tuple(p[c] for c in PART_COLUMNS) for p in parts])
+        conn.executemany(_INS_PART, _part_rows(parts, {m["message_id"]: m for m in messages}))
 
 
 def changed_columns(old: dict, new: dict, cols: tuple[str, ...]) -> list[str]:
@@ -61,10 +87,20 @@ def changed_columns(old: dict, new: dict, cols: tuple[str, ...]) -> list[str]:
 
 
 def update_conversation(conn: apsw.Connection, conv: dict, run_id: str) -> None:
-    cols = [c for c in CONVERSATION_COLUMNS if c not in ("conversation_id", "first_run_id")]
-    conv = {**conv, "last_changed_run_id": run_id}
-    conn.execute(update_sql("conversations", "conversation_id", cols),
-                 tuple(conv[c] for c in cols) + (conv["conversation_id"],))
+    """A changed conversation: its new raw text, and every message's place in it found again (the old
+    offsets point into the old text)."""
+    cid = conv["conversation_id"]
+    old_raw = conversation_raw(conn, cid)
+    placed = [(mid, old_raw[at:at + n] if at is not None and old_raw is not None else literal)
+              for mid, at, n, literal in conn.execute(
+                  "SELECT message_id, raw_at, raw_len, raw_message_json FROM messages WHERE conversation_id=?", (cid,))]
+    cols = [c for c in _CONV_STORED if c not in ("conversation_id", "first_run_id")]
+    stored = rawpack.pack_conversation({**conv, "last_changed_run_id": run_id})
+    conn.execute(update_sql("conversations", "conversation_id", cols), tuple(stored[c] for c in cols) + (cid,))
+    new_raw = conv["raw_conversation_json"]
+    conn.executemany("UPDATE messages SET raw_message_json=?, raw_at=?, raw_len=? WHERE message_id=?",
+                     [(q["raw_message_json"], q["raw_at"], q["raw_len"], mid)
+                      for mid, raw in placed for q in (rawpack.pack_message({"raw_message_json": raw}, new_raw),)])
 
 
 def set_import_key(conn: apsw.Connection, conversation_id: str, import_key: str) -> None:
@@ -72,22 +108,29 @@ def set_import_key(conn: apsw.Connection, conversation_id: str, import_key: str)
 
 
 def insert_messages(conn: apsw.Connection, messages: list[dict], parts: list[dict]) -> None:
+    """Messages added to a stored conversation: their raw text is kept literally until the conversation's own
+    raw text is replaced (update_conversation places them then); an older export's extra messages stay literal."""
     if messages:
-        conn.executemany(_INS_MSG, [tuple(m[c] for c in MESSAGE_COLUMNS) for m in messages])
+        conn.executemany(_INS_MSG, [tuple(q[c] for c in _MSG_STORED)
+                                    for q in (rawpack.pack_message(m, None) for m in messages)])
     if parts:
-        conn.executemany(_INS_PART, [tuple(p[c] for c in PART_COLUMNS) for p in parts])
+        conn.executemany(_INS_PART, _part_rows(parts, {m["message_id"]: m for m in messages}))
 
 
 def update_message(conn: apsw.Connection, msg: dict, cols: list[str], run_id: str) -> None:
     cols = [*cols, "last_changed_run_id"]
     msg = {**msg, "last_changed_run_id": run_id}
+    if "raw_message_json" in cols:  # literal until update_conversation places it in the new conversation text
+        cols += ["raw_at", "raw_len"]
+        msg = rawpack.pack_message(msg, None)
     conn.execute(update_sql("messages", "message_id", cols), tuple(msg[c] for c in cols) + (msg["message_id"],))
 
 
-def replace_parts(conn: apsw.Connection, message_id: str, parts: list[dict]) -> None:
-    conn.execute("DELETE FROM message_parts WHERE message_id=?", (message_id,))
+def replace_parts(conn: apsw.Connection, message: dict, parts: list[dict]) -> None:
+    """``message``: the message's new row (its raw JSON and text_raw, which the parts' texts are placed in)."""
+    conn.execute("DELETE FROM message_parts WHERE message_id=?", (message["message_id"],))
     if parts:
-        conn.executemany(_INS_PART, [tuple(p[c] for c in PART_COLUMNS) for p in parts])
+        conn.executemany(_INS_PART, _part_rows(parts, {message["message_id"]: message}))
 
 
 def archive_raw(conn: apsw.Connection, archive_id: str, table: str, row_id: str, run_id: str, raw_json: str) -> None:

@@ -49,7 +49,7 @@ def attachment_texts(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[
     out: dict[str, list[str]] = {}
     for chunk in chunks(list(message_ids)):
         for mid, text in conn.execute(
-                f"SELECT message_id, text_content FROM message_parts WHERE part_type IN ('image','file') "
+                f"SELECT message_id, text_content FROM message_parts_raw WHERE part_type IN ('image','file') "
                 f"AND message_id IN ({marks(len(chunk))}) ORDER BY message_id, part_index", chunk):
             bits = out.setdefault(mid, [])
             if text:
