@@ -215,12 +215,35 @@ class Vault:
         return run_stage(self.conn, STAGES["index"], self.config, Clock.from_option(as_of),
                          inputs={"full": full}, args={"full": full, "as_of": as_of}, progress=progress)
 
+    def fill_vectors(self, *, as_of: str | None = None, progress: ProgressFn | None = None,
+                     max_batches: int | None = None) -> dict[str, int]:
+        """Make the search vectors an import left to do (`kenning reindex --vectors`; issue 24 §1): batch by batch,
+        resumable, one fill per vault. Raises ``vector_fill.FillBusy`` when another fill runs."""
+        from kenning.retrieve import vector_fill
+
+        return vector_fill.fill(self.conn, self.config, self.path, clock=Clock.from_option(as_of), progress=progress,
+                                max_batches=max_batches)
+
+    def vector_lane(self) -> dict[str, Any]:
+        """How complete the search vector lane is (embedded of total, a fill running)."""
+        from kenning.retrieve import vector_fill
+
+        return vector_fill.lane_state(self.conn, self.config, self.path)
+
     def search(self, query: str, *, k: int | None = None, as_of: str | None = None, now: str | None = None,
                lanes: Sequence[str] | None = None, kinds: Sequence[str] | None = None) -> "SearchResult":
         """Hybrid search over the vault (see :mod:`kenning.retrieve.search`)."""
+        from kenning.retrieve import vector_fill
         from kenning.retrieve.search import Searcher
 
-        return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes, kinds=kinds)
+        result = Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes, kinds=kinds)
+        if self.config.retrieval.vector.enabled:  # say when the vector lane is still being filled (issue 24 §1)
+            result.vector_lane = state = vector_fill.lane_state(self.conn, self.config, self.path)
+            note = vector_fill.lane_note(state)
+            if note:
+                result.notes = [n for n in result.notes if not n.startswith("no vectors in the search index")]
+                result.notes.append(note)
+        return result
 
     def context(self, request: str, *, entity: str | None = None, budget: int | None = None,
                 session: str | None = None, now: str | None = None, record: bool = True,
@@ -323,6 +346,7 @@ class Vault:
             "db": str(self.path),
             "tables": runs_sql.table_counts(self.conn),
             "last_runs": runs_sql.latest_run_per_stage(self.conn),
+            "vector_lane": self.vector_lane(),
         }
 
     def forget(self, selector: str, value: Any, *, apply: bool = False, as_of: str | None = None,

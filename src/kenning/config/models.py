@@ -569,6 +569,7 @@ class Config(Strict):
     corpus: "CorpusConfig"
     forget: "ForgetConfig"
     mining: "MiningConfig"
+    vector_fill: "VectorFillConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1560,6 +1561,21 @@ class MiningConfig(Strict):
     extractors: list[str]
     deep_model: bool
     max_deep_chars: int = Field(gt=0)
+
+
+
+
+# ---- issue 24 §1: the vector lane off the import's critical path (decisions Q1–Q29) ------------------------
+
+
+class VectorFillConfig(Strict):
+    mode: Literal["background", "manual", "inline"]
+    inline_max: int = Field(ge=0)
+    batch_size: int = Field(gt=0)
+    skip_roles: list[str]
+    strip_code: bool
+    assistant_max_words: int = Field(ge=0)
+    lock_poll_s: float = Field(gt=0)
 
 
 Config.model_rebuild()

@@ -27,7 +27,7 @@ import threading
 import unicodedata
 import warnings
 import zlib
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -433,6 +433,13 @@ class CachedEmbedder:
         return is_writable(self.conn)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out, save = self.embed_unsaved(texts)
+        save()
+        return out
+
+    def embed_unsaved(self, texts: Sequence[str]) -> tuple[np.ndarray, Callable[[], None]]:
+        """:meth:`embed` whose new cache rows are written only when the returned ``save()`` is called — inside
+        the caller's short write transaction (the deferred vector fill embeds outside any transaction, Q8)."""
         from kenning.sources.timestamps import now_utc
         from kenning.store import embeddings as cache_sql
 
@@ -455,12 +462,15 @@ class CachedEmbedder:
             for h, v in zip(order, vecs):
                 for i in todo[h]:
                     out[i] = v
-            if self._writable():
-                now = self._clock.now() if self._clock is not None else now_utc()
-                with self.conn:  # a savepoint: joins an open transaction, or commits alone
-                    cache_sql.put_many(self.conn, self.model_id, self.dimension,
-                                       [(h, v.astype("<f4").tobytes()) for h, v in zip(order, vecs)], now)
-        return out
+
+            def save() -> None:
+                if self._writable():
+                    now = self._clock.now() if self._clock is not None else now_utc()
+                    with self.conn:  # a savepoint: joins an open transaction, or commits alone
+                        cache_sql.put_many(self.conn, self.model_id, self.dimension,
+                                           [(h, v.astype("<f4").tobytes()) for h, v in zip(order, vecs)], now)
+            return out, save
+        return out, lambda: None
 
     def __repr__(self) -> str:
         return f"<CachedEmbedder {self.inner!r}>"
