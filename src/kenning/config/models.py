@@ -198,6 +198,7 @@ class MiniLMConfig(Strict):
     torch_threads: int = Field(ge=0)
     onnx_threads: int = Field(ge=0)
     onnx_spin_wait: bool
+    onnx_batch_tokens: int = Field(ge=0)
     onnx_cache_dir: str | None
 
 

@@ -289,7 +289,7 @@ class MiniLMEmbedder(_Batched):
 
     def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", device: str = "cpu", max_seq_length: int = 128,
                  batch_size: int = 64, torch_threads: int = 0, runtime: str = "auto", onnx_threads: int = 0,
-                 onnx_cache_dir: str | None = None, onnx_spin_wait: bool = False):
+                 onnx_cache_dir: str | None = None, onnx_spin_wait: bool = False, onnx_batch_tokens: int = 0):
         if runtime not in MINILM_RUNTIMES:
             raise EmbeddingError(f"unknown minilm runtime {runtime!r}; use one of {', '.join(MINILM_RUNTIMES)}")
         self.model_name = model_name
@@ -299,6 +299,7 @@ class MiniLMEmbedder(_Batched):
         self.torch_threads = torch_threads
         self.runtime, self.onnx_threads, self.onnx_cache_dir = runtime, onnx_threads, onnx_cache_dir
         self.onnx_spin_wait = onnx_spin_wait
+        self.onnx_batch_tokens = onnx_batch_tokens
         self._model = None
         self._onnx = None
         self._active: str | None = None
@@ -347,7 +348,8 @@ class MiniLMEmbedder(_Batched):
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         if self.active_runtime == "onnx":
-            return l2_normalize(self._onnx.encode(texts, batch_size=self.batch_size))
+            return l2_normalize(self._onnx.encode(texts, batch_size=self.batch_size,
+                                                  batch_tokens=self.onnx_batch_tokens))
         vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
         return l2_normalize(vecs)
@@ -519,7 +521,8 @@ def get_embedder(config: Config, spec: str | None = None, *, dimension: int | No
         inner = MiniLMEmbedder(model_name=name, device=e.minilm.device, max_seq_length=window or e.minilm.max_seq_length,
                                batch_size=e.batch_size, torch_threads=e.minilm.torch_threads,
                                runtime=e.minilm.runtime, onnx_threads=e.minilm.onnx_threads,
-                               onnx_cache_dir=e.minilm.onnx_cache_dir, onnx_spin_wait=e.minilm.onnx_spin_wait)
+                               onnx_cache_dir=e.minilm.onnx_cache_dir, onnx_spin_wait=e.minilm.onnx_spin_wait,
+                               onnx_batch_tokens=e.minilm.onnx_batch_tokens)
     else:
         o = e.openai
         base_url = o.base_url or config.llm.base_url

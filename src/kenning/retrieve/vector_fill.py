@@ -249,19 +249,23 @@ def fill(conn, config: Config, db: Path | None, *, clock: Any = None, progress: 
         with transaction(conn):
             counts["skips_pruned"] += vf_sql.prune_skips(conn)
         total = vf_sql.pending_count(conn, vcfg.space)
-        done, after, batches = 0, 0, 0
+        done, batches = 0, 0
         if progress:
             progress(records=0, total=total, file="embeddings", unit="turns embedded")
-        while max_batches is None or batches < max_batches:
-            docs = vf_sql.pending_docs(conn, vcfg.space, after, fcfg.batch_size)
-            if not docs:
-                break
-            after = docs[-1]["doc_rowid"]
-            embed_batch(conn, config, idx, docs, counts, own_transaction=True, before_write=gate)
-            batches += 1
-            done += len(docs)
-            if progress:
-                progress(records=min(done, total), total=total, file="embeddings", unit="turns embedded")
+        # what people said first (the user, the other people in a transcript, entities), assistant answers last:
+        # the lane serves the turns that matter most soonest (Q6)
+        for assistant in (False, True):
+            after = 0
+            while max_batches is None or batches < max_batches:
+                docs = vf_sql.pending_docs(conn, vcfg.space, after, fcfg.batch_size, assistant=assistant)
+                if not docs:
+                    break
+                after = docs[-1]["doc_rowid"]
+                embed_batch(conn, config, idx, docs, counts, own_transaction=True, before_write=gate)
+                batches += 1
+                done += len(docs)
+                if progress:
+                    progress(records=min(done, total), total=total, file="embeddings", unit="turns embedded")
         counts["batches"] = batches
         counts["pending_after"] = vf_sql.pending_count(conn, vcfg.space)
     return {k: counts[k] for k in sorted(counts) if counts[k] or k == "pending_after"}

@@ -15,10 +15,13 @@ _PENDING = ("FROM search_docs d LEFT JOIN vector_items v ON v.space = ? AND v.it
             "WHERE v.vid IS NULL AND s.doc_rowid IS NULL")
 
 
-def pending_docs(conn: apsw.Connection, space: str, after: int, limit: int) -> list[dict]:
-    """Up to ``limit`` documents needing a vector, by doc_rowid after ``after``."""
+def pending_docs(conn: apsw.Connection, space: str, after: int, limit: int, assistant: bool | None = None
+                 ) -> list[dict]:
+    """Up to ``limit`` documents needing a vector, by doc_rowid after ``after``; ``assistant`` True / False: only
+    assistant answers / only the others (None: all)."""
+    who = "" if assistant is None else (" AND d.role IS 'assistant'" if assistant else " AND d.role IS NOT 'assistant'")
     return rows(conn, "SELECT d.doc_rowid, d.doc_kind, d.doc_id, d.speaker, d.role, d.content_sha256 "
-                      f"{_PENDING} AND d.doc_rowid > ? ORDER BY d.doc_rowid LIMIT ?", (space, after, limit))
+                      f"{_PENDING}{who} AND d.doc_rowid > ? ORDER BY d.doc_rowid LIMIT ?", (space, after, limit))
 
 
 def pending_count(conn: apsw.Connection, space: str) -> int:
