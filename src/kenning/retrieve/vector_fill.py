@@ -57,8 +57,9 @@ def message_text(role: str | None, speaker: str | None, text: str | None, extras
         words = body.split()
         if len(words) > f.assistant_max_words:
             body = " ".join(words[:f.assistant_max_words])
-    s = embed_text(doc_fields(speaker, body, extras, None), config.retrieval.vector.include_speaker)
-    return (s, None) if s.strip() else (None, "empty")
+    if not body.strip() and not any(x.strip() for x in extras):
+        return None, "empty"  # a speaker name alone says nothing
+    return embed_text(doc_fields(speaker, body, extras, None), config.retrieval.vector.include_speaker), None
 
 
 def texts_for(conn, config: Config, docs: list[dict]) -> list[tuple[str | None, str | None]]:
