@@ -225,6 +225,7 @@ class SearchIndex:
         except (EmbeddingError, LLMEndpointError) as e:  # pragma: no cover - ensure_active loads no model
             ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; the vector lanes have no vectors")
             return
+        vf_sql.prune_skips(ctx.conn)  # skip rows of removed or changed documents (Q7)
         todo = sorted(set(changed))
         stale = vf_sql.with_vectors(ctx.conn, vcfg.space, todo)  # changed documents still carrying a vector
         pending = vf_sql.pending_count(ctx.conn, vcfg.space)

@@ -254,22 +254,34 @@ def fill(conn, config: Config, db: Path | None, *, clock: Any = None, progress: 
         if progress:
             progress(records=0, total=total, file="embeddings", unit="turns embedded")
         # what people said first (the user, the other people in a transcript, entities), assistant answers last:
-        # the lane serves the turns that matter most soonest (Q6)
-        for assistant in (False, True):
-            after = 0
-            while max_batches is None or batches < max_batches:
-                docs = vf_sql.pending_docs(conn, vcfg.space, after, fcfg.batch_size, assistant=assistant)
-                if not docs:
-                    break
-                after = docs[-1]["doc_rowid"]
-                embed_batch(conn, config, idx, docs, counts, own_transaction=True, before_write=gate)
-                batches += 1
-                done += len(docs)
-                if progress:
-                    progress(records=min(done, total), total=total, file="embeddings", unit="turns embedded")
+        # the lane serves the turns that matter most soonest (Q6). Rounds repeat while they find work: an import
+        # that finished meanwhile (and saw this fill running) added documents behind the cursor (Q14).
+        found = True
+        while found and (max_batches is None or batches < max_batches):
+            found = False
+            progress_mark = _written(counts)  # a round that writes nothing ends the fill (no busy loop)
+            for assistant in (False, True):
+                after = 0
+                while max_batches is None or batches < max_batches:
+                    docs = vf_sql.pending_docs(conn, vcfg.space, after, fcfg.batch_size, assistant=assistant)
+                    if not docs:
+                        break
+                    found = True
+                    after = docs[-1]["doc_rowid"]
+                    embed_batch(conn, config, idx, docs, counts, own_transaction=True, before_write=gate)
+                    batches += 1
+                    done += len(docs)
+                    if progress:
+                        progress(records=min(done, total), total=max(total, done), file="embeddings",
+                                 unit="turns embedded")
+            found = found and _written(counts) > progress_mark
         counts["batches"] = batches
         counts["pending_after"] = vf_sql.pending_count(conn, vcfg.space)
     return {k: counts[k] for k in sorted(counts) if counts[k] or k == "pending_after"}
+
+
+def _written(counts: Counter) -> int:
+    return sum(n for k, n in counts.items() if k == "vectors_written" or k.startswith("vectors_skipped_"))
 
 
 # -- the detached fill after an import ----------------------------------------------------------------------
