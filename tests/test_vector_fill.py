@@ -249,3 +249,17 @@ def test_background_fill_after_ingest(tmp_path, export):
     else:
         pytest.fail(f"the background fill {pid} is still running")
     assert oct(db.with_name("v.db.vectors.log").stat().st_mode & 0o777) == "0o600"
+
+
+def test_fill_reports_progress_against_a_known_total(tmp_path, export):
+    """The progress bar's ETA needs a total from the start and counts that only grow."""
+    calls: list[dict] = []
+    over = {**DEFER, "vector_fill": {**DEFER["vector_fill"], "batch_size": 32}}
+    with Vault.open(tmp_path / "v.db", overrides=over) as v:
+        v.ingest([export], as_of=AS_OF)
+        missing = v.vector_lane()["missing"]
+        v.fill_vectors(as_of=AS_OF, progress=lambda **kw: calls.append(kw))
+    assert calls[0] == {"records": 0, "total": missing, "file": "embeddings", "unit": "turns embedded"}
+    done = [c["records"] for c in calls]
+    assert done == sorted(done) and done[-1] == missing and len(calls) > 2
+    assert all(c["total"] == missing for c in calls)
