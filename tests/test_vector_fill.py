@@ -113,7 +113,7 @@ def test_ingest_defers_vectors_search_says_so_and_reindex_vectors_completes(tmp_
 def test_small_import_embeds_inline_as_before(tmp_path, export):
     """At most vector_fill.inline_max turns to embed: the index stage makes them, nothing is left over."""
     with Vault.open(tmp_path / "v.db", overrides={"embeddings": {"backend": "hash"}}) as v:
-        runs = v.ingest([export], as_of=AS_OF)
+        runs = v.ingest([export], as_of=AS_OF, defer_vectors=True)
         index = next(r for r in runs if r.stage == "index")
         assert index.counts["vectors_written"] > 0 and "vectors_deferred" not in index.counts
         assert v.vector_lane()["complete"]
@@ -127,7 +127,7 @@ def test_a_fill_stopped_midway_resumes_and_ends_identical_to_one_run(tmp_path, e
     for name, stops in (("a", [1, 2, None]), ("b", [None])):
         db = tmp_path / f"{name}.db"
         with Vault.open(db, overrides=over) as v:
-            v.ingest([export], as_of=AS_OF)
+            v.ingest([export], as_of=AS_OF, defer_vectors=True)
             total = v.vector_lane()["total"]
             for n in stops:
                 v.fill_vectors(as_of=AS_OF, max_batches=n)
@@ -163,7 +163,7 @@ def test_killed_fill_process_resumes(tmp_path, export):
 
 def test_identical_texts_are_embedded_once_across_conversations_and_runs(tmp_path, export):
     with Vault.open(tmp_path / "v.db", overrides=DEFER) as v:
-        v.ingest([export], as_of=AS_OF)
+        v.ingest([export], as_of=AS_OF, defer_vectors=True)
         v.fill_vectors(as_of=AS_OF)
         q = lambda sql: v.conn.execute(sql).fetchone()[0]  # noqa: E731
         docs = q("SELECT COUNT(*) FROM vector_items WHERE space='search'")
@@ -171,7 +171,7 @@ def test_identical_texts_are_embedded_once_across_conversations_and_runs(tmp_pat
         cached = q("SELECT COUNT(*) FROM embedding_cache")
         assert distinct < docs  # the synthetic export repeats user turns across conversations…
         assert cached == q("SELECT COUNT(DISTINCT text_sha256) FROM vector_items")  # …each text cached once
-        v.reindex(full=True, as_of=AS_OF)  # clears the index: every vector again, from the cache
+        v.reindex(full=True, as_of=AS_OF, defer_vectors=True)  # clears the index: every vector again, from the cache
         assert not v.vector_lane()["complete"]
         v.fill_vectors(as_of=AS_OF)
         assert v.vector_lane()["complete"] and q("SELECT COUNT(*) FROM embedding_cache") == cached
@@ -182,7 +182,7 @@ def test_fill_leaves_a_document_changed_meanwhile_to_the_next_pass(tmp_path, exp
     from collections import Counter
 
     with Vault.open(tmp_path / "v.db", overrides=DEFER) as v:
-        v.ingest([export], as_of=AS_OF)
+        v.ingest([export], as_of=AS_OF, defer_vectors=True)
         docs = vf_sql.pending_docs(v.conn, "search", 0, 5)
         victim = docs[0]["doc_rowid"]
 
@@ -203,7 +203,7 @@ def test_fill_leaves_a_document_changed_meanwhile_to_the_next_pass(tmp_path, exp
 def test_fill_waits_for_an_import_holding_the_lock(tmp_path, export):
     db = tmp_path / "v.db"
     with Vault.open(db, overrides=DEFER) as v:
-        v.ingest([export], as_of=AS_OF)
+        v.ingest([export], as_of=AS_OF, defer_vectors=True)
     fd = os.open(db.with_name(db.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)  # an import is running
     result: dict = {}
@@ -256,10 +256,19 @@ def test_fill_reports_progress_against_a_known_total(tmp_path, export):
     calls: list[dict] = []
     over = {**DEFER, "vector_fill": {**DEFER["vector_fill"], "batch_size": 32}}
     with Vault.open(tmp_path / "v.db", overrides=over) as v:
-        v.ingest([export], as_of=AS_OF)
+        v.ingest([export], as_of=AS_OF, defer_vectors=True)
         missing = v.vector_lane()["missing"]
         v.fill_vectors(as_of=AS_OF, progress=lambda **kw: calls.append(kw))
     assert calls[0] == {"records": 0, "total": missing, "file": "embeddings", "unit": "turns embedded"}
     done = [c["records"] for c in calls]
     assert done == sorted(done) and done[-1] == missing and len(calls) > 2
     assert all(c["total"] == missing for c in calls)
+
+
+def test_library_ingest_embeds_inline_unless_asked_to_defer(tmp_path, export):
+    """`Vault.ingest` (benchmarks, the LoCoMo eval, other callers) keeps every vector inline; only `kenning ingest`
+    and `kenning reindex` defer (Q15)."""
+    with Vault.open(tmp_path / "v.db", overrides=DEFER) as v:
+        runs = v.ingest([export], as_of=AS_OF)
+        assert "vectors_deferred" not in next(r for r in runs if r.stage == "index").counts
+        assert v.vector_lane()["complete"]

@@ -56,19 +56,23 @@ class Vault:
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
                judge: Any = None, self_name: str | None = None, llm: str | None = None,
-               incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
-        """Import, one import at a time per vault (a second one waits; issue 23 part 5). See ``_ingest``."""
+               incognito: bool = False, follow_symlinks: bool = False, defer_vectors: bool = False
+               ) -> list[RunResult]:
+        """Import, one import at a time per vault (a second one waits; issue 23 part 5). See ``_ingest``.
+        ``defer_vectors`` (`kenning ingest`): more than ``vector_fill.inline_max`` turns to embed are left to
+        :meth:`fill_vectors` (issue 24 §1, Q1); without it the index stage embeds everything, as before."""
         from kenning.store.import_lock import import_lock
 
         with import_lock(self.path, self.config.concurrency.import_wait_s):
             return self._ingest(paths, as_of=as_of, stages=stages, progress=progress, workspace=workspace,
                                 judge=judge, self_name=self_name, llm=llm, incognito=incognito,
-                                follow_symlinks=follow_symlinks)
+                                follow_symlinks=follow_symlinks, defer_vectors=defer_vectors)
 
     def _ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                 progress: ProgressFn | None = None, workspace: str | None = None,
                 judge: Any = None, self_name: str | None = None, llm: str | None = None,
-                incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
+                incognito: bool = False, follow_symlinks: bool = False, defer_vectors: bool = False
+                ) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
@@ -98,7 +102,7 @@ class Vault:
             for name in names:
                 results.append(run_stage(
                     self.conn, STAGES[name], self.config, clock,
-                    inputs={"paths": exports, "self_name": self_name},
+                    inputs={"paths": exports, "self_name": self_name, "defer_vectors": defer_vectors},
                     args=args, progress=progress, llm_mode=llm_mode,
                     llm_explicit=mode_is_explicit(self.config, llm),
                 ))
@@ -210,10 +214,13 @@ class Vault:
             return inputs["report"]
         return m1(self.conn, self.config, judge or NoJudge(), workspace, sample, seed)
 
-    def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None) -> RunResult:
-        """Rebuild the search index from the raw layer (``full``) or bring it up to date."""
+    def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None,
+                defer_vectors: bool = False) -> RunResult:
+        """Rebuild the search index from the raw layer (``full``) or bring it up to date (``defer_vectors``: as
+        :meth:`ingest`)."""
         return run_stage(self.conn, STAGES["index"], self.config, Clock.from_option(as_of),
-                         inputs={"full": full}, args={"full": full, "as_of": as_of}, progress=progress)
+                         inputs={"full": full, "defer_vectors": defer_vectors}, args={"full": full, "as_of": as_of},
+                         progress=progress)
 
     def fill_vectors(self, *, as_of: str | None = None, progress: ProgressFn | None = None,
                      max_batches: int | None = None) -> dict[str, int]:

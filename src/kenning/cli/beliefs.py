@@ -501,7 +501,7 @@ def reindex_command(
                 beliefs_sql.fts_rebuild(vault.conn)
             results = []
         n = beliefs_sql.count_beliefs(vault.conn)
-        search = vault.reindex(full=full, as_of=as_of)
+        search = vault.reindex(full=full, as_of=as_of, defer_vectors=True)
         # a large rebuild leaves its vectors to the fill (issue 24 §1): make them now, with a progress bar
         filled = (fill_foreground(vault, as_of=as_of, quiet=quiet or json_out)
                   if not vault.vector_lane()["complete"] else None)

@@ -235,7 +235,7 @@ def ingest(
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
                                                    llm=llm, incognito=incognito,
-                                                   follow_symlinks=follow_symlinks))
+                                                   follow_symlinks=follow_symlinks, defer_vectors=True))
         tables = vault.status()["tables"] if not (json_out or verbose) else {}
         from kenning.cli.vector_fill import after_ingest, print_after_ingest
 

@@ -207,9 +207,10 @@ class SearchIndex:
 
     # -- vectors: the model layer's vector index ------------------------------------------------------------
     def embed(self, ctx: StageContext, counts: Counter, changed: list[int], removed: list[int]) -> None:
-        """Vectors of the changed and never-embedded documents — here, in the stage's transaction, when they are
-        few (``vector_fill.inline_max``) or ``vector_fill.mode`` is inline; else the stage only removes the old
-        vectors of changed documents and leaves the rest to the fill (issue 24 §1, Q1/Q2)."""
+        """Vectors of the changed and never-embedded documents — here, in the stage's transaction, unless the run
+        asks to defer them (``inputs["defer_vectors"]``: `kenning ingest` / `kenning reindex`) and they are many
+        (``vector_fill.inline_max``) and ``vector_fill.mode`` is not inline: then the stage only removes the old
+        vectors of changed documents and leaves the rest to the fill (issue 24 §1, Q1/Q2/Q15)."""
         from kenning.llm.index import VectorIndex
         from kenning.retrieve import vector_fill
         from kenning.store import vector_fill as vf_sql
@@ -229,7 +230,7 @@ class SearchIndex:
         todo = sorted(set(changed))
         stale = vf_sql.with_vectors(ctx.conn, vcfg.space, todo)  # changed documents still carrying a vector
         pending = vf_sql.pending_count(ctx.conn, vcfg.space)
-        if fcfg.mode != "inline" and not ctx.inputs.get("vectors_inline") and pending + len(stale) > fcfg.inline_max:
+        if fcfg.mode != "inline" and ctx.inputs.get("defer_vectors") and pending + len(stale) > fcfg.inline_max:
             if stale:  # their text changed: no vector beats a wrong one until the fill makes the new one
                 counts["vectors_removed"] += idx.delete(vcfg.space, [str(r) for r in stale])
             counts["vectors_deferred"] = vf_sql.pending_count(ctx.conn, vcfg.space)
