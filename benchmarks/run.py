@@ -577,10 +577,21 @@ def bench_startup(args) -> dict[str, Any]:
     return startup.bench_startup(args.startup_reps, args.tmp, args.startup_baseline)
 
 
+def bench_ingest_ready(args) -> dict[str, Any]:
+    """Issue 24 §1: full default `kenning ingest` — time until every non-vector lane is ready, then until the vector
+    lane is complete (`kenning reindex --vectors`, what the background fill runs), peak RSS of each, beside
+    `json.load` and the pre-change encoder batching (same run; details: benchmarks/ingest_ready.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import ingest_ready
+
+    return ingest_ready.run(args.ingest_sizes, args.tmp)
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "search": bench_search,
     "cold": bench_cold,
     "ingest": bench_ingest,
+    "ingest_ready": bench_ingest_ready,
     "vectors": bench_vectors,
     "facts": bench_facts,
     "self": bench_self,

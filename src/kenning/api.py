@@ -78,19 +78,23 @@ class Vault:
     def ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                progress: ProgressFn | None = None, workspace: str | None = None,
                judge: Any = None, self_name: str | None = None, llm: str | None = None,
-               incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
-        """Import, one import at a time per vault (a second one waits; issue 23 part 5). See ``_ingest``."""
+               incognito: bool = False, follow_symlinks: bool = False, defer_vectors: bool = False
+               ) -> list[RunResult]:
+        """Import, one import at a time per vault (a second one waits; issue 23 part 5). See ``_ingest``.
+        ``defer_vectors`` (`kenning ingest`): more than ``vector_fill.inline_max`` turns to embed are left to
+        :meth:`fill_vectors` (issue 24 §1, Q1); without it the index stage embeds everything, as before."""
         from kenning.store.import_lock import import_lock
 
         with import_lock(self.path, self.config.concurrency.import_wait_s):
             return self._ingest(paths, as_of=as_of, stages=stages, progress=progress, workspace=workspace,
                                 judge=judge, self_name=self_name, llm=llm, incognito=incognito,
-                                follow_symlinks=follow_symlinks)
+                                follow_symlinks=follow_symlinks, defer_vectors=defer_vectors)
 
     def _ingest(self, paths: Sequence[str | Path], *, as_of: str | None = None, stages: str | None = None,
                 progress: ProgressFn | None = None, workspace: str | None = None,
                 judge: Any = None, self_name: str | None = None, llm: str | None = None,
-                incognito: bool = False, follow_symlinks: bool = False) -> list[RunResult]:
+                incognito: bool = False, follow_symlinks: bool = False, defer_vectors: bool = False
+                ) -> list[RunResult]:
         """Import each path with the importer its structure calls for: ChatGPT exports and transcripts through
         the conversation stages (``self_name`` names the vault owner among transcript participants), wiki
         workspaces through the `wiki` stage (one verified run per workspace). ``llm`` is the --llm value
@@ -120,7 +124,7 @@ class Vault:
             for name in names:
                 results.append(run_stage(
                     self.conn, STAGES[name], self.config, clock,
-                    inputs={"paths": exports, "self_name": self_name},
+                    inputs={"paths": exports, "self_name": self_name, "defer_vectors": defer_vectors},
                     args=args, progress=progress, llm_mode=llm_mode,
                     llm_explicit=mode_is_explicit(self.config, llm),
                 ))
@@ -232,17 +236,43 @@ class Vault:
             return inputs["report"]
         return m1(self.conn, self.config, judge or NoJudge(), workspace, sample, seed)
 
-    def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None) -> RunResult:
-        """Rebuild the search index from the raw layer (``full``) or bring it up to date."""
+    def reindex(self, *, full: bool = True, as_of: str | None = None, progress: ProgressFn | None = None,
+                defer_vectors: bool = False) -> RunResult:
+        """Rebuild the search index from the raw layer (``full``) or bring it up to date (``defer_vectors``: as
+        :meth:`ingest`)."""
         return run_stage(self.conn, STAGES["index"], self.config, Clock.from_option(as_of),
-                         inputs={"full": full}, args={"full": full, "as_of": as_of}, progress=progress)
+                         inputs={"full": full, "defer_vectors": defer_vectors}, args={"full": full, "as_of": as_of},
+                         progress=progress)
+
+    def fill_vectors(self, *, as_of: str | None = None, progress: ProgressFn | None = None,
+                     max_batches: int | None = None) -> dict[str, int]:
+        """Make the search vectors an import left to do (`kenning reindex --vectors`; issue 24 §1): batch by batch,
+        resumable, one fill per vault. Raises ``vector_fill.FillBusy`` when another fill runs."""
+        from kenning.retrieve import vector_fill
+
+        return vector_fill.fill(self.conn, self.config, self.path, clock=Clock.from_option(as_of), progress=progress,
+                                max_batches=max_batches)
+
+    def vector_lane(self) -> dict[str, Any]:
+        """How complete the search vector lane is (embedded of total, a fill running)."""
+        from kenning.retrieve import vector_fill
+
+        return vector_fill.lane_state(self.conn, self.config, self.path)
 
     def search(self, query: str, *, k: int | None = None, as_of: str | None = None, now: str | None = None,
                lanes: Sequence[str] | None = None, kinds: Sequence[str] | None = None) -> "SearchResult":
         """Hybrid search over the vault (see :mod:`kenning.retrieve.search`)."""
+        from kenning.retrieve import vector_fill
         from kenning.retrieve.search import Searcher
 
-        return Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes, kinds=kinds)
+        result = Searcher(self.conn, self.config).search(query, k=k, as_of=as_of, now=now, lanes=lanes, kinds=kinds)
+        if self.config.retrieval.vector.enabled:  # say when the vector lane is still being filled (issue 24 §1)
+            result.vector_lane = state = vector_fill.lane_state(self.conn, self.config, self.path)
+            note = vector_fill.lane_note(state)
+            if note:
+                result.notes = [n for n in result.notes if not n.startswith("no vectors in the search index")]
+                result.notes.append(note)
+        return result
 
     def context(self, request: str, *, entity: str | None = None, budget: int | None = None,
                 session: str | None = None, now: str | None = None, record: bool = True,
@@ -358,6 +388,7 @@ class Vault:
             "db": str(self.path),
             "tables": runs_sql.table_counts(self.conn),
             "last_runs": runs_sql.latest_run_per_stage(self.conn),
+            "vector_lane": self.vector_lane(),
         }
 
     def forget(self, selector: str, value: Any, *, apply: bool = False, as_of: str | None = None,

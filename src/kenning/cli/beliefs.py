@@ -466,6 +466,10 @@ def reindex_command(
                                                   "chats and self-beliefs.")] = False,
     full: Annotated[bool, typer.Option("--full/--update", help="Rebuild the search index from scratch (default) or "
                                        "only bring it up to date.")] = True,
+    vectors: Annotated[bool, typer.Option("--vectors", help="Only make the search vectors an import left to do "
+                                          "(resumable; waits for a background fill if one runs). Nothing else is "
+                                          "rebuilt.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     workspace: WorkspaceOpt = None,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Freeze the run clock.")] = None,
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
@@ -477,7 +481,18 @@ def reindex_command(
     from kenning.store.connection import transaction
 
     from kenning.cli.main import print_run_result
+    from kenning.cli.vector_fill import fill_foreground
 
+    if vectors:
+        with open_vault(db, config) as vault, user_errors():
+            done = fill_foreground(vault, as_of=as_of, quiet=quiet or json_out)
+        if json_out:
+            print_json(done)
+            return
+        lane = done["vector_lane"]
+        console.print(f"vectors: {done['counts'].get('vectors_written', 0):,} written; {lane['embedded']:,} of "
+                      f"{lane['total']:,} search documents have vectors", highlight=False)
+        return
     with open_vault(db, config) as vault, user_errors():
         if rebuild_beliefs:
             results = _rejections(lambda: vault.rebuild_beliefs(workspace=workspace, as_of=as_of))
@@ -486,11 +501,15 @@ def reindex_command(
                 beliefs_sql.fts_rebuild(vault.conn)
             results = []
         n = beliefs_sql.count_beliefs(vault.conn)
-        search = vault.reindex(full=full, as_of=as_of)
+        search = vault.reindex(full=full, as_of=as_of, defer_vectors=True)
+        # a large rebuild leaves its vectors to the fill (issue 24 §1): make them now, with a progress bar
+        filled = (fill_foreground(vault, as_of=as_of, quiet=quiet or json_out)
+                  if not vault.vector_lane()["complete"] else None)
     if json_out:
         print_json({"runs": [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                               "warnings": [e[3] for e in r.events if e[2] == "WARN"]} for r in results],
-                    "beliefs": n, "search_index": {"run_id": search.run_id, "counts": search.counts}})
+                    "beliefs": n, "search_index": {"run_id": search.run_id, "counts": search.counts},
+                    **({"vectors": filled} if filled else {})})
         return
     for r in results:
         print_run_result(r)

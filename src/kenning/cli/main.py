@@ -103,20 +103,25 @@ def ingest(
         results = _rejections(lambda: vault.ingest(paths, as_of=as_of, stages=stages, progress=progress,
                                                    workspace=workspace, judge=judge, self_name=self_name,
                                                    llm=llm, incognito=incognito,
-                                                   follow_symlinks=follow_symlinks))
+                                                   follow_symlinks=follow_symlinks, defer_vectors=True))
         tables = vault.status()["tables"] if not (json_out or verbose) else {}
+        from kenning.cli.vector_fill import after_ingest, print_after_ingest
+
+        vectors = after_ingest(vault, config, as_of, stages)  # the vector lane fills afterwards (issue 24 §1)
     report = [{"stage": r.stage, "run_id": r.run_id, "counts": r.counts,
                "warnings": _warning_summary(r.events)} for r in results]
     raw = next((r for r in results if r.stage == "1"), None)
     if json_out:
-        print_json({"runs": report})
+        print_json({"runs": report, **({"vectors": vectors} if vectors else {})})
     elif verbose:
         for r in results:
             print_run_result(r)
+        print_after_ingest(vectors)
     else:
         from kenning.cli.ingest_summary import print_summary
 
         print_summary(results, tables, time.monotonic() - started)
+        print_after_ingest(vectors)
     if raw is not None and raw.counts.get("conversations_imported", 0) == 0 and (
             raw.counts.get("rejected", 0) or raw.counts.get("files_failed", 0)):
         fail("nothing could be imported (see the rejects above, or `kenning rejects`)", code=2)
@@ -192,6 +197,12 @@ def status(db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
         summary = ", ".join(f"{k} {v}" for k, v in counts.items() if isinstance(v, int) and v)[:100]
         r.add_row(run["stage"], run["started_at_utc"], run["status"], run["error"] or summary)
     out.print(r)
+    lane = st.get("vector_lane") or {}
+    if lane.get("enabled"):
+        from kenning.retrieve.vector_fill import lane_note
+
+        out.print(lane_note(lane) or f"vector lane complete: {lane['embedded']:,} search documents have vectors",
+                  highlight=False)
 
 
 @app.command()

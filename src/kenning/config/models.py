@@ -198,6 +198,7 @@ class MiniLMConfig(Strict):
     torch_threads: int = Field(ge=0)
     onnx_threads: int = Field(ge=0)
     onnx_spin_wait: bool
+    onnx_batch_tokens: int = Field(ge=0)
     onnx_cache_dir: str | None
 
 
@@ -569,6 +570,7 @@ class Config(Strict):
     corpus: "CorpusConfig"
     forget: "ForgetConfig"
     mining: "MiningConfig"
+    vector_fill: "VectorFillConfig"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1573,6 +1575,21 @@ class MiningConfig(Strict):
     extractors: list[str]
     deep_model: bool
     max_deep_chars: int = Field(gt=0)
+
+
+
+
+# ---- issue 24 §1: the vector lane off the import's critical path (decisions Q1–Q29) ------------------------
+
+
+class VectorFillConfig(Strict):
+    mode: Literal["background", "manual", "inline"]
+    inline_max: int = Field(ge=0)
+    batch_size: int = Field(gt=0)
+    skip_roles: list[str]
+    strip_code: bool
+    assistant_max_words: int = Field(ge=0)
+    lock_poll_s: float = Field(gt=0)
 
 
 Config.model_rebuild()

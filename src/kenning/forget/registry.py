@@ -222,6 +222,8 @@ NO_USER_TEXT: frozenset[str] = frozenset({
     "schema_migrations", "vault_meta", "stage_fingerprints", "search_state", "vector_state", "vector_tables",
     "knowledge_state", "invalidation_rules", "extractor_versions", "compiled_truth_locks",
     "forget_log", "forgotten_conversations",
+    # issue 24: search documents the vector lane skips — a document rowid, a content hash and a reason code (Q7)
+    "search_vector_skips",
     # bookkeeping of model runs: model names, config, counts (their per-message I/O is in registered tables)
     "ner_model_runs", "llm_extraction_runs", "entity_canonicalization_runs", "lexicon_builds",
     # an import's file path and sizes; a workspace's folder

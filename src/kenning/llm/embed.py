@@ -27,7 +27,7 @@ import threading
 import unicodedata
 import warnings
 import zlib
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -289,7 +289,7 @@ class MiniLMEmbedder(_Batched):
 
     def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", device: str = "cpu", max_seq_length: int = 128,
                  batch_size: int = 64, torch_threads: int = 0, runtime: str = "auto", onnx_threads: int = 0,
-                 onnx_cache_dir: str | None = None, onnx_spin_wait: bool = False):
+                 onnx_cache_dir: str | None = None, onnx_spin_wait: bool = False, onnx_batch_tokens: int = 0):
         if runtime not in MINILM_RUNTIMES:
             raise EmbeddingError(f"unknown minilm runtime {runtime!r}; use one of {', '.join(MINILM_RUNTIMES)}")
         self.model_name = model_name
@@ -299,6 +299,7 @@ class MiniLMEmbedder(_Batched):
         self.torch_threads = torch_threads
         self.runtime, self.onnx_threads, self.onnx_cache_dir = runtime, onnx_threads, onnx_cache_dir
         self.onnx_spin_wait = onnx_spin_wait
+        self.onnx_batch_tokens = onnx_batch_tokens
         self._model = None
         self._onnx = None
         self._active: str | None = None
@@ -347,7 +348,8 @@ class MiniLMEmbedder(_Batched):
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         if self.active_runtime == "onnx":
-            return l2_normalize(self._onnx.encode(texts, batch_size=self.batch_size))
+            return l2_normalize(self._onnx.encode(texts, batch_size=self.batch_size,
+                                                  batch_tokens=self.onnx_batch_tokens))
         vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
         return l2_normalize(vecs)
@@ -433,6 +435,13 @@ class CachedEmbedder:
         return is_writable(self.conn)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out, save = self.embed_unsaved(texts)
+        save()
+        return out
+
+    def embed_unsaved(self, texts: Sequence[str]) -> tuple[np.ndarray, Callable[[], None]]:
+        """:meth:`embed` whose new cache rows are written only when the returned ``save()`` is called — inside
+        the caller's short write transaction (the deferred vector fill embeds outside any transaction, Q8)."""
         from kenning.sources.timestamps import now_utc
         from kenning.store import embeddings as cache_sql
 
@@ -455,12 +464,15 @@ class CachedEmbedder:
             for h, v in zip(order, vecs):
                 for i in todo[h]:
                     out[i] = v
-            if self._writable():
-                now = self._clock.now() if self._clock is not None else now_utc()
-                with self.conn:  # a savepoint: joins an open transaction, or commits alone
-                    cache_sql.put_many(self.conn, self.model_id, self.dimension,
-                                       [(h, v.astype("<f4").tobytes()) for h, v in zip(order, vecs)], now)
-        return out
+
+            def save() -> None:
+                if self._writable():
+                    now = self._clock.now() if self._clock is not None else now_utc()
+                    with self.conn:  # a savepoint: joins an open transaction, or commits alone
+                        cache_sql.put_many(self.conn, self.model_id, self.dimension,
+                                           [(h, v.astype("<f4").tobytes()) for h, v in zip(order, vecs)], now)
+            return out, save
+        return out, lambda: None
 
     def __repr__(self) -> str:
         return f"<CachedEmbedder {self.inner!r}>"
@@ -509,7 +521,8 @@ def get_embedder(config: Config, spec: str | None = None, *, dimension: int | No
         inner = MiniLMEmbedder(model_name=name, device=e.minilm.device, max_seq_length=window or e.minilm.max_seq_length,
                                batch_size=e.batch_size, torch_threads=e.minilm.torch_threads,
                                runtime=e.minilm.runtime, onnx_threads=e.minilm.onnx_threads,
-                               onnx_cache_dir=e.minilm.onnx_cache_dir, onnx_spin_wait=e.minilm.onnx_spin_wait)
+                               onnx_cache_dir=e.minilm.onnx_cache_dir, onnx_spin_wait=e.minilm.onnx_spin_wait,
+                               onnx_batch_tokens=e.minilm.onnx_batch_tokens)
     else:
         o = e.openai
         base_url = o.base_url or config.llm.base_url

@@ -21,9 +21,8 @@ import orjson
 from kenning.llm.errors import EmbeddingError, LLMEndpointError
 from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
-from kenning.retrieve.docs import content_hash, doc_fields, embed_text, entity_fields
+from kenning.retrieve.docs import content_hash, doc_fields, entity_fields
 from kenning.retrieve.when import event_time
-from kenning.store import raw as raw_sql
 from kenning.store import search as search_sql
 
 
@@ -217,9 +216,15 @@ class SearchIndex:
 
     # -- vectors: the model layer's vector index ------------------------------------------------------------
     def embed(self, ctx: StageContext, counts: Counter, changed: list[int], removed: list[int]) -> None:
+        """Vectors of the changed and never-embedded documents — here, in the stage's transaction, unless the run
+        asks to defer them (``inputs["defer_vectors"]``: `kenning ingest` / `kenning reindex`) and they are many
+        (``vector_fill.inline_max``) and ``vector_fill.mode`` is not inline: then the stage only removes the old
+        vectors of changed documents and leaves the rest to the fill (issue 24 §1, Q1/Q2/Q15)."""
         from kenning.llm.index import VectorIndex
+        from kenning.retrieve import vector_fill
+        from kenning.store import vector_fill as vf_sql
 
-        vcfg = ctx.config.retrieval.vector
+        vcfg, fcfg = ctx.config.retrieval.vector, ctx.config.vector_fill
         if not vcfg.enabled:
             return
         idx = VectorIndex(ctx.conn, ctx.config, clock=ctx.clock)
@@ -230,28 +235,34 @@ class SearchIndex:
         except (EmbeddingError, LLMEndpointError) as e:  # pragma: no cover - ensure_active loads no model
             ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; the vector lanes have no vectors")
             return
+        vf_sql.prune_skips(ctx.conn)  # skip rows of removed or changed documents (Q7)
         todo = sorted(set(changed))
-        after = 0
+        stale = vf_sql.with_vectors(ctx.conn, vcfg.space, todo)  # changed documents still carrying a vector
+        pending = vf_sql.pending_count(ctx.conn, vcfg.space)
+        if fcfg.mode != "inline" and ctx.inputs.get("defer_vectors") and pending + len(stale) > fcfg.inline_max:
+            if stale:  # their text changed: no vector beats a wrong one until the fill makes the new one
+                counts["vectors_removed"] += idx.delete(vcfg.space, [str(r) for r in stale])
+            counts["vectors_deferred"] = vf_sql.pending_count(ctx.conn, vcfg.space)
+            return
         step = vcfg.batch_size
         done = 0
         # The changed turns are the known total; a backfill of never-embedded documents only learns its size
         # as it goes (the bar then counts without a total).
         total = len(todo) or None
+        after = 0
         while True:
             if todo:
-                docs = search_sql.docs_for_embedding(ctx.conn, todo[:step])
+                docs = vf_sql.docs_for_fill(ctx.conn, todo[:step])
                 todo = todo[step:]
             else:  # documents never embedded (vectors turned on later, a vault from before R15, a rebuild)
-                docs = search_sql.docs_missing_vectors(ctx.conn, vcfg.space, after, step)
+                docs = vf_sql.pending_docs(ctx.conn, vcfg.space, after, step)
                 if not docs:
                     break
                 after = docs[-1]["doc_rowid"]
             if not docs:
                 continue
-            items = [(str(d["doc_rowid"]), t, d["doc_kind"]) for d, t in zip(docs, self._texts(ctx, docs))
-                     if t.strip()]
             try:
-                counts["vectors_written"] += idx.upsert(vcfg.space, items)
+                vector_fill.embed_batch(ctx.conn, ctx.config, idx, docs, counts, own_transaction=False)
             except (EmbeddingError, LLMEndpointError) as e:
                 ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; the vector lanes have no vectors until `kenning reindex`")
                 return
@@ -269,24 +280,3 @@ class SearchIndex:
                                                          progress=ctx.progress).items() if v})
         except (EmbeddingError, LLMEndpointError) as e:
             ctx.warn("EMBEDDINGS_UNAVAILABLE", f"{e}; knowledge nodes have no vectors until `kenning reindex`")
-
-    @staticmethod
-    def _texts(ctx: StageContext, docs: list[dict]) -> list[str]:
-        include_speaker = ctx.config.retrieval.vector.include_speaker
-        msg_ids = [d["doc_id"] for d in docs if d["doc_kind"] == "message"]
-        texts = {r["message_id"]: r["text_raw"] for r in raw_sql.message_texts(ctx.conn, msg_ids)}
-        extras = search_sql.attachment_texts(ctx.conn, msg_ids)
-        ent = {r["doc_rowid"]: r for r in search_sql.docs_by_rowid(ctx.conn, [d["doc_rowid"] for d in docs
-                                                                               if d["doc_kind"] == "entity"]).values()}
-        out = []
-        for d in docs:
-            if d["doc_kind"] == "message":
-                out.append(embed_text(doc_fields(d["speaker"], texts.get(d["doc_id"]), extras.get(d["doc_id"], []),
-                                                 None), include_speaker))
-            elif d["doc_kind"] == "entity" and d["doc_rowid"] in ent:
-                e = ent[d["doc_rowid"]]
-                aliases = orjson.loads(e.get("entity_aliases_json") or "[]")
-                out.append(", ".join(dict.fromkeys([e["entity_name"] or "", *aliases])))
-            else:
-                out.append("")
-        return out

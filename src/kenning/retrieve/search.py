@@ -93,10 +93,14 @@ class SearchResult:
     hits: list[dict[str, Any]]
     lanes: list[dict[str, Any]]       # which lanes ran, how many candidates, notes
     notes: list[str] = field(default_factory=list)
+    vector_lane: dict[str, Any] | None = None  # how complete the vector lane is (Vault.search fills it; issue 24)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "parsed": self.parsed.as_dict(), "lanes": self.lanes, "hits": self.hits,
-                "notes": self.notes}
+        out = {"query": self.query, "parsed": self.parsed.as_dict(), "lanes": self.lanes, "hits": self.hits,
+               "notes": self.notes}
+        if self.vector_lane is not None:
+            out["vector_lane"] = self.vector_lane
+        return out
 
 
 FTS_COLUMNS = ("speaker", "body", "extra", "context")
