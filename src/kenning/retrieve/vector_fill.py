@@ -32,7 +32,6 @@ from kenning.config import Config
 from kenning.privatefs import PRIVATE_FILE
 from kenning.retrieve.docs import doc_fields, embed_text
 from kenning.store import raw as raw_sql
-from kenning.store import search as search_sql
 from kenning.store import vector_fill as vf_sql
 from kenning.store.connection import transaction
 
@@ -64,6 +63,8 @@ def message_text(role: str | None, speaker: str | None, text: str | None, extras
 
 def texts_for(conn, config: Config, docs: list[dict]) -> list[tuple[str | None, str | None]]:
     """:func:`message_text` of each document (an entity: its name and aliases)."""
+    from kenning.store import search as search_sql  # numpy: only a fill needs it, never `status` (F10)
+
     msg_ids = [d["doc_id"] for d in docs if d["doc_kind"] == "message"]
     texts = {r["message_id"]: r["text_raw"] for r in raw_sql.message_texts(conn, msg_ids)}
     extras = search_sql.attachment_texts(conn, msg_ids)
