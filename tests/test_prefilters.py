@@ -221,3 +221,63 @@ def test_detectors_that_need_a_digit_only_report_hits_with_one(name, data):
     text = data.draw(st.from_regex(DIGIT_REGEXES[name]))
     for h in det.find(text):
         assert D._HAS_DIGIT.search(text[h.start:h.end]), (name, text)
+
+
+# ---- issue 24 §3: faster forms that must give exactly the old answers ----------------------------------------------
+
+CAPS_CONTEXT = st.lists(st.sampled_from(NER_WORDS + WORDS + ["O'Brien", "d'Arc", "X-Ray", "ÉCOLE", "McD", "Mc",
+                                                             "A.", "Inc.", "Corp.", "Co.", "Jr.", "x@Anna", "/Anna",
+                                                             "\\Anna", "-Anna", "_Anna", "9Anna", "Ölaf-Émile"]),
+                        max_size=14).map("".join)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.from_regex(ner._CAPS_SPAN), CAPS_CONTEXT), min_size=1, max_size=4),
+       st.sampled_from(["", " ", "\n", "."]))
+def test_caps_span_fast_finds_what_caps_span_finds(parts, sep):
+    text = sep.join(parts)
+    want = [(m.span(), m.group()) for m in ner._CAPS_SPAN.finditer(text)]
+    assert [(m.span(), m.group()) for m in ner._CAPS_SPAN_FAST.finditer(text)] == want, text
+
+
+def test_caps_span_fast_on_hand_picked_texts():
+    for text in ("Anna met Dr. Smith at Acme Corp. in New York", "McDonald and McD and Mc", "O'Neil, Jean-Luc",
+                 "the IBM team", "x@Anna /Anna -Anna Anna", "ÉCOLE Ölaf", "A", "Anna's", "Bank of America Inc.",
+                 "Jr. Sr. Co. Ltd.", "HTTPServer", "AbcDef", "ABc"):
+        want = [m.span() for m in ner._CAPS_SPAN.finditer(text)]
+        assert [m.span() for m in ner._CAPS_SPAN_FAST.finditer(text)] == want, text
+
+
+def test_single_word_skip_rules():
+    assert ner._single_skip("The") is True and ner._single_skip("March") is True and ner._single_skip("Dr") is True
+    assert ner._single_skip("Professor") is True and ner._single_skip("Thanks") is True
+    assert ner._single_skip("Anna") is False and ner._single_skip("PHX") is False
+    assert ner._single_skip("New York") is None and ner._single_skip("Dr\tSmith") is None
+    assert ner._SINGLE_SKIP["Anna"] is False and "New York" not in ner._SINGLE_SKIP
+
+
+def test_rules_ner_gives_the_same_spans_with_a_cold_or_warm_skip_cache():
+    text = "The plan: my sister Anna met Dr. Smith in Paris. Anna said Acme Corp. hired Tom. The End. March"
+    ner._SINGLE_SKIP.clear()
+    cold = [s.as_raw() for s in ner.RulesNerBackend().detect(text)]
+    assert ner._SINGLE_SKIP  # filled by the first run
+    warm = [s.as_raw() for s in ner.RulesNerBackend().detect(text)]
+    assert cold == warm
+    assert [s[2] for s in cold if s[4] == "Anna"] == ["PERSON", "PERSON"]
+
+
+TIME_CUE_WORDS = sorted({w for p in TD.patterns for ws in p.cues.folded for w in ws})
+
+
+@settings(max_examples=400, deadline=None)
+@given(VOCABULARY)
+def test_cue_word_scan_equals_substring_tests(text):
+    folded = fold(text)
+    assert _TextFacts(text).words() == {w for w in TIME_CUE_WORDS if w in folded}, text
+
+
+def test_cue_word_scan_finds_overlapping_and_nested_words():
+    facts = _TextFacts("TONIGHT, the afternoon before Thursday-ish; Laſt weekend")
+    assert {"tonight", "night", "afternoon", "after", "before", "thursday", "last", "week"} <= facts.words()
+    assert _TextFacts("").words() == frozenset()

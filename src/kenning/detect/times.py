@@ -95,13 +95,24 @@ class Cues:
 
 class _TextFacts:
     """One text's folded copy and the answers to cue tests, computed on first use and shared by all patterns
-    (several patterns ask for the same month names, weekdays or digit shapes)."""
+    (several patterns ask for the same month names, weekdays or digit shapes).
+
+    The folded cue words are looked up in one Aho–Corasick pass over the folded text (:func:`_cue_automaton`),
+    which reports every occurrence of every word — ``w in folded`` exactly — for a fraction of the cost of one
+    substring scan per word (about forty words, several scanning a text end to end when absent)."""
 
     def __init__(self, text: str):
         self.text = text
         self.folded = fold(text)
         self.has_digit = _DIGIT.search(text) is not None
         self._memo: dict[Any, bool] = {}
+        self._words: frozenset[str] | None = None
+
+    def words(self) -> frozenset[str]:
+        """The cue words (every word of every pattern's ``Cues.folded``) that occur in the folded text."""
+        if self._words is None:
+            self._words = frozenset(w for _, w in _cue_automaton().iter(self.folded)) if self.folded else frozenset()
+        return self._words
 
     def admit(self, cues: Cues) -> bool:
         if cues.digit and not self.has_digit:
@@ -113,12 +124,11 @@ class _TextFacts:
                 found = memo[name] = _SHAPES[name].search(self.text) is not None
             if not found:
                 return False
-        for words in cues.folded:
-            found = memo.get(words)
-            if found is None:
-                found = memo[words] = any(w in self.folded for w in words)
-            if not found:
-                return False
+        if cues.folded:
+            present = self.words()
+            for words in cues.folded:
+                if present.isdisjoint(words):
+                    return False
         return True
 
 
@@ -211,6 +221,20 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
             r"(?<![\w$#£€.,:/+-])((?:19|20)\d{2})(?![\w%]|[.,/-]\d|:\w|s\b)" + _UNITS_AFTER), False,
             C(digit=True, shapes=("year",)), starts=_SHAPES["year"]))
     return pats
+
+
+@lru_cache(maxsize=1)
+def _cue_automaton():
+    """Every folded cue word of every pattern (whatever bare_year_confidence: cues do not depend on it)."""
+    import ahocorasick
+
+    a = ahocorasick.Automaton()
+    for p in build_patterns(1.0):
+        for words in p.cues.folded:
+            for w in words:
+                a.add_word(w, w)
+    a.make_automaton()
+    return a
 
 
 @dataclass(frozen=True)
