@@ -267,17 +267,88 @@ def test_rules_ner_gives_the_same_spans_with_a_cold_or_warm_skip_cache():
     assert [s[2] for s in cold if s[4] == "Anna"] == ["PERSON", "PERSON"]
 
 
+from kenning.detect import cuewords  # noqa: E402
+
 TIME_CUE_WORDS = sorted({w for p in TD.patterns for ws in p.cues.folded for w in ws})
 
 
+def test_cue_vocabulary_holds_every_time_cue_and_git_sha_cue():
+    assert set(TIME_CUE_WORDS) | set(D._GIT_SHA_CUES) == cuewords.vocabulary()
+
+
 @settings(max_examples=400, deadline=None)
-@given(VOCABULARY)
+@given(st.lists(st.sampled_from(WORDS + ["commit", "SHA", "previous", "Cherry-Pick", "checkout", "revert"]),
+                max_size=12).map(" ".join))
 def test_cue_word_scan_equals_substring_tests(text):
     folded = fold(text)
-    assert _TextFacts(text).words() == {w for w in TIME_CUE_WORDS if w in folded}, text
+    assert cuewords.cue_words(folded) == {w for w in cuewords.vocabulary() if w in folded}, text
+    assert _TextFacts(text).words() == {w for w in cuewords.vocabulary() if w in folded}, text
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(D._IPV6))
+def test_ipv6_shape_is_in_every_ipv6_match(text):
+    for m in D._IPV6.finditer(text):
+        assert D._IPV6_SHAPE.search(m.group()), text
 
 
 def test_cue_word_scan_finds_overlapping_and_nested_words():
     facts = _TextFacts("TONIGHT, the afternoon before Thursday-ish; Laſt weekend")
     assert {"tonight", "night", "afternoon", "after", "before", "thursday", "last", "week"} <= facts.words()
     assert _TextFacts("").words() == frozenset()
+
+
+def _day_month_same(text):
+    from kenning.detect import times as T
+
+    assert (T._DayMonthShape.search(text) is not None) == (T._DAY_MONTH_RX.search(text) is not None), text
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(WORDS + ["of", "ofMarch", "5th", "1st", "22nd", "x3rd", "th", "Mar", "Dece", "Jan.",
+                                         "\u00a0", "\u2003", "٣", "²", "Marchth"]), max_size=12),
+       st.sampled_from(["", " ", "\n", "\u00a0"]))
+def test_day_month_shape_answers_as_its_regex(words, sep):
+    _day_month_same(sep.join(words))
+
+
+def test_day_month_shape_on_hand_picked_texts():
+    for text in ("5 March", "5th of March", "5th  of\tMarch", "5 of March", "5thof March", "of March", "5March",
+                 "March 5", "Mar. 5", "Marchx 5", "٣ Mar", "x ² Mar", "3rd\u00a0Dec", "3 ofDec", "3 of  Dec", "Dec",
+                 "1st\n\nof\n\nMay", "th Mar", "4th Mar", "4st Mar"):
+        _day_month_same(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["commit", "SHA1", "sha", "rev", "revision", "Revert", "cherry-pick", "checkout",
+                                 "share", "previous", "abc1234", "deadbeef", "1234567", ":", "#", " ", "\t", "\n",
+                                 "x", "ſha", "0a1b2c3d4e"]), max_size=10).map("".join))
+def test_git_sha_prefilter_answers_as_the_shape_search(text):
+    folded = fold(text)
+    want = any(w in folded for w in D._GIT_SHA_CUES) and D._GIT_SHA_SHAPE.search(folded) is not None
+    assert D._may_hold_git_sha(text) == want, text
+
+
+def test_input_hash_is_the_per_part_digest():
+    import hashlib
+
+    from kenning.detect.mentions import MessageDetector, MessageInput
+
+    m = MessageInput("m", "c", "user", None, "original", "héllo \ud800 wörld", "[[0,1]]", None, "[]")
+    h = hashlib.sha256()
+    for part in ("fp", m.conversation_id, m.role, "", m.timestamp_quality, m.fences_json, "", m.citations_json, m.text):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    assert MessageDetector.input_hash(m, "fp") == h.hexdigest()
+
+
+CAMEL_WORDS = ["fooBar", "FooBar", "getHTTPResponse", "iPhone", "x", "X", "_", "_fooBar", "fooBar_", "foo1Bar",
+               "éBar", "fooÉtat", "aB", "Ab", "ABc", "McDonald", "camelCase", " ", "\n", "-", ".", "@", "#", "ǅ", "²"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(CAMEL_WORDS), st.from_regex(CAMEL_CASE)), max_size=10).map("".join))
+def test_camel_case_matches_are_finditer(text):
+    want = [(m.span(), m.span(1)) for m in CAMEL_CASE.finditer(text)]
+    assert [(m.span(), m.span(1)) for m in LX._camel_case_matches(CAMEL_CASE, text)] == want, text

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from kenning.detect.keys import collapse
 from kenning.detect.scan import finditer_at
@@ -41,6 +41,33 @@ _GEN_STARTS = {
     "QUOTED": re.compile(r"\"[A-Z]"),
 }
 _CAMEL_SHAPE = re.compile(r"[A-Z](?<=[a-z][A-Z])")
+_WORD_RUN = re.compile(r"\w+")
+
+
+def _camel_case_matches(rx: re.Pattern, text: str) -> Iterator[re.Match]:
+    r"""``rx.finditer(text)`` for the CAMEL_CASE pattern, tried only at the words holding a hump.
+
+    A CAMEL_CASE match is bounded by ``\b`` and made of ASCII letters, so it is a whole run of word characters
+    (``\w``: ``str.isalnum()`` or "_"), and every one holds a small letter followed by a capital (the hump,
+    _CAMEL_SHAPE, which re jumps to by its capital). Each run is tried once, at its start, in text order: the
+    matches finditer yields, without trying the pattern at every position of the text.
+    """
+    search, match = _CAMEL_SHAPE.search, rx.match
+    pos = 0
+    while True:
+        h = search(text, pos)
+        if h is None:
+            return
+        start = h.start()
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        end = _WORD_RUN.match(text, h.start()).end()
+        m = match(text, start)
+        if m is not None:
+            yield m
+        pos = end
+
+
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # E19: a TITLE_CASE run loses a leading function word ("The Acme Corp" → "Acme Corp"); one word left → dropped.
 _TITLE_LEADING = frozenset("The A An My Our Your His Her Their Its This That These Those In On At For And But Or So "
@@ -108,10 +135,8 @@ class Inducer:
         for gen, rx, group in _GEN:
             if gen in _GEN_STARTS:
                 found = finditer_at(rx, text, _GEN_STARTS[gen])
-            elif _CAMEL_SHAPE.search(text):
-                found = rx.finditer(text)
             else:
-                continue
+                found = _camel_case_matches(rx, text)
             for m in found:
                 s, e = m.span(group)
                 surface = text[s:e]
