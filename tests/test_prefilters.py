@@ -352,3 +352,43 @@ CAMEL_WORDS = ["fooBar", "FooBar", "getHTTPResponse", "iPhone", "x", "X", "_", "
 def test_camel_case_matches_are_finditer(text):
     want = [(m.span(), m.span(1)) for m in CAMEL_CASE.finditer(text)]
     assert [(m.span(), m.span(1)) for m in LX._camel_case_matches(CAMEL_CASE, text)] == want, text
+
+
+# ---- issue 24 §3: per-text memories in stage 2B and the exclusions -------------------------------------------------
+
+def test_inducer_remembers_a_text_and_gives_each_message_its_own_occurrences():
+    from kenning.detect.spans import Exclusions
+
+    text = "Project Phoenix is on. Ask PHX about ProjectPhoenix and #deepwork with @priya_k, \"Blue Garden\"."
+    excl = Exclusions.build(None, None, None, include_blockquotes=True)
+    fresh, cached = (LX.Inducer(allcaps_stoplist=["OK"], role_weights={"user": 1.0}) for _ in range(2))
+    fresh.add_message("m1", "c1", "user", text, excl)
+    for mid in ("m1", "m2"):
+        cached.add_message(mid, "c" + mid, "user", text, excl)
+    assert len(cached._found) == 1
+    first = {k: [(o.start, o.end, o.surface, o.generator, o.in_code, o.context) for o in v] for k, v in fresh.occ.items()}
+    twice = {k: [(o.start, o.end, o.surface, o.generator, o.in_code, o.context) for o in v] for k, v in cached.occ.items()}
+    assert twice == {k: v + v for k, v in first.items()} and first
+    assert [o.message_id for o in cached.occ["project phoenix"]] == ["m1", "m2"]
+    assert cached.by_generator == fresh.by_generator + fresh.by_generator
+    # the same text with other exclusions is its own entry
+    fenced = Exclusions.build('[{"char_start": 0, "char_end": 20}]', None, None, include_blockquotes=True)
+    cached.add_message("m3", "c3", "user", text, fenced)
+    assert len(cached._found) == 2 and cached.occ["project phoenix"][-1].in_code
+
+
+def test_lexicon_matcher_remembers_hits_per_text():
+    term = LX.LexTerm("t1", "project phoenix", "Project Phoenix", ["Project Phoenix", "PHX"], "CUSTOM_TERM", 1.0)
+    m = LX.LexiconMatcher([term])
+    a = m.find("PHX and Project Phoenix; not PHXY")
+    assert [(h.start, h.end, h.surface) for h in a] == [(0, 3, "PHX"), (8, 23, "Project Phoenix")]
+    assert m.find("PHX and Project Phoenix; not PHXY") is a
+
+
+def test_exclusions_are_built_once_per_input():
+    from kenning.detect.spans import Exclusions
+
+    a = Exclusions.build('[{"char_start": 1, "char_end": 5}]', None, "[]", include_blockquotes=False)
+    b = Exclusions.build('[{"char_start": 1, "char_end": 5}]', None, "[]", include_blockquotes=False)
+    assert a is b and a.hit(0, 2) == "fence" and a.hit(5, 9) is None
+    assert Exclusions.build(None, None, None, include_blockquotes=True) == Exclusions((), ())

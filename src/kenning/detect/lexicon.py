@@ -76,6 +76,9 @@ _WORD = re.compile(r"\w+")
 # T48: what may stand before a sentence's first word: spaces, list bullets, numbering, quotes, markdown marks
 _SENTENCE_LEAD = re.compile(r"(?:^|[.!?:;\n])[ \t>*_#\-\d.)(\"'`“‘]*$")
 _QUOTED_MAX_WORDS = 5
+# Inducer's per-text memory (as stage 2A's scan cache): texts up to this long, this many of them.
+_FOUND_CACHE_TEXT_MAX = 2000
+_FOUND_CACHE_SIZE = 4096
 
 
 @dataclass
@@ -127,8 +130,27 @@ class Inducer:
         self.role_weights = role_weights
         self.occ: dict[str, list[Occurrence]] = defaultdict(list)
         self.by_generator: Counter = Counter()
+        self._found: dict[tuple[str, Exclusions], list[tuple]] = {}
 
     def add_message(self, message_id: str, conversation_id: str, role: str, text: str, excl: Exclusions) -> None:
+        # What the generators find depends on the text and its exclusions alone: exports repeat short texts word
+        # for word (user turns above all), so their occurrences are remembered, like stage 2A's scans.
+        key = (text, excl)
+        found = self._found.get(key)
+        if found is None:
+            found = self._occurrences(text, excl)
+            if len(text) <= _FOUND_CACHE_TEXT_MAX:
+                if len(self._found) >= _FOUND_CACHE_SIZE:
+                    del self._found[next(iter(self._found))]  # the oldest entry (dicts keep insertion order)
+                self._found[key] = found
+        occ, by_generator = self.occ, self.by_generator
+        for term_key, s, e, surface, gen, in_code, context in found:
+            occ[term_key].append(Occurrence(message_id, conversation_id, role, s, e, surface, gen, in_code, context))
+            by_generator[gen] += 1
+
+    def _occurrences(self, text: str, excl: Exclusions) -> list[tuple]:
+        """(term key, start, end, surface, generator, in_code, context) of every occurrence in one text."""
+        out: list[tuple] = []
         seen: set[tuple[int, int]] = set()
         fence_ranges = excl.kind_ranges(FENCE)
         inline = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)] if "`" in text else []
@@ -168,9 +190,8 @@ class Inducer:
                     continue
                 in_code = kind == FENCE or any(a < e and s < b for a, b in inline) or \
                     any(a < e and s < b for a, b in fence_ranges)
-                self.occ[collapse(surface)].append(Occurrence(message_id, conversation_id, role, s, e, surface, gen,
-                                                              in_code, _context(text, s, e)))
-                self.by_generator[gen] += 1
+                out.append((collapse(surface), s, e, surface, gen, in_code, _context(text, s, e)))
+        return out
 
     def _initial_word(self, text: str, start: int, word: str) -> bool:
         """A capitalised word that only opens a sentence: a listed verb, auxiliary, question word or adjective at the
@@ -291,12 +312,24 @@ class LexiconMatcher:
         for s, t in owners.items():
             self.automaton.add_word(s, (s, t))
         self.empty = not owners
+        self._hits: dict[str, list[LexHit]] = {}
         if not self.empty:
             self.automaton.make_automaton()
 
     def find(self, text: str) -> list[LexHit]:
+        """The hits in ``text`` (a list the caller must not change: repeated texts share it)."""
         if self.empty:
             return []
+        found = self._hits.get(text)
+        if found is None:
+            found = self._find(text)
+            if len(text) <= _FOUND_CACHE_TEXT_MAX:
+                if len(self._hits) >= _FOUND_CACHE_SIZE:
+                    del self._hits[next(iter(self._hits))]
+                self._hits[text] = found
+        return found
+
+    def _find(self, text: str) -> list[LexHit]:
         out = []
         n = len(text)
         for end_idx, (surface, term) in self.automaton.iter(text):
