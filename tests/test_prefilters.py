@@ -392,3 +392,28 @@ def test_exclusions_are_built_once_per_input():
     b = Exclusions.build('[{"char_start": 1, "char_end": 5}]', None, "[]", include_blockquotes=False)
     assert a is b and a.hit(0, 2) == "fence" and a.hit(5, 9) is None
     assert Exclusions.build(None, None, None, include_blockquotes=True) == Exclusions((), ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["sha", "shasha", "rev", "revrev", "commit", "checkout", "x", " "]), max_size=10)
+       .map("".join))
+def test_starts_of_lists_every_occurrence(text):
+    words = frozenset(D._GIT_SHA_CUES)
+    want = sorted(i for w in words for i in range(len(text)) if text.startswith(w, i))
+    assert cuewords.starts_of(text, words) == want, text
+
+
+@settings(max_examples=500, deadline=None)
+@given(VOCABULARY)
+def test_shape_implications_hold(text):
+    from kenning.detect import times as T
+
+    for name, needs in T._SHAPE_NEEDS.items():
+        if T._SHAPES[name].search(text) is not None:
+            assert T._SHAPES[needs].search(text) is not None, (name, text)
+    facts = _TextFacts(text)
+    for p in TD.patterns:  # admitting with the implications = admitting with every shape searched
+        naive = (not p.cues.digit or facts.has_digit) and all(T._SHAPES[n].search(text) is not None
+                                                               for n in p.cues.shapes) \
+            and all(any(w in fold(text) for w in ws) for ws in p.cues.folded)
+        assert facts.admit(p.cues) == naive, (p.pattern_id, text)

@@ -46,5 +46,11 @@ def cue_words(folded: str) -> frozenset[str]:
 
 
 def starts_of(folded: str, words: frozenset[str]) -> list[int]:
-    """Where in ``folded`` each occurrence of one of ``words`` (cue words) begins, in text order."""
-    return sorted(end - len(w) + 1 for end, w in _automaton().iter(folded) if w in words)
+    """Where in ``folded`` each occurrence of one of ``words`` begins (overlapping ones too), in text order."""
+    out = []
+    for w in words & cue_words(folded):  # only the words present; each found by str.find, a few times at most
+        i = folded.find(w)
+        while i >= 0:
+            out.append(i)
+            i = folded.find(w, i + 1)
+    return sorted(out)

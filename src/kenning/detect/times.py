@@ -120,6 +120,9 @@ def _digit_before(text: str, end: int | None) -> bool:
 
 
 _SHAPES["day_month"] = _DayMonthShape
+# A shape whose every match holds a match of another: "19xx"/"20xx" holds four digits; a full month name and both
+# day-month forms hold a three-letter abbreviation. When the other is known absent, so is this one (no search).
+_SHAPE_NEEDS = {"year": "four_digits", "month_name": "month_abbr", "day_month": "month_abbr"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,7 +175,10 @@ class _TextFacts:
         for name in cues.shapes:
             found = memo.get(name)
             if found is None:
-                found = memo[name] = _SHAPES[name].search(self.text) is not None
+                if memo.get(_SHAPE_NEEDS.get(name)) is False:  # a shape holding one known absent: absent too
+                    found = memo[name] = False
+                else:
+                    found = memo[name] = _SHAPES[name].search(self.text) is not None
             if not found:
                 return False
         return True
