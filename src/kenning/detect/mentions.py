@@ -177,8 +177,9 @@ class MessageDetector:
         apply_eligibility(cands, text, excl, self.noise)
         out.winners = select_winners(cands)
         out.candidates = cands
+        if cands:  # (no key before the first candidate, as the per-candidate count had it)
+            stats["candidates"] += len(cands)
         for c in cands:
-            stats["candidates"] += 1
             if c.reason:
                 stats[f"suppressed_{c.reason}"] += 1
         stats["mentions_emitted"] += len(out.winners)
@@ -195,10 +196,12 @@ class MessageDetector:
         best: dict[tuple, Candidate] = {}
         if result.spans:  # (a key only once there is a span: the run's counts list the keys they hold)
             stats["ner_spans_raw"] += len(result.spans)
+        label_map, label_allow = self.label_map, self.label_allow
+        filtered = 0
         for sp in result.spans:
-            hint = self.label_map.get(sp.label, sp.label)
-            if hint not in self.label_allow:
-                stats["ner_spans_label_filtered"] += 1
+            hint = label_map.get(sp.label, sp.label)
+            if hint not in label_allow:
+                filtered += 1
                 continue
             raw: dict[str, Any] = {"label": sp.label}
             if sp.extra:
@@ -217,4 +220,6 @@ class MessageDetector:
             prev = best.get(key)
             if prev is None or c.confidence > prev.confidence:
                 best[key] = c
+        if filtered:  # counted once per message (the key appears only once a span was filtered, as before)
+            stats["ner_spans_label_filtered"] += filtered
         cands.extend(best.values())
