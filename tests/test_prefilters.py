@@ -417,3 +417,15 @@ def test_shape_implications_hold(text):
                                                                for n in p.cues.shapes) \
             and all(any(w in fold(text) for w in ws) for ws in p.cues.folded)
         assert facts.admit(p.cues) == naive, (p.pattern_id, text)
+
+
+def test_folding_keeps_letters_commas_and_whitespace():
+    """ner._classify decides "could a cue end here" on the unfolded window: fold must not change the answer."""
+    for i in range(0x110000):
+        if 0xD800 <= i <= 0xDFFF:
+            continue
+        c = chr(i)
+        f = fold(c)
+        assert c.isalpha() == f[-1:].isalpha() and (c == ",") == (f[-1:] == ","), hex(i)
+        assert c.isspace() == f.isspace(), hex(i)
+        assert len(f) == 1 or c.isalpha(), hex(i)

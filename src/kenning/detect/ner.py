@@ -360,10 +360,13 @@ class RulesNerBackend:
         if words[-1] in _ORG_SUFFIXES or words[0] in _ORG_PREFIXES and len(words) > 1:
             return "ORG", 0.8, "org_suffix"
         before = text[max(0, s - 40):s]
-        tail = _tail(before)
-        # Every relation, work and place cue word ends in a letter (a relation may add a comma): a tail ending in
-        # anything else (a sentence end, a bullet, nothing) rules all three out before any _ends_with.
-        cued = tail[-1:].isalpha() or tail[-1:] == ","
+        # Every relation, work and place cue word ends in a letter (a relation may add a comma): a window ending,
+        # before its trailing whitespace, in anything else (a sentence end, a bullet, nothing) rules all three out
+        # before any _ends_with. Folding keeps whether a character is a letter, a comma or whitespace (tested over
+        # every code point), so the unfolded window answers that and the fold is made only when a cue is possible.
+        last = before.rstrip()[-1:]
+        cued = last.isalpha() or last == ","
+        tail = _tail(before) if cued else ""
         spaced = cued and before[-1:].isspace()  # the relation and work cues end in \s+
         if spaced and _ends_with(tail, _RELATION_ENDS, plural_comma=True) and _RELATION.search(before):
             return "PERSON", 0.8, "relation_cue"
