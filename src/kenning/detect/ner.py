@@ -336,13 +336,15 @@ class RulesNerBackend:
             found.append(NerSpan(s, e, label, surface, conf, {"rule": why}))
             if label != "MISC":
                 labelled.setdefault(surface, (label, why))
-        # propagate a confident label to the same surface elsewhere in this text
-        out = []
-        for sp in found:
-            if sp.label == "MISC" and sp.text in labelled:
-                lab, why = labelled[sp.text]
-                sp = NerSpan(sp.start, sp.end, lab, sp.text, 0.55, {"rule": f"propagated:{why}"})
-            out.append(sp)
+        # propagate a confident label to the same surface elsewhere in this text (prose often has none to give)
+        out = found
+        if labelled:
+            out = []
+            for sp in found:
+                if sp.label == "MISC" and sp.text in labelled:
+                    lab, why = labelled[sp.text]
+                    sp = NerSpan(sp.start, sp.end, lab, sp.text, 0.55, {"rule": f"propagated:{why}"})
+                out.append(sp)
         for m in _QUOTED.finditer(text):
             inner = m.group(1).strip()
             words = inner.split()
