@@ -90,7 +90,30 @@ def child(db: Path, export: Path) -> None:
         out["rerun"] = {"wall": time.perf_counter() - w, "cpu": time.process_time() - c}
         out["rows"] = {t: v.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
             "entity_mention_candidates", "entity_mentions", "time_mentions", "entities", "lexicon_terms")}
+        out["content"] = content_digests(v.conn)
     print(json.dumps(out))
+
+
+# Every table stages 2A, 2B and 3 write (as tests/test_entities_equivalence.py fingerprints them).
+STAGE_TABLES = ("entity_mention_candidates", "entity_mentions", "time_mentions", "ner_model_runs", "ner_model_run_io",
+                "detect_message_state", "stage_fingerprints", "entities", "lexicon_builds", "lexicon_term_candidates",
+                "lexicon_terms", "entity_canonicalization_runs", "entity_canonical_name_history")
+
+
+def content_digests(conn) -> dict[str, str]:
+    """sha256 of each stage table's rows in primary-key order: two trees compared with --compare-src must write the
+    same bytes (the same config and clock give the same run ids)."""
+    import hashlib
+
+    out = {}
+    for t in STAGE_TABLES:
+        pk = [r[1] for r in sorted(conn.execute(f'PRAGMA table_info("{t}")'), key=lambda r: r[5]) if r[5]]
+        h = hashlib.sha256()
+        for row in conn.execute(f'SELECT * FROM "{t}" ORDER BY {", ".join(pk)}'):
+            h.update(repr(tuple(row)).encode("utf-8", "surrogatepass"))
+            h.update(b"\n")
+        out[t] = h.hexdigest()
+    return out
 
 
 def run_child(src: Path, base_db: Path, export: Path, workdir: Path) -> dict:
@@ -128,7 +151,8 @@ def best_of(runs: list[dict]) -> dict:
     stages = {s: {k: min(r["stages"][s][k] for r in runs) for k in ("wall", "cpu")} for s in STAGES}
     total = {k: min(sum(r["stages"][s][k] for s in STAGES) for r in runs) for k in ("wall", "cpu")}
     rerun = {k: min(r["rerun"][k] for r in runs) for k in ("wall", "cpu")}
-    return {"stages": stages, "total": total, "rerun": rerun, "rows": runs[-1]["rows"]}
+    return {"stages": stages, "total": total, "rerun": rerun, "rows": runs[-1]["rows"],
+            "content": runs[-1].get("content")}
 
 
 def main() -> None:
@@ -188,7 +212,10 @@ def main() -> None:
         old, new = results.values()
         print(f"speed-up of this checkout over the compared tree, stages 2A–3: CPU "
               f"{old['total']['cpu'] / new['total']['cpu']:.1f}×, wall {old['total']['wall'] / new['total']['wall']:.1f}×"
-              f"; rows {'identical' if old['rows'] == new['rows'] else 'DIFFER'}")
+              f"; rows {'identical' if old['rows'] == new['rows'] else 'DIFFER'}; content of the stage tables "
+              + ("not compared (the other tree's script predates it)" if not old["content"] else
+                 "byte-identical" if old["content"] == new["content"] else
+                 "DIFFERS in " + ", ".join(t for t in new["content"] if old["content"].get(t) != new["content"][t])))
 
 
 if __name__ == "__main__":

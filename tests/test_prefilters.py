@@ -221,3 +221,211 @@ def test_detectors_that_need_a_digit_only_report_hits_with_one(name, data):
     text = data.draw(st.from_regex(DIGIT_REGEXES[name]))
     for h in det.find(text):
         assert D._HAS_DIGIT.search(text[h.start:h.end]), (name, text)
+
+
+# ---- issue 24 §3: faster forms that must give exactly the old answers ----------------------------------------------
+
+CAPS_CONTEXT = st.lists(st.sampled_from(NER_WORDS + WORDS + ["O'Brien", "d'Arc", "X-Ray", "ÉCOLE", "McD", "Mc",
+                                                             "A.", "Inc.", "Corp.", "Co.", "Jr.", "x@Anna", "/Anna",
+                                                             "\\Anna", "-Anna", "_Anna", "9Anna", "Ölaf-Émile"]),
+                        max_size=14).map("".join)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.from_regex(ner._CAPS_SPAN), CAPS_CONTEXT), min_size=1, max_size=4),
+       st.sampled_from(["", " ", "\n", "."]))
+def test_caps_span_fast_finds_what_caps_span_finds(parts, sep):
+    text = sep.join(parts)
+    want = [(m.span(), m.group()) for m in ner._CAPS_SPAN.finditer(text)]
+    assert [(m.span(), m.group()) for m in ner._CAPS_SPAN_FAST.finditer(text)] == want, text
+
+
+def test_caps_span_fast_on_hand_picked_texts():
+    for text in ("Anna met Dr. Smith at Acme Corp. in New York", "McDonald and McD and Mc", "O'Neil, Jean-Luc",
+                 "the IBM team", "x@Anna /Anna -Anna Anna", "ÉCOLE Ölaf", "A", "Anna's", "Bank of America Inc.",
+                 "Jr. Sr. Co. Ltd.", "HTTPServer", "AbcDef", "ABc"):
+        want = [m.span() for m in ner._CAPS_SPAN.finditer(text)]
+        assert [m.span() for m in ner._CAPS_SPAN_FAST.finditer(text)] == want, text
+
+
+def test_single_word_skip_rules():
+    assert ner._single_skip("The") is True and ner._single_skip("March") is True and ner._single_skip("Dr") is True
+    assert ner._single_skip("Professor") is True and ner._single_skip("Thanks") is True
+    assert ner._single_skip("Anna") is False and ner._single_skip("PHX") is False
+    assert ner._single_skip("New York") is None and ner._single_skip("Dr\tSmith") is None
+    assert ner._SINGLE_SKIP["Anna"] is False and "New York" not in ner._SINGLE_SKIP
+
+
+def test_rules_ner_gives_the_same_spans_with_a_cold_or_warm_skip_cache():
+    text = "The plan: my sister Anna met Dr. Smith in Paris. Anna said Acme Corp. hired Tom. The End. March"
+    ner._SINGLE_SKIP.clear()
+    cold = [s.as_raw() for s in ner.RulesNerBackend().detect(text)]
+    assert ner._SINGLE_SKIP  # filled by the first run
+    warm = [s.as_raw() for s in ner.RulesNerBackend().detect(text)]
+    assert cold == warm
+    assert [s[2] for s in cold if s[4] == "Anna"] == ["PERSON", "PERSON"]
+
+
+from kenning.detect import cuewords  # noqa: E402
+
+TIME_CUE_WORDS = sorted({w for p in TD.patterns for ws in p.cues.folded for w in ws})
+
+
+def test_cue_vocabulary_holds_every_time_cue_and_git_sha_cue():
+    assert set(TIME_CUE_WORDS) | set(D._GIT_SHA_CUES) == cuewords.vocabulary()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(WORDS + ["commit", "SHA", "previous", "Cherry-Pick", "checkout", "revert"]),
+                max_size=12).map(" ".join))
+def test_cue_word_scan_equals_substring_tests(text):
+    folded = fold(text)
+    assert cuewords.cue_words(folded) == {w for w in cuewords.vocabulary() if w in folded}, text
+    assert _TextFacts(text).words() == {w for w in cuewords.vocabulary() if w in folded}, text
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(D._IPV6))
+def test_ipv6_shape_is_in_every_ipv6_match(text):
+    for m in D._IPV6.finditer(text):
+        assert D._IPV6_SHAPE.search(m.group()), text
+
+
+def test_cue_word_scan_finds_overlapping_and_nested_words():
+    facts = _TextFacts("TONIGHT, the afternoon before Thursday-ish; Laſt weekend")
+    assert {"tonight", "night", "afternoon", "after", "before", "thursday", "last", "week"} <= facts.words()
+    assert _TextFacts("").words() == frozenset()
+
+
+def _day_month_same(text):
+    from kenning.detect import times as T
+
+    assert (T._DayMonthShape.search(text) is not None) == (T._DAY_MONTH_RX.search(text) is not None), text
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(WORDS + ["of", "ofMarch", "5th", "1st", "22nd", "x3rd", "th", "Mar", "Dece", "Jan.",
+                                         "\u00a0", "\u2003", "٣", "²", "Marchth"]), max_size=12),
+       st.sampled_from(["", " ", "\n", "\u00a0"]))
+def test_day_month_shape_answers_as_its_regex(words, sep):
+    _day_month_same(sep.join(words))
+
+
+def test_day_month_shape_on_hand_picked_texts():
+    for text in ("5 March", "5th of March", "5th  of\tMarch", "5 of March", "5thof March", "of March", "5March",
+                 "March 5", "Mar. 5", "Marchx 5", "٣ Mar", "x ² Mar", "3rd\u00a0Dec", "3 ofDec", "3 of  Dec", "Dec",
+                 "1st\n\nof\n\nMay", "th Mar", "4th Mar", "4st Mar"):
+        _day_month_same(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["commit", "SHA1", "sha", "rev", "revision", "Revert", "cherry-pick", "checkout",
+                                 "share", "previous", "abc1234", "deadbeef", "1234567", ":", "#", " ", "\t", "\n",
+                                 "x", "ſha", "0a1b2c3d4e"]), max_size=10).map("".join))
+def test_git_sha_prefilter_answers_as_the_shape_search(text):
+    folded = fold(text)
+    want = any(w in folded for w in D._GIT_SHA_CUES) and D._GIT_SHA_SHAPE.search(folded) is not None
+    assert D._may_hold_git_sha(text) == want, text
+
+
+def test_input_hash_is_the_per_part_digest():
+    import hashlib
+
+    from kenning.detect.mentions import MessageDetector, MessageInput
+
+    m = MessageInput("m", "c", "user", None, "original", "héllo \ud800 wörld", "[[0,1]]", None, "[]")
+    h = hashlib.sha256()
+    for part in ("fp", m.conversation_id, m.role, "", m.timestamp_quality, m.fences_json, "", m.citations_json, m.text):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    assert MessageDetector.input_hash(m, "fp") == h.hexdigest()
+
+
+CAMEL_WORDS = ["fooBar", "FooBar", "getHTTPResponse", "iPhone", "x", "X", "_", "_fooBar", "fooBar_", "foo1Bar",
+               "éBar", "fooÉtat", "aB", "Ab", "ABc", "McDonald", "camelCase", " ", "\n", "-", ".", "@", "#", "ǅ", "²"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(CAMEL_WORDS), st.from_regex(CAMEL_CASE)), max_size=10).map("".join))
+def test_camel_case_matches_are_finditer(text):
+    want = [(m.span(), m.span(1)) for m in CAMEL_CASE.finditer(text)]
+    assert [(m.span(), m.span(1)) for m in LX._camel_case_matches(CAMEL_CASE, text)] == want, text
+
+
+# ---- issue 24 §3: per-text memories in stage 2B and the exclusions -------------------------------------------------
+
+def test_inducer_remembers_a_text_and_gives_each_message_its_own_occurrences():
+    from kenning.detect.spans import Exclusions
+
+    text = "Project Phoenix is on. Ask PHX about ProjectPhoenix and #deepwork with @priya_k, \"Blue Garden\"."
+    excl = Exclusions.build(None, None, None, include_blockquotes=True)
+    fresh, cached = (LX.Inducer(allcaps_stoplist=["OK"], role_weights={"user": 1.0}) for _ in range(2))
+    fresh.add_message("m1", "c1", "user", text, excl)
+    for mid in ("m1", "m2"):
+        cached.add_message(mid, "c" + mid, "user", text, excl)
+    assert len(cached._found) == 1
+    first = {k: [(o.start, o.end, o.surface, o.generator, o.in_code, o.context) for o in v] for k, v in fresh.occ.items()}
+    twice = {k: [(o.start, o.end, o.surface, o.generator, o.in_code, o.context) for o in v] for k, v in cached.occ.items()}
+    assert twice == {k: v + v for k, v in first.items()} and first
+    assert [o.message_id for o in cached.occ["project phoenix"]] == ["m1", "m2"]
+    assert cached.by_generator == fresh.by_generator + fresh.by_generator
+    # the same text with other exclusions is its own entry
+    fenced = Exclusions.build('[{"char_start": 0, "char_end": 20}]', None, None, include_blockquotes=True)
+    cached.add_message("m3", "c3", "user", text, fenced)
+    assert len(cached._found) == 2 and cached.occ["project phoenix"][-1].in_code
+
+
+def test_lexicon_matcher_remembers_hits_per_text():
+    term = LX.LexTerm("t1", "project phoenix", "Project Phoenix", ["Project Phoenix", "PHX"], "CUSTOM_TERM", 1.0)
+    m = LX.LexiconMatcher([term])
+    a = m.find("PHX and Project Phoenix; not PHXY")
+    assert [(h.start, h.end, h.surface) for h in a] == [(0, 3, "PHX"), (8, 23, "Project Phoenix")]
+    assert m.find("PHX and Project Phoenix; not PHXY") is a
+
+
+def test_exclusions_are_built_once_per_input():
+    from kenning.detect.spans import Exclusions
+
+    a = Exclusions.build('[{"char_start": 1, "char_end": 5}]', None, "[]", include_blockquotes=False)
+    b = Exclusions.build('[{"char_start": 1, "char_end": 5}]', None, "[]", include_blockquotes=False)
+    assert a is b and a.hit(0, 2) == "fence" and a.hit(5, 9) is None
+    assert Exclusions.build(None, None, None, include_blockquotes=True) == Exclusions((), ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["sha", "shasha", "rev", "revrev", "commit", "checkout", "x", " "]), max_size=10)
+       .map("".join))
+def test_starts_of_lists_every_occurrence(text):
+    words = frozenset(D._GIT_SHA_CUES)
+    want = sorted(i for w in words for i in range(len(text)) if text.startswith(w, i))
+    assert cuewords.starts_of(text, words) == want, text
+
+
+@settings(max_examples=500, deadline=None)
+@given(VOCABULARY)
+def test_shape_implications_hold(text):
+    from kenning.detect import times as T
+
+    for name, needs in T._SHAPE_NEEDS.items():
+        if T._SHAPES[name].search(text) is not None:
+            assert T._SHAPES[needs].search(text) is not None, (name, text)
+    facts = _TextFacts(text)
+    for p in TD.patterns:  # admitting with the implications = admitting with every shape searched
+        naive = (not p.cues.digit or facts.has_digit) and all(T._SHAPES[n].search(text) is not None
+                                                               for n in p.cues.shapes) \
+            and all(any(w in fold(text) for w in ws) for ws in p.cues.folded)
+        assert facts.admit(p.cues) == naive, (p.pattern_id, text)
+
+
+def test_folding_keeps_letters_commas_and_whitespace():
+    """ner._classify decides "could a cue end here" on the unfolded window: fold must not change the answer."""
+    for i in range(0x110000):
+        if 0xD800 <= i <= 0xDFFF:
+            continue
+        c = chr(i)
+        f = fold(c)
+        assert c.isalpha() == f[-1:].isalpha() and (c == ",") == (f[-1:] == ","), hex(i)
+        assert c.isspace() == f.isspace(), hex(i)
+        assert len(f) == 1 or c.isalpha(), hex(i)

@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Iterator
 
-from kenning.detect.textfold import fold
+from kenning.detect.textfold import fold_once
 
 # Pinned detector_order (§2A.5.1 numbering ×10; LEXICON between the structured detectors and NER, E4).
 ORDER = {
@@ -200,7 +200,7 @@ def _find_ip(text: str) -> Iterator[Hit]:
             canon = canonical_ipv4(m.group())
             if canon is not None:
                 yield Hit(m.start(), m.end(), 0.9, {"version": 4, "canonical": canon})
-    if "::" in text or text.count(":") >= 7:
+    if ("::" in text or text.count(":") >= 7) and _IPV6_SHAPE.search(text) is not None:
         for m in _IPV6.finditer(text):
             s = m.group()
             if len(s) < 3 or ("::" not in s and s.count(":") != 7):
@@ -364,6 +364,9 @@ _UUID_SHAPE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
 # before it stand 16 hex letters. (The lookbehind runs only at digits.)
 _HASH_SHAPE = re.compile(r"\d(?:[0-9a-fA-F]{16}|(?<=[a-fA-F]{16}\d))")
 _IPV4_SHAPE = re.compile(r"\.\d{1,3}\.\d{1,3}\.")
+# An IPv6 match opens with (?:[0-9A-Fa-f]{0,4}:){2,7}: two colons with at most four hex digits between them. Code
+# is full of colons (the "7 colons" test passes most of it); this ':'-led search rules most of it out in C.
+_IPV6_SHAPE = re.compile(r":[0-9A-Fa-f]{0,4}:")
 _PHONE_SHAPE = re.compile(r"\d[ .-]\d")                 # \d{1,5}(?:[ .-]\d{1,8}){1,5} is in every phone match
 _UNIX_ABS_SHAPE = re.compile(rf"/{_SEG}/{_SEG}|~/{_SEG}|\./{_SEG}")  # _SEG ends in +
 _UNIX_REL_SHAPE = re.compile(rf"/{_SEG}\.[A-Za-z0-9]")
@@ -373,16 +376,26 @@ _ORCID_SHAPE = re.compile(r"-\d{4}-\d{4}-")
 # _GIT_SHA_CUES, which substring tests find faster than the regex (led by common letters) can.
 _GIT_SHA_SHAPE = re.compile(r"(?:commit|sha|sha1|rev|revision|cherry-pick|revert|checkout)[:#]?[ \t]+[0-9a-f]{7}")
 _GIT_SHA_CUES = ("commit", "sha", "rev", "cherry-pick", "checkout")
+_GIT_SHA_CUE_SET = frozenset(_GIT_SHA_CUES)
 _HASHTAG_SHAPE = re.compile(r"#[A-Za-z][A-Za-z0-9_]{2}")
 
 
 def _may_hold_git_sha(text: str) -> bool:
-    folded = fold(text)
-    return any(w in folded for w in _GIT_SHA_CUES) and _GIT_SHA_SHAPE.search(folded) is not None
+    from kenning.detect.cuewords import cue_words, starts_of  # (imports this module to build its word list)
+
+    folded = fold_once(text)
+    if cue_words(folded).isdisjoint(_GIT_SHA_CUES):
+        return False
+    # Every alternative of the shape begins with one of the cue words ("sha1", "revision", "revert" with "sha",
+    # "rev"): matching it where a cue word begins answers what a search would, without walking the text ("share",
+    # "previous" make the cue test pass on ordinary prose).
+    match = _GIT_SHA_SHAPE.match
+    return any(match(folded, p) is not None for p in starts_of(folded, _GIT_SHA_CUE_SET))
 
 
 def _may_hold_ip(text: str) -> bool:
-    return _IPV4_SHAPE.search(text) is not None or "::" in text or text.count(":") >= 7  # as _find_ip decides
+    return _IPV4_SHAPE.search(text) is not None or (
+        ("::" in text or text.count(":") >= 7) and _IPV6_SHAPE.search(text) is not None)  # as _find_ip decides
 
 
 def _may_hold_filepath(text: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from kenning.detect.keys import collapse
 from kenning.detect.scan import finditer_at
@@ -41,6 +41,33 @@ _GEN_STARTS = {
     "QUOTED": re.compile(r"\"[A-Z]"),
 }
 _CAMEL_SHAPE = re.compile(r"[A-Z](?<=[a-z][A-Z])")
+_WORD_RUN = re.compile(r"\w+")
+
+
+def _camel_case_matches(rx: re.Pattern, text: str) -> Iterator[re.Match]:
+    r"""``rx.finditer(text)`` for the CAMEL_CASE pattern, tried only at the words holding a hump.
+
+    A CAMEL_CASE match is bounded by ``\b`` and made of ASCII letters, so it is a whole run of word characters
+    (``\w``: ``str.isalnum()`` or "_"), and every one holds a small letter followed by a capital (the hump,
+    _CAMEL_SHAPE, which re jumps to by its capital). Each run is tried once, at its start, in text order: the
+    matches finditer yields, without trying the pattern at every position of the text.
+    """
+    search, match = _CAMEL_SHAPE.search, rx.match
+    pos = 0
+    while True:
+        h = search(text, pos)
+        if h is None:
+            return
+        start = h.start()
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        end = _WORD_RUN.match(text, h.start()).end()
+        m = match(text, start)
+        if m is not None:
+            yield m
+        pos = end
+
+
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # E19: a TITLE_CASE run loses a leading function word ("The Acme Corp" → "Acme Corp"); one word left → dropped.
 _TITLE_LEADING = frozenset("The A An My Our Your His Her Their Its This That These Those In On At For And But Or So "
@@ -49,6 +76,9 @@ _WORD = re.compile(r"\w+")
 # T48: what may stand before a sentence's first word: spaces, list bullets, numbering, quotes, markdown marks
 _SENTENCE_LEAD = re.compile(r"(?:^|[.!?:;\n])[ \t>*_#\-\d.)(\"'`“‘]*$")
 _QUOTED_MAX_WORDS = 5
+# Inducer's per-text memory (as stage 2A's scan cache): texts up to this long, this many of them.
+_FOUND_CACHE_TEXT_MAX = 2000
+_FOUND_CACHE_SIZE = 4096
 
 
 @dataclass
@@ -100,18 +130,35 @@ class Inducer:
         self.role_weights = role_weights
         self.occ: dict[str, list[Occurrence]] = defaultdict(list)
         self.by_generator: Counter = Counter()
+        self._found: dict[tuple[str, Exclusions], list[tuple]] = {}
 
     def add_message(self, message_id: str, conversation_id: str, role: str, text: str, excl: Exclusions) -> None:
+        # What the generators find depends on the text and its exclusions alone: exports repeat short texts word
+        # for word (user turns above all), so their occurrences are remembered, like stage 2A's scans.
+        key = (text, excl)
+        found = self._found.get(key)
+        if found is None:
+            found = self._occurrences(text, excl)
+            if len(text) <= _FOUND_CACHE_TEXT_MAX:
+                if len(self._found) >= _FOUND_CACHE_SIZE:
+                    del self._found[next(iter(self._found))]  # the oldest entry (dicts keep insertion order)
+                self._found[key] = found
+        occ, by_generator = self.occ, self.by_generator
+        for term_key, s, e, surface, gen, in_code, context in found:
+            occ[term_key].append(Occurrence(message_id, conversation_id, role, s, e, surface, gen, in_code, context))
+            by_generator[gen] += 1
+
+    def _occurrences(self, text: str, excl: Exclusions) -> list[tuple]:
+        """(term key, start, end, surface, generator, in_code, context) of every occurrence in one text."""
+        out: list[tuple] = []
         seen: set[tuple[int, int]] = set()
         fence_ranges = excl.kind_ranges(FENCE)
         inline = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)] if "`" in text else []
         for gen, rx, group in _GEN:
             if gen in _GEN_STARTS:
                 found = finditer_at(rx, text, _GEN_STARTS[gen])
-            elif _CAMEL_SHAPE.search(text):
-                found = rx.finditer(text)
             else:
-                continue
+                found = _camel_case_matches(rx, text)
             for m in found:
                 s, e = m.span(group)
                 surface = text[s:e]
@@ -143,9 +190,8 @@ class Inducer:
                     continue
                 in_code = kind == FENCE or any(a < e and s < b for a, b in inline) or \
                     any(a < e and s < b for a, b in fence_ranges)
-                self.occ[collapse(surface)].append(Occurrence(message_id, conversation_id, role, s, e, surface, gen,
-                                                              in_code, _context(text, s, e)))
-                self.by_generator[gen] += 1
+                out.append((collapse(surface), s, e, surface, gen, in_code, _context(text, s, e)))
+        return out
 
     def _initial_word(self, text: str, start: int, word: str) -> bool:
         """A capitalised word that only opens a sentence: a listed verb, auxiliary, question word or adjective at the
@@ -266,12 +312,24 @@ class LexiconMatcher:
         for s, t in owners.items():
             self.automaton.add_word(s, (s, t))
         self.empty = not owners
+        self._hits: dict[str, list[LexHit]] = {}
         if not self.empty:
             self.automaton.make_automaton()
 
     def find(self, text: str) -> list[LexHit]:
+        """The hits in ``text`` (a list the caller must not change: repeated texts share it)."""
         if self.empty:
             return []
+        found = self._hits.get(text)
+        if found is None:
+            found = self._find(text)
+            if len(text) <= _FOUND_CACHE_TEXT_MAX:
+                if len(self._hits) >= _FOUND_CACHE_SIZE:
+                    del self._hits[next(iter(self._hits))]
+                self._hits[text] = found
+        return found
+
+    def _find(self, text: str) -> list[LexHit]:
         out = []
         n = len(text)
         for end_idx, (surface, term) in self.automaton.iter(text):

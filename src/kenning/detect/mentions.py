@@ -108,12 +108,10 @@ class MessageDetector:
 
     @staticmethod
     def input_hash(m: MessageInput, fingerprint: str) -> str:
-        h = hashlib.sha256()
-        for part in (fingerprint, m.conversation_id, m.role, m.created_at_utc or "", m.timestamp_quality,
-                     m.fences_json or "", m.blockquotes_json or "", m.citations_json or "", m.text):
-            h.update(part.encode("utf-8", "surrogatepass"))
-            h.update(b"\x00")
-        return h.hexdigest()
+        # The parts, each followed by a NUL, hashed as one string: the same bytes as one update per part.
+        return hashlib.sha256("\x00".join((
+            fingerprint, m.conversation_id, m.role, m.created_at_utc or "", m.timestamp_quality, m.fences_json or "",
+            m.blockquotes_json or "", m.citations_json or "", m.text, "")).encode("utf-8", "surrogatepass")).hexdigest()
 
     def exclusions(self, m: MessageInput) -> Exclusions:
         return Exclusions.build(m.fences_json, m.blockquotes_json, m.citations_json,
@@ -179,8 +177,9 @@ class MessageDetector:
         apply_eligibility(cands, text, excl, self.noise)
         out.winners = select_winners(cands)
         out.candidates = cands
+        if cands:  # (no key before the first candidate, as the per-candidate count had it)
+            stats["candidates"] += len(cands)
         for c in cands:
-            stats["candidates"] += 1
             if c.reason:
                 stats[f"suppressed_{c.reason}"] += 1
         stats["mentions_emitted"] += len(out.winners)
@@ -197,10 +196,12 @@ class MessageDetector:
         best: dict[tuple, Candidate] = {}
         if result.spans:  # (a key only once there is a span: the run's counts list the keys they hold)
             stats["ner_spans_raw"] += len(result.spans)
+        label_map, label_allow = self.label_map, self.label_allow
+        filtered = 0
         for sp in result.spans:
-            hint = self.label_map.get(sp.label, sp.label)
-            if hint not in self.label_allow:
-                stats["ner_spans_label_filtered"] += 1
+            hint = label_map.get(sp.label, sp.label)
+            if hint not in label_allow:
+                filtered += 1
                 continue
             raw: dict[str, Any] = {"label": sp.label}
             if sp.extra:
@@ -219,4 +220,6 @@ class MessageDetector:
             prev = best.get(key)
             if prev is None or c.confidence > prev.confidence:
                 best[key] = c
+        if filtered:  # counted once per message (the key appears only once a span was filtered, as before)
+            stats["ner_spans_label_filtered"] += filtered
         cands.extend(best.values())

@@ -29,7 +29,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
-from kenning.detect.scan import finditer_at
 from kenning.detect.textfold import fold
 
 
@@ -124,6 +123,16 @@ _CAPS_SPAN = re.compile(rf"(?<![\w@#./\\-]){_WORD}(?:{_CONNECT}{_WORD})*(?:(?<=I
                         rf"(?![\w@-])")
 # Every _CAPS_SPAN match begins with a capital ("Mc…" too): the only places finditer_at tries it.
 _CAPS_START = re.compile(rf"[{_UP}]")
+# _CAPS_SPAN with its first capital consumed before the lookbehind: a pattern that opens with a character class
+# lets re's own search skip to the next capital in C (a lookbehind first makes it try every position). The
+# lookbehind then looks at the character before that capital (the class's "[{_UP}]" is the capital itself, so
+# only the character before decides; at the text's start there is none, as before), and each _WORD alternative
+# continues after its first character in the same order, so every match, and every backtracking choice, is
+# _CAPS_SPAN's. tests/test_prefilters.py compares the two.
+_WORD_AFTER_FIRST = (rf"(?:[{_LO}]+(?:[-'’][{_UP}]?[{_LO}]+)*|(?<=M)c[{_UP}][{_LO}]+|[{_LO}]+[{_UP}][{_LO}]+"
+                     rf"|[{_UP}]+(?![{_LO}]))")
+_CAPS_SPAN_FAST = re.compile(rf"[{_UP}](?<![\w@#./\\-][{_UP}]){_WORD_AFTER_FIRST}(?:{_CONNECT}{_WORD})*"
+                             rf"(?:(?<=Inc|Ltd)\.|(?<=Jr|Sr|Co)\.|(?<=Corp)\.)?(?![\w@-])")
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Sir|Madam|Aunt|Uncle|Grandma|Grandpa|Coach)"
                            r"\.?[ \t]+$")
 _QUOTED = re.compile(r"[\"“]([A-Z][^\"”\n]{2,50})[\"”]")
@@ -241,6 +250,26 @@ def _sentence_initial(text: str, pos: int) -> bool:
 
 _TOKEN = re.compile(r"\S+")
 
+# One-word spans, the common case: most are stop or time words ("The", "I", "March"), which the stripping in
+# detect() would drop, or a bare title ("Dr"), which it skips; they are dropped without tokenizing or looking
+# back. The answer depends on the span alone, so it is remembered per span: True (drop), False (one word to
+# keep: nothing to strip); spans of several words are not kept (None). A few thousand distinct capitalized words
+# in practice; cleared if it ever grows large.
+_SINGLE_SKIP: dict[str, bool] = {}
+_SINGLE_SKIP_MAX = 200_000
+
+
+def _single_skip(span: str) -> bool | None:
+    """True: a one-word span detect() drops; False: a one-word span it keeps as it is; None: several words."""
+    if " " in span or "\t" in span:  # words join only with spaces or tabs (_CONNECT)
+        return None
+    low = span.lower()
+    skip = low.rstrip(".") in _STOP or low in _TIME_WORDS or low in _STOP or low.rstrip(".") in _TITLES
+    if len(_SINGLE_SKIP) >= _SINGLE_SKIP_MAX:
+        _SINGLE_SKIP.clear()
+    _SINGLE_SKIP[span] = skip
+    return skip
+
 
 class RulesNerBackend:
     """Deterministic capitalized-span / title / quoted-term NER (E6). Same text ⇒ same spans."""
@@ -259,18 +288,22 @@ class RulesNerBackend:
         found: list[NerSpan] = []
         labelled: dict[str, tuple[str, str]] = {}
         pending: list[tuple[int, int, str, bool]] = []
-        for m in finditer_at(_CAPS_SPAN, text, _CAPS_START):
-            s, e = m.start(), m.end()
+        single_skip = _SINGLE_SKIP
+        for m in _CAPS_SPAN_FAST.finditer(text):
             span = m.group()
-            if " " in span or "\t" in span:  # words join only with spaces or tabs (_CONNECT)
-                toks = [(t.start() + s, t.end() + s, t.group()) for t in _TOKEN.finditer(span)]
-            else:
-                # One word, the common case: most are stop or time words ("The", "I", "March"), which the
-                # stripping below would drop; drop them here without tokenizing or looking back.
-                low = span.lower()
-                if low.rstrip(".") in _STOP or low in _TIME_WORDS or low in _STOP:
-                    continue
-                toks = [(s, e, span)]
+            skip = single_skip.get(span)
+            if skip is None:
+                skip = _single_skip(span)
+            if skip:
+                continue
+            s, e = m.span()
+            if skip is False:  # one word, neither stop, time nor title word: nothing to strip
+                if _may_follow_title(text, s) and _TITLE_BEFORE.search(text, max(0, s - 16), s):  # "Dr. Smith"
+                    pending.append((s, e, "TITLE", False))
+                else:
+                    pending.append((s, e, "", _sentence_initial(text, s)))
+                continue
+            toks = [(t.start() + s, t.end() + s, t.group()) for t in _TOKEN.finditer(span)]
             initial = _sentence_initial(text, s)
             # strip leading stop words / time words, and trailing time words
             while toks and (toks[0][2].lower().rstrip(".") in _STOP or toks[0][2].lower() in _TIME_WORDS):
@@ -303,13 +336,15 @@ class RulesNerBackend:
             found.append(NerSpan(s, e, label, surface, conf, {"rule": why}))
             if label != "MISC":
                 labelled.setdefault(surface, (label, why))
-        # propagate a confident label to the same surface elsewhere in this text
-        out = []
-        for sp in found:
-            if sp.label == "MISC" and sp.text in labelled:
-                lab, why = labelled[sp.text]
-                sp = NerSpan(sp.start, sp.end, lab, sp.text, 0.55, {"rule": f"propagated:{why}"})
-            out.append(sp)
+        # propagate a confident label to the same surface elsewhere in this text (prose often has none to give)
+        out = found
+        if labelled:
+            out = []
+            for sp in found:
+                if sp.label == "MISC" and sp.text in labelled:
+                    lab, why = labelled[sp.text]
+                    sp = NerSpan(sp.start, sp.end, lab, sp.text, 0.55, {"rule": f"propagated:{why}"})
+                out.append(sp)
         for m in _QUOTED.finditer(text):
             inner = m.group(1).strip()
             words = inner.split()
@@ -320,25 +355,30 @@ class RulesNerBackend:
 
     @staticmethod
     def _classify(text: str, s: int, e: int, surface: str, cue: str, gaz: frozenset[str]) -> tuple[str, float, str]:
-        low = surface.lower()
-        words = low.split()
-        before = text[max(0, s - 40):s]
-        after = text[e:e + 30]
         if cue == "TITLE":
             return "PERSON", 0.85, "title"
+        low = surface.lower()
+        words = low.split()
         if words[-1] in _ORG_SUFFIXES or words[0] in _ORG_PREFIXES and len(words) > 1:
             return "ORG", 0.8, "org_suffix"
-        tail = _tail(before)
-        spaced = before[-1:].isspace()  # the relation and work cues end in \s+
+        before = text[max(0, s - 40):s]
+        # Every relation, work and place cue word ends in a letter (a relation may add a comma): a window ending,
+        # before its trailing whitespace, in anything else (a sentence end, a bullet, nothing) rules all three out
+        # before any _ends_with. Folding keeps whether a character is a letter, a comma or whitespace (tested over
+        # every code point), so the unfolded window answers that and the fold is made only when a cue is possible.
+        last = before.rstrip()[-1:]
+        cued = last.isalpha() or last == ","
+        tail = _tail(before) if cued else ""
+        spaced = cued and before[-1:].isspace()  # the relation and work cues end in \s+
         if spaced and _ends_with(tail, _RELATION_ENDS, plural_comma=True) and _RELATION.search(before):
             return "PERSON", 0.8, "relation_cue"
         if low in gaz:
             return "LOCATION", 0.8, "gazetteer"
-        if spaced and _ends_with(tail, _ORG_CUE_ENDS) and _ORG_CUE.search(before):
+        if spaced and tail.endswith(_ORG_CUE_ENDS) and _ORG_CUE.search(before):
             return "ORG", 0.65, "work_cue"
-        if _ends_with(tail, _LOC_CUE_ENDS) and _LOC_CUE.search(before):
+        if cued and tail.endswith(_LOC_CUE_ENDS) and _LOC_CUE.search(before):
             return "LOCATION", 0.65, "place_cue"
-        if _PERSON_VERB.match(after) and len(words) <= 3:
+        if _PERSON_VERB.match(text[e:e + 30]) and len(words) <= 3:  # a slice: the pattern opens with ^
             return "PERSON", 0.6, "speech_verb"
         return "MISC", 0.5 if len(words) > 1 else 0.4, "capitalized"
 

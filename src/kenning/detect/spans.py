@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import orjson
 
@@ -42,6 +43,12 @@ class Exclusions:
     @classmethod
     def build(cls, fences_json: str | None, blockquotes_json: str | None, citations_json: str | None,
               *, include_blockquotes: bool, include_citations: bool = True) -> "Exclusions":
+        # Immutable, and a function of its arguments: most messages share the empty one, so built once per input.
+        return _build(cls, fences_json, blockquotes_json, citations_json, include_blockquotes, include_citations)
+
+    @classmethod
+    def _build(cls, fences_json: str | None, blockquotes_json: str | None, citations_json: str | None,
+               include_blockquotes: bool, include_citations: bool) -> "Exclusions":
         found: list[tuple[int, int, str]] = [(s, e, FENCE) for s, e in _ranges(fences_json)]
         if include_blockquotes:
             found += [(s, e, BLOCKQUOTE) for s, e in _ranges(blockquotes_json)]
@@ -68,6 +75,11 @@ class Exclusions:
 
     def kind_ranges(self, *kinds: str) -> list[tuple[int, int]]:
         return [(s, e) for s, e, k in self.ranges if k in kinds]
+
+
+@lru_cache(maxsize=4096)
+def _build(cls, fences_json, blockquotes_json, citations_json, include_blockquotes, include_citations) -> Exclusions:
+    return cls._build(fences_json, blockquotes_json, citations_json, include_blockquotes, include_citations)
 
 
 def overlaps(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:

@@ -17,3 +17,16 @@ def fold(s: str) -> str:
     if "\u0130" in s or "\u0131" in s or "\u017f" in s:
         return s.translate(_RE_CASE_EXTRAS).lower()
     return s.lower()
+
+
+_last: list = [None, ""]
+
+
+def fold_once(s: str) -> str:
+    """:func:`fold`, remembered for the last text (by identity): stage 2A's detectors and time patterns fold the
+    same text one after the other."""
+    if _last[0] is s:
+        return _last[1]
+    f = fold(s)
+    _last[0], _last[1] = s, f
+    return f
