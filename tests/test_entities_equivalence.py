@@ -91,7 +91,7 @@ def fingerprint(db: Path) -> dict[str, dict]:
             "ORDER BY r.started_at_utc, r.stage, r.seq, e.seq", STAGES), aliases)
         out["run_events"] = {"rows": n, "sha256": h}
         # The input: if this differs, the generator or stage 1 changed and the golden file is stale, not wrong.
-        n, h = _digest(conn.execute("SELECT * FROM messages ORDER BY message_id"), aliases)
+        n, h = _digest(conn.execute("SELECT * FROM messages_raw ORDER BY message_id"), aliases)  # seed columns (V3)
         out["_input_messages"] = {"rows": n, "sha256": h}
         return out
     finally:
