@@ -30,8 +30,8 @@ _AIM = [
     re.compile(r"\bsomething\s+i'?m\s+working\s+towards?\s+is\s+(?P<g>.+)", re.I),
     re.compile(r"\b(?:my|our)\s+(?:main\s+|big\s+|biggest\s+|long[- ]term\s+|ultimate\s+|real\s+|new\s+|top\s+)?"
                r"(?:goal|aim|objective|ambition|target|dream|resolution)\s+(?:for\s+[\w\s]+?\s+|this\s+year\s+|"
-               r"right\s+now\s+)?(?:is|was|'s)\s+(?:to\s+|that\s+i\s+)?(?P<g>.+)", re.I),
-    re.compile(r"\bi(?:'m|\s+am)\s+(?:really\s+|seriously\s+)?(?:trying|aiming|working|determined|striving|"
+               r"right\s+now\s+)?(?:is|'s)\s+(?:to\s+|that\s+i\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\bi(?:'?m|\s+am)\s+(?:really\s+|seriously\s+)?(?:trying|tryin'?|aiming|working|determined|striving|"
                r"setting\s+out)\s+(?:hard\s+)?(?:to|towards?|toward)\s+(?P<g>.+)", re.I),
     re.compile(r"\bi'?ve\s+(?:set|given)\s+(?:myself\s+)?(?:a|the)\s+(?:goal|target|challenge)\s+(?:of|to)\s+(?P<g>.+)",
                re.I),
@@ -48,7 +48,22 @@ _AIM = [
                r"(?:really\s+)?(?:want|plan|hope|intend|aim))\s+to\s+(?P<g>.+)", re.I),
     re.compile(r"\bit'?s\s+(?:my|our)\s+(?:(?:big|main|biggest|long[- ]term|real|ultimate|top)\s+)?(?:goal|aim|"
                r"ambition|dream|plan|mission)\s+to\s+(?P<g>.+)", re.I),
-    re.compile(r"\bmy\s+(?:\w+\s+)?plan\s+(?:for\s+[\w\s]{1,30}?\s+)?is\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bmy\s+(?:\w+\s+)?plan\s+(?:(?:for|this|next)\s+[\w\s]{1,30}?\s+)?is\s+to\s+(?P<g>.+)", re.I),
+    # round 3 (I111), structural: an aim noun owned by the user or stated as "the" aim in the user's own turn
+    # ("anyway, the goal is to …", "one of my goals for 2025 is to …"); an aim verb with no subject at the start
+    # of a turn, kept only with a horizon or "finally" ("hoping to finally …", "really want to … this year");
+    # "on a mission to …"; "get to the point where I can …"
+    re.compile(r"(?:^|[,.;:]\s*|\b(?:anyway|so|basically|ok(?:ay)?)\s+)the\s+(?:main\s+|big\s+|real\s+|overall\s+|"
+               r"ultimate\s+)?(?:goal|aim|objective|target|plan|idea)\s+(?:for\s+[\w\s]{1,20}?\s+|this\s+year\s+)?is\s+"
+               r"to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bone\s+of\s+(?:my|our)\s+(?:\w+\s+)?(?:goals|aims|objectives|resolutions|ambitions|priorities)\s+"
+               r"(?:(?:for|this|next)\s+[\w\s]{1,20}?\s+)?is\s+(?:to\s+)?(?P<g>.+)", re.I),
+    re.compile(r"^(?:i\s+)?(?:(?:really|still|just)\s+)?(?:want|wanna|hoping|hope|trying|tryin'?|planning|aiming)\s+"
+               r"(?:to\s+)?(?P<g>(?:finally\s+).+|.+?\s+(?:by|before|within)\s+(?:\d{4}|the\s+end|next|this|my)\b.*|"
+               r".+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|fall|winter|decade)\b.*)", re.I),
+    re.compile(r"\bi(?:'?m|\s+am)\s+on\s+a\s+(?:mission|quest)\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bi\s+(?:really\s+)?(?:want|would\s+like|'d\s+like|hope)\s+to\s+(?:get|reach)\s+(?:to\s+)?(?:the|a)\s+"
+               r"(?:point|stage|place)\s+where\s+i\s+(?:can|could|am\s+able\s+to)\s+(?P<g>.+)", re.I),
     re.compile(r"\bthe\s+(?:big|main|biggest|one|first|top)\s+(?:thing|item)\s+on\s+my\s+(?:list|bucket\s+list)\s+"
                r"is\s+(?:to\s+)?(?P<g>.+)", re.I),
     re.compile(r"\bi'?ve\s+(?:made\s+up\s+my\s+mind|resolved|committed\s+myself)\s+to\s+(?P<g>.+)", re.I),
@@ -83,6 +98,7 @@ def goal_name(clause: str) -> tuple[str, str | None]:
         horizon = clean_clause(h.group("h"))
         c = c[:h.start()]
     c = clean_clause(c)
+    c = re.sub(r"^(?:finally|being\s+able\s+to)\s+", "", c, flags=re.I)
     c = re.sub(r"^(?:i\s+(?:now\s+)?want\s+to|i'?m\s+now\s+aiming\s+to|i'?m\s+going\s+to|my\s+new\s+goal\s+is(?:\s+to)?|"
                r"it'?s\s+to|is|to|that)\s+", "", c, flags=re.I)
     return c[:1].lower() + c[1:], horizon

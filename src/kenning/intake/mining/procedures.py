@@ -29,7 +29,14 @@ _HEADER = re.compile(
     r"\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)\s*:)|"
     r"(?:the\s+)?(?:procedure|process|routine|workflow|checklist)\s+(?:for|to)\s+(?:when\s+i\s+)?(?=[^:\n]{3,80}:)|"
     r"a\s+(?:quick|simple|good|easy|better|reliable)\s+way\s+to\s+(?=[^:\n]{3,80}:)|"
-    r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b))"
+    r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b)|"
+    # round 3 (I112), structural: "(ok so) to <task>: <steps>", "steps I follow to …:", "whenever I <task> I do it
+    # the same way:", and "how to <task>" followed by a numbered or bulleted list on the next lines
+    r"(?:^|\b(?:ok(?:ay)?|so|right)\s+(?:so\s+)?)to\s+(?=[^:\n.]{3,80}:)|"
+    r"(?:the\s+)?steps\s+i\s+(?:follow|use|take|go\s+through)\s+(?:to|for|when\s+i)\s+(?=[^:\n]{3,80}:)|"
+    r"when(?:ever)?\s+i\s+(?P<w2>[^,:\n]{3,60}?),?\s+i\s+(?:always\s+)?do\s+it\s+(?:the\s+same\s+way|like\s+this)"
+    r"\s*:|"
+    r"\bhow\s+to\s+(?=[^:\n]{3,80}\n\s*(?:\d+[.)]|[-*•])\s))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 _NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
@@ -129,13 +136,33 @@ def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) 
     return Mined("procedure", name, payload, span, user_confirmed_literals=confirmed)
 
 
+_TRAILER = re.compile(r"\s*(?:—|–|-|\.|;|,)\s*(?:and\s+)?that'?s\s+(?:how|the\s+way)\s+i\s+(?:always\s+|usually\s+)?"
+                      r"(?P<task>[^.\n!?]{3,80})", re.I)
+
+
+def _trailing_task(text: str, voice: str) -> list[Mined]:
+    """Steps first, task last: "First I a, then I b, and finally I c — that's how I <task>." (I112)."""
+    m = _TRAILER.search(text)
+    if not m or not _SEQ.search(text[:m.start()]):
+        return []
+    task = clean_clause(m.group("task"))
+    steps = [re.sub(r"^i\s+", "", st, flags=re.I) for st in _steps_from(text[:m.start()], 0)]
+    if len(steps) < 2 or not 1 <= len(task.split()) <= 10:
+        return []
+    return [_mined(text, task, steps, Span(0, m.end(), text[:m.end()][:500]), voice)]
+
+
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
+    if (trailed := _trailing_task(text, voice)):
+        return trailed
     h = _HEADER.search(text)
     if not h:
         return []
     if h.group("t3"):
         return _inline_steps(text, h, voice)
-    task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or "")
+    task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or h.group("w2") or "")
+    if h.group("w2"):
+        task = clean_clause(h.group("w2"))
     task = re.sub(r"^(?:to|for|when)\s+", "", task, flags=re.I)
     if h.group("w") or h.group("t2"):
         task = clean_clause(h.group("w") or h.group("t2"))
@@ -207,5 +234,5 @@ def mine_procedures(ctx: ExtractionContext, obs: Observation) -> ExtractionResul
 from kenning.intake.extractors import register_cue  # noqa: E402
 
 # the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
-register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text)
+register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text) or _TRAILER.search(text)
                                               or len(_NUMBERED.findall(text)) >= 2))
