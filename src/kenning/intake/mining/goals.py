@@ -21,6 +21,10 @@ _HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)
 _TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|but)\b.*$", re.I)
 
 _AIM = [
+    # round 3 (I111): "get to the point where I can …" names the aim after "can" (first: "by ear" is no horizon)
+    re.compile(r"\bi(?:\s+(?:really\s+)?(?:want|would\s+like|hope)|'d\s+(?:really\s+)?(?:like|love))\s+to\s+"
+               r"(?:get|reach)\s+(?:to\s+)?(?:the|a)\s+(?:point|stage|place)\s+where\s+i\s+(?:can|could|am\s+able\s+to)\s+"
+               r"(?P<g>.+)", re.I),
     re.compile(r"\bthe\s+(?:big\s+)?thing\s+i\s+want\s+to\s+(?:achieve|accomplish|do)\s+(?:this\s+year\s+)?is\s+"
                r"(?:to\s+)?(?P<g>.+)", re.I),
     re.compile(r"\b(?:this|next)\s+(?:year|summer|month|spring|autumn|fall|winter),?\s+i'?m\s+(?:going\s+to|gonna|"
@@ -62,8 +66,7 @@ _AIM = [
                r"(?:to\s+)?(?P<g>(?:finally\s+).+|.+?\s+(?:by|before|within)\s+(?:\d{4}|the\s+end|next|this|my)\b.*|"
                r".+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|fall|winter|decade)\b.*)", re.I),
     re.compile(r"\bi(?:'?m|\s+am)\s+on\s+a\s+(?:mission|quest)\s+to\s+(?P<g>.+)", re.I),
-    re.compile(r"\bi\s+(?:really\s+)?(?:want|would\s+like|'d\s+like|hope)\s+to\s+(?:get|reach)\s+(?:to\s+)?(?:the|a)\s+"
-               r"(?:point|stage|place)\s+where\s+i\s+(?:can|could|am\s+able\s+to)\s+(?P<g>.+)", re.I),
+
     re.compile(r"\bthe\s+(?:big|main|biggest|one|first|top)\s+(?:thing|item)\s+on\s+my\s+(?:list|bucket\s+list)\s+"
                r"is\s+(?:to\s+)?(?P<g>.+)", re.I),
     re.compile(r"\bi'?ve\s+(?:made\s+up\s+my\s+mind|resolved|committed\s+myself)\s+to\s+(?P<g>.+)", re.I),

@@ -92,6 +92,12 @@ def _steps_from(text: str, header_end: int) -> list[str]:
         tail = body[first.start():]
         parts = [clean_clause(p) for p in _SEQ.split(tail)]
         steps = [p for p in parts if len(p.split()) >= 2]
+        lead = body.lstrip()
+        if lead.startswith(":") and "\n" not in body[:first.start()]:
+            # "to <task>: a, then b, finally c" — the first step comes before any sequence word (I112)
+            head = clean_clause(lead[1:lead.find(tail) if tail in lead else 0].strip(" ,;"))
+            heads = [clean_clause(x) for x in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, head, flags=re.I) if x]
+            steps = [x for x in heads if len(x.split()) >= 2] + steps
     if len(steps) < 2 and body.lstrip().startswith(":"):
         # steps listed after a colon without sequence words: "…: a, b, then c" / "…: a; b; c"
         line = re.split(r"[.!?](?:\s|$)|\n", body.lstrip()[1:].strip(), maxsplit=1)[0]

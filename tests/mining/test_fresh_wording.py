@@ -1,0 +1,79 @@
+"""Goal and procedure wording beyond the first frames (issue 18 (d), decisions I111, I112): structural cues, not
+phrase lists — and the look-alikes that must stay out of the user's goal and procedure lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.store.connection import open_store
+
+from .helpers import nodes, run_conversation
+
+
+@pytest.fixture
+def conn(tmp_path):
+    c = open_store(tmp_path / "v.db")
+    yield c
+    c.close()
+
+
+def names(conn, kind):
+    return sorted(n["canonical_name"] for n in nodes(conn, kind))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Busy week. Anyway, the aim is to repaint the whole flat by August, so weekends are taken.",
+     "repaint the whole flat"),
+    ("One of my resolutions for 2027 is to cook dinner at home five nights a week.",
+     "cook dinner at home five nights a week"),
+    ("really hoping to finally pass my driving test this summer", "pass my driving test"),
+    ("im tryin to stop buying takeaway coffee", "stop buying takeaway coffee"),
+    ("I'm on a quest to visit every lighthouse in Cornwall.", "visit every lighthouse in Cornwall"),
+    ("I'd like to get to the point where I can play the piano by ear.", "play the piano by ear"),
+    ("My plan next year is to move to a four-day week.", "move to a four-day week"),
+])
+def test_goal_from_fresh_wording(conn, text, expected):
+    run_conversation(conn, [("user", text)])
+    assert names(conn, "goal") == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "My goal was to learn the cello, but that's over.",
+    "My flatmate wants to repaint the whole flat by August.",
+    "Should I aim to pass my driving test this summer?",
+    "My cousin's plan next year is to move to Berlin.",
+    "I used to want to play the piano by ear.",
+])
+def test_no_goal_from_past_aims_others_aims_or_questions(conn, text):
+    run_conversation(conn, [("user", text)])
+    assert names(conn, "goal") == []
+
+
+@pytest.mark.parametrize("text, expected, first_step", [
+    ("right so to reset the router: unplug it for a minute, then hold the reset pin, finally log in again",
+     "reset the router", "unplug it for a minute"),
+    ("Steps I go through to onboard a new hire:\n- create their accounts\n- order a laptop\n- book a welcome lunch",
+     "onboard a new hire", "create their accounts"),
+    ("Whenever I repot a cactus I do it the same way:\n1. wear thick gloves\n2. wrap it in newspaper\n"
+     "3. use gritty soil", "repot a cactus", "wear thick gloves"),
+    ("Jotting down how to bleed the radiators\n1. turn the heating off\n2. open the valve with the key\n"
+     "3. close it when water appears", "bleed the radiators", "turn the heating off"),
+    ("First I sort the whites, then I wash them at 60, and finally I hang them outside — that's how I do "
+     "the laundry.", "do the laundry", "sort the whites"),
+])
+def test_procedure_from_fresh_wording(conn, text, expected, first_step):
+    run_conversation(conn, [("user", text)])
+    procs = nodes(conn, "procedure")
+    assert [p["canonical_name"] for p in procs] == [expected]
+    steps = procs[0]["payload"]["steps"]
+    assert len(steps) >= 3 and steps[0]["intent"] == first_step
+
+
+@pytest.mark.parametrize("text", [
+    "Could you give me the steps to reset the router?",
+    "What's the easiest way to bleed the radiators? I've never done it.",
+    "My dad has his own way to do the laundry and it drives me mad.",
+])
+def test_no_procedure_from_requests_or_other_peoples_ways(conn, text):
+    run_conversation(conn, [("user", text)])
+    assert names(conn, "procedure") == []
