@@ -31,6 +31,9 @@ def names(conn, kind):
     ("I'm on a quest to visit every lighthouse in Cornwall.", "visit every lighthouse in Cornwall"),
     ("I'd like to get to the point where I can play the piano by ear.", "play the piano by ear"),
     ("My plan next year is to move to a four-day week.", "move to a four-day week"),
+    ("I would love to see the northern lights before I turn 50.", "see the northern lights"),
+    ("This is the year I finally learn to swim.", "learn to swim"),
+    ("I've always wanted to build my own canoe.", "build my own canoe"),
 ])
 def test_goal_from_fresh_wording(conn, text, expected):
     run_conversation(conn, [("user", text)])
@@ -43,6 +46,8 @@ def test_goal_from_fresh_wording(conn, text, expected):
     "Should I aim to pass my driving test this summer?",
     "My cousin's plan next year is to move to Berlin.",
     "I used to want to play the piano by ear.",
+    "I want to know how long it takes to learn the cello.",
+    "My sister would love to see the northern lights before she turns 50.",
 ])
 def test_no_goal_from_past_aims_others_aims_or_questions(conn, text):
     run_conversation(conn, [("user", text)])
@@ -58,6 +63,12 @@ def test_no_goal_from_past_aims_others_aims_or_questions(conn, text):
      "3. use gritty soil", "repot a cactus", "wear thick gloves"),
     ("Jotting down how to bleed the radiators\n1. turn the heating off\n2. open the valve with the key\n"
      "3. close it when water appears", "bleed the radiators", "turn the heating off"),
+    ("Finally worked out how to descale the kettle. First fill it with vinegar, then boil it twice, and finally "
+     "rinse it well.", "descale the kettle", "fill it with vinegar"),
+    ("The way I prep my bike for a race:\n- pump the tyres to 90\n- check the brakes\n- lube the chain",
+     "prep my bike for a race", "pump the tyres to [Number]"),
+    ("Sunday meal prep routine for the week\n1. roast two trays of veg\n2. cook a big pot of rice\n"
+     "3. portion everything into boxes", "the week", "roast two trays of veg"),
     ("First I sort the whites, then I wash them at 60, and finally I hang them outside — that's how I do "
      "the laundry.", "do the laundry", "sort the whites"),
 ])
@@ -73,6 +84,8 @@ def test_procedure_from_fresh_wording(conn, text, expected, first_step):
     "Could you give me the steps to reset the router?",
     "What's the easiest way to bleed the radiators? I've never done it.",
     "My dad has his own way to do the laundry and it drives me mad.",
+    "My goals for this year:\n- run a half marathon\n- read more books",
+    "Her routine for mornings:\n1. make coffee\n2. read the news",
 ])
 def test_no_procedure_from_requests_or_other_peoples_ways(conn, text):
     run_conversation(conn, [("user", text)])

@@ -14,7 +14,7 @@ from kenning.intake.mining.match import best_match
 from kenning.knowledge.ops import CreateEdge, UpdateNode
 
 _HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)?(?:\d{4}|next\s+\w+|this\s+\w+|"
-                      r"the\s+\w+|\w+\s+\d{4}|(?:january|february|march|april|may|june|july|august|september|october|november|"
+                      r"i\s+(?:turn|hit|reach|retire)\b|the\s+time\s+i\b|the\s+\w+|\w+\s+\d{4}|(?:january|february|march|april|may|june|july|august|september|october|november|"
                       r"december)|[a-z]+\s+(?:months?|years?|weeks?)|my\s+\w+\s*\w*)|this\s+(?:year|summer|"
                       r"spring|autumn|fall|winter|month)|next\s+(?:year|summer|spring|month)|eventually|someday|"
                       r"one\s+day|in\s+the\s+long\s+run|this\s+decade)\b.*$", re.I)
@@ -66,6 +66,19 @@ _AIM = [
                r"(?:to\s+)?(?P<g>(?:finally\s+).+|.+?\s+(?:by|before|within)\s+(?:\d{4}|the\s+end|next|this|my)\b.*|"
                r".+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|fall|winter|decade)\b.*)", re.I),
     re.compile(r"\bi(?:'?m|\s+am)\s+on\s+a\s+(?:mission|quest)\s+to\s+(?P<g>.+)", re.I),
+    # an aim verb of the user's with a horizon the first rules did not know ("before I turn 40", "at some point",
+    # "in the next few years", "finally"); "I would", "wanna", "gonna", "I've always wanted to", "this is the year I …"
+    re.compile(r"\bi(?:\s+(?:really\s+|still\s+|just\s+)?(?:want|wanna|intend|plan|hope|aim|would\s+(?:really\s+)?"
+               r"(?:like|love))|'?m\s+(?:really\s+)?(?:hoping|planning|intending|going|gonna|looking|keen|eager)|'?d\s+"
+               r"(?:really\s+)?(?:like|love)|'?ve\s+always\s+wanted)\s+(?:to\s+)?(?P<g>(?:finally\s+).+|.+?\s+(?:before\s+"
+               r"i\s+(?:turn|hit|reach|retire|die)|by\s+the\s+time\s+i|at\s+some\s+point|in\s+the\s+(?:next|coming)\s+\w+|"
+               r"over\s+the\s+next|in\s+(?:\d{4}|a\s+few\s+years|(?:a|one|two|three|five|ten)\s+years?))\b.*)", re.I),
+    re.compile(r"\bi'?ve\s+(?:always\s+wanted|long\s+wanted|dreamed\s+of\s+being\s+able)\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bthis\s+is\s+(?:the|my)\s+year\s+(?:that\s+)?i\s+(?:finally\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\bi(?:'?m|\s+am)\s+(?:currently\s+|seriously\s+)?(?:looking|keen|eager|set|committed)\s+to\s+(?P<g>.+)",
+               re.I),
+    re.compile(r"^(?:(?:really|totally|fully)\s+)?(?:determined|committed|resolved|set\s+on\s+trying)\s+to\s+(?P<g>.+)",
+               re.I),
 
     re.compile(r"\bthe\s+(?:big|main|biggest|one|first|top)\s+(?:thing|item)\s+on\s+my\s+(?:list|bucket\s+list)\s+"
                r"is\s+(?:to\s+)?(?P<g>.+)", re.I),

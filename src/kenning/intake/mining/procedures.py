@@ -36,7 +36,13 @@ _HEADER = re.compile(
     r"(?:the\s+)?steps\s+i\s+(?:follow|use|take|go\s+through)\s+(?:to|for|when\s+i)\s+(?=[^:\n]{3,80}:)|"
     r"when(?:ever)?\s+i\s+(?P<w2>[^,:\n]{3,60}?),?\s+i\s+(?:always\s+)?do\s+it\s+(?:the\s+same\s+way|like\s+this)"
     r"\s*:|"
-    r"\bhow\s+to\s+(?=[^:\n]{3,80}\n\s*(?:\d+[.)]|[-*•])\s))"
+    r"\bhow\s+to\s+(?=[^:\n]{3,80}\n\s*(?:\d+[.)]|[-*•])\s)|"
+    # "… how to <task>. First …", "the way I <task>:", "I <task> as follows:", a routine of mine, named
+    r"\bhow\s+to\s+(?=[^:\n.]{3,80}[.:!]?\s+(?:first(?:ly)?|step\s+(?:1|one)|to\s+start|start\s+by)\b)|"
+    r"(?:the\s+)?way\s+i\s+(?:usually\s+|always\s+|normally\s+)?(?=[^:\n]{3,80}?(?:\s+is)?\s*:)|"
+    r"\bi\s+(?:always\s+|usually\s+|normally\s+)?(?=[^:\n]{3,80}?\s+(?:as\s+follows|like\s+so)\s*:)|"
+    r"(?:here'?s\s+|this\s+is\s+)my\s+(?=[\w\s-]{3,40}?\s+(?:routine|process|procedure|workflow|method|system|recipe|"
+    r"checklist|ritual)\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 _NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
@@ -158,12 +164,35 @@ def _trailing_task(text: str, voice: str) -> list[Mined]:
     return [_mined(text, task, steps, Span(0, m.end(), text[:m.end()][:500]), voice)]
 
 
+_LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workflow|checklist|recipe|instructions|"
+                        r"ritual|drill)\b", re.I)
+_LEAD_TASK = re.compile(r".*\b(?:to|for|when\s+i|how\s+i|whenever\s+i)\s+(?P<task>[^:\n.?!]{3,80}?)\s*[:.]?\s*$", re.I)
+
+
+def _lead_line_list(text: str, voice: str) -> list[Mined]:
+    """A lead line naming a routine / steps / how, then two or more numbered or bulleted steps (I112)."""
+    lead, _, rest = text.strip().partition("\n")
+    if not _LEAD_NOUN.search(lead) or lead.rstrip().endswith("?") or re.search(r"\b(?:his|her|their|[a-z]+'s)\s",
+                                                                               lead, re.I):
+        return []
+    steps = [st for st in (m.group("s").strip() for m in _NUMBERED.finditer(rest)) if len(st.split()) >= 2]
+    m = _LEAD_TASK.match(lead)
+    if len(steps) < 2 or not m:
+        return []
+    task = clean_clause(m.group("task"))
+    if not 1 <= len(task.split()) <= 10:
+        return []
+    return [_mined(text, task, steps, Span(0, len(text.strip()), text.strip()[:500]), voice)]
+
+
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     if (trailed := _trailing_task(text, voice)):
         return trailed
     h = _HEADER.search(text)
     if not h:
-        return []
+        return _lead_line_list(text, voice)
+    if re.search(r"\b(?:his|her|their|[a-z]+'s)\s*$", text[max(0, h.start() - 30):h.start()], re.I):
+        return []  # someone else's routine ("her routine for …", "Dad's process for …") is not the user's (I112)
     if h.group("t3"):
         return _inline_steps(text, h, voice)
     task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or h.group("w2") or "")
@@ -173,6 +202,7 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
     if h.group("w") or h.group("t2"):
         task = clean_clause(h.group("w") or h.group("t2"))
     task = re.sub(r"\s*(?:is|goes|looks)(?:\s+like)?(?:\s+this)?$", "", task, flags=re.I)
+    task = re.sub(r"\s+(?:as\s+follows|like\s+so)$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)$",
                   "", task, flags=re.I)
     if not 1 <= len(task.split()) <= 10:
