@@ -42,11 +42,17 @@ _HEADER = re.compile(
     r"(?:the\s+)?way\s+i\s+(?:usually\s+|always\s+|normally\s+)?(?=[^:\n]{3,80}?(?:\s+is)?\s*:)|"
     r"\bi\s+(?:always\s+|usually\s+|normally\s+)?(?=[^:\n]{3,80}?\s+(?:as\s+follows|like\s+so)\s*:)|"
     r"(?:here'?s\s+|this\s+is\s+)my\s+(?=[\w\s-]{3,40}?\s+(?:routine|process|procedure|workflow|method|system|recipe|"
-    r"checklist|ritual)\b))"
+    r"checklist|ritual)\b)|"
+    r"\bmy\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process|procedure|workflow|method|system|checklist|ritual)\s*(?:is|goes|"
+    r"looks)?(?:\s+like\s+this|\s+as\s+follows)?\s*:)|"
+    r"(?:^|\bhere'?s\s+)what\s+i\s+do\s+(?:to|when\s+i|for|before|after)\s+|"
+    r"(?:the\s+)?(?:best|easiest|quickest|simplest|only)\s+way\s+(?:i'?ve\s+found\s+)?to\s+(?=[^?\n]{3,80}?\s+is\s+to\s)|"
+    r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
-_NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
+_NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•–→]|[a-e][.)]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
-                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then)\b[,:]?\s*", re.I)
+                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then|once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
+                  r"to\s+finish(?:\s+off)?)\b[,:]?\s*", re.I)
 _SUCCESS = re.compile(r"\b(?:followed|used|ran|did|tried|went\s+through)\s+(?:my|the|your|that)\s+(?P<t>.+?)\s+"
                       r"(?:process|routine|procedure|steps|recipe|checklist|workflow|method)\b.*?\b(?:worked|went\s+"
                       r"(?:well|fine|smoothly|perfectly)|succeeded|success|no\s+problems?)"
@@ -199,15 +205,16 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
     if h.group("w2"):
         task = clean_clause(h.group("w2"))
     task = re.sub(r"^(?:to|for|when)\s+", "", task, flags=re.I)
-    if h.group("w") or h.group("t2"):
-        task = clean_clause(h.group("w") or h.group("t2"))
+    if h.group("w") or h.group("t2") or h.group("t5"):
+        task = clean_clause(h.group("w") or h.group("t2") or h.group("t5"))
     task = re.sub(r"\s*(?:is|goes|looks)(?:\s+like)?(?:\s+this)?$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:as\s+follows|like\s+so)$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)$",
                   "", task, flags=re.I)
     if not 1 <= len(task.split()) <= 10:
         return []
-    steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2")) else h.start())
+    task = re.sub(r"\s+is\s+to\b.*$", "", task, flags=re.I)
+    steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2") or h.group("t5")) else h.start())
     if len(steps_text) < 2:
         return []
     confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
