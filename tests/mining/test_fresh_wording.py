@@ -96,3 +96,12 @@ def test_procedure_from_fresh_wording(conn, text, expected, first_step):
 def test_no_procedure_from_requests_or_other_peoples_ways(conn, text):
     run_conversation(conn, [("user", text)])
     assert names(conn, "procedure") == []
+
+
+def test_accepted_assistant_steps_after_a_contraction_are_still_mined(conn):
+    """"Sure, here's a simple way to …:" — "here's" is not someone else's routine (I112)."""
+    run_conversation(conn, [("user", "My shoes stink after every run."),
+                            ("assistant", "Sure, here's a simple way to freshen running shoes:\n1. pull out the insoles"
+                                          "\n2. stuff them with newspaper\n3. sprinkle baking soda inside"),
+                            ("user", "Perfect, I'll use that.")])
+    assert names(conn, "procedure") == ["freshen running shoes"]

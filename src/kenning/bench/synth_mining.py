@@ -266,6 +266,10 @@ PROC_FRAMES += [
     "First I {s0}, then I {s1}, and finally I {s2} — that's how I {p}.",
     "Writing this down so I don't forget how to {p}.\n1. {s0}\n2. {s1}\n3. {s2}",
 ]
+SUGGESTIONS += [
+    ("procedure", "gutters", "Sure, here's a simple way to clear the gutters:\n1. set the ladder on firm ground\n"
+     "2. scoop out the leaves\n3. flush the downpipe with a hose"),
+]
 PROC_NEG += [
     "What's the best way to {p}? I've never done it.", "My dad has his own way to {p}, it drives me mad.",
     "Could you give me steps to {p}?", "If I had to {p} I'd probably just wing it.",

@@ -170,6 +170,9 @@ def _trailing_task(text: str, voice: str) -> list[Mined]:
     return [_mined(text, task, steps, Span(0, m.end(), text[:m.end()][:500]), voice)]
 
 
+# someone else's ("her routine", "Dad's process") — but not "here's", "that's", "it's", "let's" (contractions)
+_OTHERS = re.compile(r"\b(?:his|her|their|(?!(?:here|there|that|it|let|what|he|she|who|where|how|this)'s)[a-z]+'s)\s*$",
+                     re.I)
 _LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workflow|checklist|recipe|instructions|"
                         r"ritual|drill)\b", re.I)
 _LEAD_TASK = re.compile(r".*\b(?:to|for|when\s+i|how\s+i|whenever\s+i)\s+(?P<task>[^:\n.?!]{3,80}?)\s*[:.]?\s*$", re.I)
@@ -178,8 +181,8 @@ _LEAD_TASK = re.compile(r".*\b(?:to|for|when\s+i|how\s+i|whenever\s+i)\s+(?P<tas
 def _lead_line_list(text: str, voice: str) -> list[Mined]:
     """A lead line naming a routine / steps / how, then two or more numbered or bulleted steps (I112)."""
     lead, _, rest = text.strip().partition("\n")
-    if not _LEAD_NOUN.search(lead) or lead.rstrip().endswith("?") or re.search(r"\b(?:his|her|their|[a-z]+'s)\s",
-                                                                               lead, re.I):
+    if not _LEAD_NOUN.search(lead) or lead.rstrip().endswith("?") or any(
+            _OTHERS.search(lead[:m.start() + 1]) for m in re.finditer(r"\s", lead)):
         return []
     steps = [st for st in (m.group("s").strip() for m in _NUMBERED.finditer(rest)) if len(st.split()) >= 2]
     m = _LEAD_TASK.match(lead)
@@ -197,7 +200,7 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
     h = _HEADER.search(text)
     if not h:
         return _lead_line_list(text, voice)
-    if re.search(r"\b(?:his|her|their|[a-z]+'s)\s*$", text[max(0, h.start() - 30):h.start()], re.I):
+    if _OTHERS.search(text[max(0, h.start() - 30):h.start()]):
         return []  # someone else's routine ("her routine for …", "Dad's process for …") is not the user's (I112)
     if h.group("t3"):
         return _inline_steps(text, h, voice)
