@@ -23,7 +23,8 @@ _TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|b
 _AIM = [
     # round 3 (I111): "get to the point where I can …" names the aim after "can" (first: "by ear" is no horizon)
     re.compile(r"\bi(?:\s+(?:really\s+)?(?:want|would\s+like|hope)|'d\s+(?:really\s+)?(?:like|love))\s+to\s+"
-               r"(?:get|reach)\s+(?:to\s+)?(?:the|a)\s+(?:point|stage|place)\s+where\s+i\s+(?:can|could|am\s+able\s+to)\s+"
+               r"(?:get|reach)\s+(?:to\s+)?(?:the|a)\s+(?:point|stage|place)\s+where\s+i\s+"
+               r"(?:can|could|am\s+able\s+to)\s+"
                r"(?P<g>.+)", re.I),
     re.compile(r"\bthe\s+(?:big\s+)?thing\s+i\s+want\s+to\s+(?:achieve|accomplish|do)\s+(?:this\s+year\s+)?is\s+"
                r"(?:to\s+)?(?P<g>.+)", re.I),
@@ -67,16 +68,18 @@ _AIM = [
                r".+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|fall|winter|decade)\b.*)", re.I),
     re.compile(r"\bi(?:'?m|\s+am)\s+on\s+a\s+(?:mission|quest)\s+to\s+(?P<g>.+)", re.I),
     # an aim verb of the user's with a horizon the first rules did not know ("before I turn 40", "at some point",
-    # "in the next few years", "finally"); "I would", "wanna", "gonna", "I've always wanted to", "this is the year I …"
-    re.compile(r"\bi(?:\s+(?:really\s+|still\s+|just\s+)?(?:want|wanna|intend|plan|hope|aim|would\s+(?:really\s+)?"
-               r"(?:like|love))|'?m\s+(?:really\s+)?(?:hoping|planning|intending|going|gonna|looking|keen|eager)|'?d\s+"
-               r"(?:really\s+)?(?:like|love)|'?ve\s+always\s+wanted)\s+(?:to\s+)?(?P<g>(?:finally\s+).+|.+?\s+(?:before\s+"
-               r"i\s+(?:turn|hit|reach|retire|die)|by\s+the\s+time\s+i|at\s+some\s+point|in\s+the\s+(?:next|coming)\s+\w+|"
-               r"over\s+the\s+next|in\s+(?:\d{4}|a\s+few\s+years|(?:a|one|two|three|five|ten)\s+years?))\b.*)", re.I),
+    # "in the next few years", "finally"); "I would", "wanna", "gonna", "I've always wanted to", "this is the year
+    # I …"
+    re.compile(r"\bi(?:\s+(?:really\s+|still\s+|just\s+)?(?:want|wanna|intend|plan|hope|aim|would\s+"
+               r"(?:really\s+)?(?:like|love))|'?m\s+(?:really\s+)?(?:hoping|planning|intending|going|gonna|looking|"
+               r"keen|eager)|'?d\s+(?:really\s+)?(?:like|love)|'?ve\s+always\s+wanted)\s+(?:to\s+)?"
+               r"(?P<g>(?:finally\s+).+|.+?\s+(?:before\s+i\s+(?:turn|hit|reach|retire|die)|by\s+the\s+time\s+i|"
+               r"at\s+some\s+point|in\s+the\s+(?:next|coming)\s+\w+|over\s+the\s+next|in\s+(?:\d{4}|a\s+few\s+years|"
+               r"(?:a|one|two|three|five|ten)\s+years?))\b.*)", re.I),
     re.compile(r"\bi'?ve\s+(?:always\s+wanted|long\s+wanted|dreamed\s+of\s+being\s+able)\s+to\s+(?P<g>.+)", re.I),
     re.compile(r"\bthis\s+is\s+(?:the|my)\s+year\s+(?:that\s+)?i\s+(?:finally\s+)?(?P<g>.+)", re.I),
-    re.compile(r"\bi(?:'?m|\s+am)\s+(?:currently\s+|seriously\s+)?(?:looking|keen|eager|set|committed)\s+to\s+(?P<g>.+)",
-               re.I),
+    re.compile(r"\bi(?:'?m|\s+am)\s+(?:currently\s+|seriously\s+)?(?:looking|keen|eager|set|committed)\s+to\s+"
+               r"(?P<g>.+)", re.I),
     re.compile(r"^(?:(?:really|totally|fully)\s+)?(?:determined|committed|resolved|set\s+on\s+trying)\s+to\s+(?P<g>.+)",
                re.I),
 

@@ -46,12 +46,14 @@ _HEADER = re.compile(
     r"\bmy\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process|procedure|workflow|method|system|checklist|ritual)\s*(?:is|goes|"
     r"looks)?(?:\s+like\s+this|\s+as\s+follows)?\s*:)|"
     r"(?:^|\bhere'?s\s+)what\s+i\s+do\s+(?:to|when\s+i|for|before|after)\s+|"
-    r"(?:the\s+)?(?:best|easiest|quickest|simplest|only)\s+way\s+(?:i'?ve\s+found\s+)?to\s+(?=[^?\n]{3,80}?\s+is\s+to\s)|"
+    r"(?:the\s+)?(?:best|easiest|quickest|simplest|only)\s+way\s+(?:i'?ve\s+found\s+)?to\s+"
+    r"(?=[^?\n]{3,80}?\s+is\s+to\s)|"
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 _NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•–→]|[a-e][.)]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
-                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then|once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
+                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then|"
+                  r"once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
                   r"to\s+finish(?:\s+off)?)\b[,:]?\s*", re.I)
 _SUCCESS = re.compile(r"\b(?:followed|used|ran|did|tried|went\s+through)\s+(?:my|the|your|that)\s+(?P<t>.+?)\s+"
                       r"(?:process|routine|procedure|steps|recipe|checklist|workflow|method)\b.*?\b(?:worked|went\s+"
@@ -154,7 +156,8 @@ def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) 
     return Mined("procedure", name, payload, span, user_confirmed_literals=confirmed)
 
 
-_TRAILER = re.compile(r"\s*(?:—|–|-|\.|;|,)\s*(?:and\s+)?that'?s\s+(?:how|the\s+way)\s+i\s+(?:always\s+|usually\s+)?"
+_TRAILER = re.compile(r"\s*(?:—|–|-|\.|;|,)\s*(?:and\s+)?that'?s\s+(?:how|the\s+way)\s+i\s+"
+                      r"(?:always\s+|usually\s+)?"
                       r"(?P<task>[^.\n!?]{3,80})", re.I)
 
 
