@@ -235,6 +235,48 @@ DIRECTIVES += [
 DIRECTIVE_NEG += ["My preferred airline went bust.", "Is it rude to write in plain English?"]
 
 
+# Tuning round 3 (issue 18 (d), slice i18tune, decision I110): written blind to the held-out bank, from how people
+# type to a chat assistant — aims mid-paragraph, lowercase without punctuation, typos in the frame words, deadlines
+# and sub-goals; procedures as bullets, "first … then … finally …", routines and step lists with a lead-in; and
+# look-alikes: questions, hypotheticals, other people's aims, past or abandoned aims, advice-seeking.
+GOAL_FRAMES += [
+    "ok so i'm trying to {g} this year and could use some structure",
+    "Work has been chaotic lately. Anyway, the goal is to {g} by {year}, so I need to carve out time.",
+    "hoping to finally {g} this year",
+    "I'm working towards being able to {g}.", "I want to get to the point where I can {g}.",
+    "im tryin to {g} before i turn 35 lol", "My plan this year is to {g}.",
+    "The aim is to {g} by the end of {year}.", "I've decided I'm going to {g} next year.",
+    "Really want to {g} this year, it's been on my mind for ages.",
+    "I'm on a mission to {g}.", "i want to {g} by {year} - thats the dream",
+    "One of my goals for {year} is to {g}.", "Trying to {g} this year, wish me luck.",
+]
+GOAL_NEG += [
+    "I used to want to {g} but I've let that go.", "Years ago my goal was to {g}.",
+    "Should I try to {g} or is that unrealistic?", "My husband wants to {g} by {year}.",
+    "If I had more time I'd {g}.", "how long does it take to {g}?", "My friend's plan this year is to {g}.",
+    "Is it worth trying to {g} at my age?",
+]
+PROC_FRAMES += [
+    "Whenever I {p} I do it the same way:\n- {s0}\n- {s1}\n- {s2}",
+    "ok so to {p}: first {s0}, then {s1}, finally {s2}",
+    "My usual process to {p} is: {s0}, then {s1}, and then {s2}.",
+    "For reference, this is my routine when I {p}:\n1. {s0}\n2. {s1}\n3. {s2}",
+    "Steps I follow to {p}:\n• {s0}\n• {s1}\n• {s2}",
+    "how i {p}: {s0}, then {s1}, then {s2}",
+    "First I {s0}, then I {s1}, and finally I {s2} — that's how I {p}.",
+    "Writing this down so I don't forget how to {p}.\n1. {s0}\n2. {s1}\n3. {s2}",
+]
+SUGGESTIONS += [
+    ("procedure", "gutters", "Sure, here's a simple way to clear the gutters:\n1. set the ladder on firm ground\n"
+     "2. scoop out the leaves\n3. flush the downpipe with a hose"),
+]
+PROC_NEG += [
+    "What's the best way to {p}? I've never done it.", "My dad has his own way to {p}, it drives me mad.",
+    "Could you give me steps to {p}?", "If I had to {p} I'd probably just wing it.",
+    "I used to {p} every week but I stopped.",
+]
+
+
 @dataclass(frozen=True)
 class Bank:
     """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.

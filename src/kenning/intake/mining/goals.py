@@ -14,13 +14,18 @@ from kenning.intake.mining.match import best_match
 from kenning.knowledge.ops import CreateEdge, UpdateNode
 
 _HORIZON = re.compile(r"\s+(?P<h>(?:by|before|within|in)\s+(?:the\s+end\s+of\s+)?(?:\d{4}|next\s+\w+|this\s+\w+|"
-                      r"the\s+\w+|\w+\s+\d{4}|(?:january|february|march|april|may|june|july|august|september|october|november|"
+                      r"i\s+(?:turn|hit|reach|retire)\b|the\s+time\s+i\b|the\s+\w+|\w+\s+\d{4}|(?:january|february|march|april|may|june|july|august|september|october|november|"
                       r"december)|[a-z]+\s+(?:months?|years?|weeks?)|my\s+\w+\s*\w*)|this\s+(?:year|summer|"
                       r"spring|autumn|fall|winter|month)|next\s+(?:year|summer|spring|month)|eventually|someday|"
                       r"one\s+day|in\s+the\s+long\s+run|this\s+decade)\b.*$", re.I)
 _TAIL = re.compile(r"\s*(?:,|\s)\s*(?:so\s+that|because|since|which|and\s+then|but)\b.*$", re.I)
 
 _AIM = [
+    # round 3 (I111): "get to the point where I can …" names the aim after "can" (first: "by ear" is no horizon)
+    re.compile(r"\bi(?:\s+(?:really\s+)?(?:want|would\s+like|hope)|'d\s+(?:really\s+)?(?:like|love))\s+to\s+"
+               r"(?:get|reach)\s+(?:to\s+)?(?:the|a)\s+(?:point|stage|place)\s+where\s+i\s+"
+               r"(?:can|could|am\s+able\s+to)\s+"
+               r"(?P<g>.+)", re.I),
     re.compile(r"\bthe\s+(?:big\s+)?thing\s+i\s+want\s+to\s+(?:achieve|accomplish|do)\s+(?:this\s+year\s+)?is\s+"
                r"(?:to\s+)?(?P<g>.+)", re.I),
     re.compile(r"\b(?:this|next)\s+(?:year|summer|month|spring|autumn|fall|winter),?\s+i'?m\s+(?:going\s+to|gonna|"
@@ -30,8 +35,8 @@ _AIM = [
     re.compile(r"\bsomething\s+i'?m\s+working\s+towards?\s+is\s+(?P<g>.+)", re.I),
     re.compile(r"\b(?:my|our)\s+(?:main\s+|big\s+|biggest\s+|long[- ]term\s+|ultimate\s+|real\s+|new\s+|top\s+)?"
                r"(?:goal|aim|objective|ambition|target|dream|resolution)\s+(?:for\s+[\w\s]+?\s+|this\s+year\s+|"
-               r"right\s+now\s+)?(?:is|was|'s)\s+(?:to\s+|that\s+i\s+)?(?P<g>.+)", re.I),
-    re.compile(r"\bi(?:'m|\s+am)\s+(?:really\s+|seriously\s+)?(?:trying|aiming|working|determined|striving|"
+               r"right\s+now\s+)?(?:is|'s)\s+(?:to\s+|that\s+i\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\bi(?:'?m|\s+am)\s+(?:really\s+|seriously\s+)?(?:trying|tryin'?|aiming|working|determined|striving|"
                r"setting\s+out)\s+(?:hard\s+)?(?:to|towards?|toward)\s+(?P<g>.+)", re.I),
     re.compile(r"\bi'?ve\s+(?:set|given)\s+(?:myself\s+)?(?:a|the)\s+(?:goal|target|challenge)\s+(?:of|to)\s+(?P<g>.+)",
                re.I),
@@ -48,7 +53,36 @@ _AIM = [
                r"(?:really\s+)?(?:want|plan|hope|intend|aim))\s+to\s+(?P<g>.+)", re.I),
     re.compile(r"\bit'?s\s+(?:my|our)\s+(?:(?:big|main|biggest|long[- ]term|real|ultimate|top)\s+)?(?:goal|aim|"
                r"ambition|dream|plan|mission)\s+to\s+(?P<g>.+)", re.I),
-    re.compile(r"\bmy\s+(?:\w+\s+)?plan\s+(?:for\s+[\w\s]{1,30}?\s+)?is\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bmy\s+(?:\w+\s+)?plan\s+(?:(?:for|this|next)\s+[\w\s]{1,30}?\s+)?is\s+to\s+(?P<g>.+)", re.I),
+    # round 3 (I111), structural: an aim noun owned by the user or stated as "the" aim in the user's own turn
+    # ("anyway, the goal is to …", "one of my goals for 2025 is to …"); an aim verb with no subject at the start
+    # of a turn, kept only with a horizon or "finally" ("hoping to finally …", "really want to … this year");
+    # "on a mission to …"; "get to the point where I can …"
+    re.compile(r"(?:^|[,.;:]\s*|\b(?:anyway|so|basically|ok(?:ay)?)\s+)the\s+(?:main\s+|big\s+|real\s+|overall\s+|"
+               r"ultimate\s+)?(?:goal|aim|objective|target|plan|idea)\s+(?:for\s+[\w\s]{1,20}?\s+|this\s+year\s+)?is\s+"
+               r"to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bone\s+of\s+(?:my|our)\s+(?:\w+\s+)?(?:goals|aims|objectives|resolutions|ambitions|priorities)\s+"
+               r"(?:(?:for|this|next)\s+[\w\s]{1,20}?\s+)?is\s+(?:to\s+)?(?P<g>.+)", re.I),
+    re.compile(r"^(?:i\s+)?(?:(?:really|still|just)\s+)?(?:want|wanna|hoping|hope|trying|tryin'?|planning|aiming)\s+"
+               r"(?:to\s+)?(?P<g>(?:finally\s+).+|.+?\s+(?:by|before|within)\s+(?:\d{4}|the\s+end|next|this|my)\b.*|"
+               r".+?\s+(?:this|next)\s+(?:year|summer|spring|autumn|fall|winter|decade)\b.*)", re.I),
+    re.compile(r"\bi(?:'?m|\s+am)\s+on\s+a\s+(?:mission|quest)\s+to\s+(?P<g>.+)", re.I),
+    # an aim verb of the user's with a horizon the first rules did not know ("before I turn 40", "at some point",
+    # "in the next few years", "finally"); "I would", "wanna", "gonna", "I've always wanted to", "this is the year
+    # I …"
+    re.compile(r"\bi(?:\s+(?:really\s+|still\s+|just\s+)?(?:want|wanna|intend|plan|hope|aim|would\s+"
+               r"(?:really\s+)?(?:like|love))|'?m\s+(?:really\s+)?(?:hoping|planning|intending|going|gonna|looking|"
+               r"keen|eager)|'?d\s+(?:really\s+)?(?:like|love)|'?ve\s+always\s+wanted)\s+(?:to\s+)?"
+               r"(?P<g>(?:finally\s+).+|.+?\s+(?:before\s+i\s+(?:turn|hit|reach|retire|die)|by\s+the\s+time\s+i|"
+               r"at\s+some\s+point|in\s+the\s+(?:next|coming)\s+\w+|over\s+the\s+next|in\s+(?:\d{4}|a\s+few\s+years|"
+               r"(?:a|one|two|three|five|ten)\s+years?))\b.*)", re.I),
+    re.compile(r"\bi'?ve\s+(?:always\s+wanted|long\s+wanted|dreamed\s+of\s+being\s+able)\s+to\s+(?P<g>.+)", re.I),
+    re.compile(r"\bthis\s+is\s+(?:the|my)\s+year\s+(?:that\s+)?i\s+(?:finally\s+)?(?P<g>.+)", re.I),
+    re.compile(r"\bi(?:'?m|\s+am)\s+(?:currently\s+|seriously\s+)?(?:looking|keen|eager|set|committed)\s+to\s+"
+               r"(?P<g>.+)", re.I),
+    re.compile(r"^(?:(?:really|totally|fully)\s+)?(?:determined|committed|resolved|set\s+on\s+trying)\s+to\s+(?P<g>.+)",
+               re.I),
+
     re.compile(r"\bthe\s+(?:big|main|biggest|one|first|top)\s+(?:thing|item)\s+on\s+my\s+(?:list|bucket\s+list)\s+"
                r"is\s+(?:to\s+)?(?P<g>.+)", re.I),
     re.compile(r"\bi'?ve\s+(?:made\s+up\s+my\s+mind|resolved|committed\s+myself)\s+to\s+(?P<g>.+)", re.I),
@@ -83,6 +117,7 @@ def goal_name(clause: str) -> tuple[str, str | None]:
         horizon = clean_clause(h.group("h"))
         c = c[:h.start()]
     c = clean_clause(c)
+    c = re.sub(r"^(?:finally|being\s+able\s+to)\s+", "", c, flags=re.I)
     c = re.sub(r"^(?:i\s+(?:now\s+)?want\s+to|i'?m\s+now\s+aiming\s+to|i'?m\s+going\s+to|my\s+new\s+goal\s+is(?:\s+to)?|"
                r"it'?s\s+to|is|to|that)\s+", "", c, flags=re.I)
     return c[:1].lower() + c[1:], horizon

@@ -29,11 +29,32 @@ _HEADER = re.compile(
     r"\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)\s*:)|"
     r"(?:the\s+)?(?:procedure|process|routine|workflow|checklist)\s+(?:for|to)\s+(?:when\s+i\s+)?(?=[^:\n]{3,80}:)|"
     r"a\s+(?:quick|simple|good|easy|better|reliable)\s+way\s+to\s+(?=[^:\n]{3,80}:)|"
-    r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b))"
+    r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b)|"
+    # round 3 (I112), structural: "(ok so) to <task>: <steps>", "steps I follow to …:", "whenever I <task> I do it
+    # the same way:", and "how to <task>" followed by a numbered or bulleted list on the next lines
+    r"(?:^|\b(?:ok(?:ay)?|so|right)\s+(?:so\s+)?)to\s+(?=[^:\n.]{3,80}:)|"
+    r"(?:the\s+)?steps\s+i\s+(?:follow|use|take|go\s+through)\s+(?:to|for|when\s+i)\s+(?=[^:\n]{3,80}:)|"
+    r"when(?:ever)?\s+i\s+(?P<w2>[^,:\n]{3,60}?),?\s+i\s+(?:always\s+)?do\s+it\s+(?:the\s+same\s+way|like\s+this)"
+    r"\s*:|"
+    r"\bhow\s+to\s+(?=[^:\n]{3,80}\n\s*(?:\d+[.)]|[-*•])\s)|"
+    # "… how to <task>. First …", "the way I <task>:", "I <task> as follows:", a routine of mine, named
+    r"\bhow\s+to\s+(?=[^:\n.]{3,80}[.:!]?\s+(?:first(?:ly)?|step\s+(?:1|one)|to\s+start|start\s+by)\b)|"
+    r"(?:the\s+)?way\s+i\s+(?:usually\s+|always\s+|normally\s+)?(?=[^:\n]{3,80}?(?:\s+is)?\s*:)|"
+    r"\bi\s+(?:always\s+|usually\s+|normally\s+)?(?=[^:\n]{3,80}?\s+(?:as\s+follows|like\s+so)\s*:)|"
+    r"(?:here'?s\s+|this\s+is\s+)my\s+(?=[\w\s-]{3,40}?\s+(?:routine|process|procedure|workflow|method|system|recipe|"
+    r"checklist|ritual)\b)|"
+    r"\bmy\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process|procedure|workflow|method|system|checklist|ritual)\s*(?:is|goes|"
+    r"looks)?(?:\s+like\s+this|\s+as\s+follows)?\s*:)|"
+    r"(?:^|\bhere'?s\s+)what\s+i\s+do\s+(?:to|when\s+i|for|before|after)\s+|"
+    r"(?:the\s+)?(?:best|easiest|quickest|simplest|only)\s+way\s+(?:i'?ve\s+found\s+)?to\s+"
+    r"(?=[^?\n]{3,80}?\s+is\s+to\s)|"
+    r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
-_NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
+_NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•–→]|[a-e][.)]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
-                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then)\b[,:]?\s*", re.I)
+                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then|"
+                  r"once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
+                  r"to\s+finish(?:\s+off)?)\b[,:]?\s*", re.I)
 _SUCCESS = re.compile(r"\b(?:followed|used|ran|did|tried|went\s+through)\s+(?:my|the|your|that)\s+(?P<t>.+?)\s+"
                       r"(?:process|routine|procedure|steps|recipe|checklist|workflow|method)\b.*?\b(?:worked|went\s+"
                       r"(?:well|fine|smoothly|perfectly)|succeeded|success|no\s+problems?)"
@@ -85,6 +106,12 @@ def _steps_from(text: str, header_end: int) -> list[str]:
         tail = body[first.start():]
         parts = [clean_clause(p) for p in _SEQ.split(tail)]
         steps = [p for p in parts if len(p.split()) >= 2]
+        lead = body.lstrip()
+        if lead.startswith(":") and "\n" not in body[:first.start()]:
+            # "to <task>: a, then b, finally c" — the first step comes before any sequence word (I112)
+            head = clean_clause(lead[1:lead.find(tail) if tail in lead else 0].strip(" ,;"))
+            heads = [clean_clause(x) for x in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, head, flags=re.I) if x]
+            steps = [x for x in heads if len(x.split()) >= 2] + steps
     if len(steps) < 2 and body.lstrip().startswith(":"):
         # steps listed after a colon without sequence words: "…: a, b, then c" / "…: a; b; c"
         line = re.split(r"[.!?](?:\s|$)|\n", body.lstrip()[1:].strip(), maxsplit=1)[0]
@@ -129,22 +156,71 @@ def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) 
     return Mined("procedure", name, payload, span, user_confirmed_literals=confirmed)
 
 
+_TRAILER = re.compile(r"\s*(?:—|–|-|\.|;|,)\s*(?:and\s+)?that'?s\s+(?:how|the\s+way)\s+i\s+"
+                      r"(?:always\s+|usually\s+)?"
+                      r"(?P<task>[^.\n!?]{3,80})", re.I)
+
+
+def _trailing_task(text: str, voice: str) -> list[Mined]:
+    """Steps first, task last: "First I a, then I b, and finally I c — that's how I <task>." (I112)."""
+    m = _TRAILER.search(text)
+    if not m or not _SEQ.search(text[:m.start()]):
+        return []
+    task = clean_clause(m.group("task"))
+    steps = [re.sub(r"^i\s+", "", st, flags=re.I) for st in _steps_from(text[:m.start()], 0)]
+    if len(steps) < 2 or not 1 <= len(task.split()) <= 10:
+        return []
+    return [_mined(text, task, steps, Span(0, m.end(), text[:m.end()][:500]), voice)]
+
+
+# someone else's ("her routine", "Dad's process") — but not "here's", "that's", "it's", "let's" (contractions)
+_OTHERS = re.compile(r"\b(?:his|her|their|(?!(?:here|there|that|it|let|what|he|she|who|where|how|this)'s)[a-z]+'s)\s*$",
+                     re.I)
+_LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workflow|checklist|recipe|instructions|"
+                        r"ritual|drill)\b", re.I)
+_LEAD_TASK = re.compile(r".*\b(?:to|for|when\s+i|how\s+i|whenever\s+i)\s+(?P<task>[^:\n.?!]{3,80}?)\s*[:.]?\s*$", re.I)
+
+
+def _lead_line_list(text: str, voice: str) -> list[Mined]:
+    """A lead line naming a routine / steps / how, then two or more numbered or bulleted steps (I112)."""
+    lead, _, rest = text.strip().partition("\n")
+    if not _LEAD_NOUN.search(lead) or lead.rstrip().endswith("?") or any(
+            _OTHERS.search(lead[:m.start() + 1]) for m in re.finditer(r"\s", lead)):
+        return []
+    steps = [st for st in (m.group("s").strip() for m in _NUMBERED.finditer(rest)) if len(st.split()) >= 2]
+    m = _LEAD_TASK.match(lead)
+    if len(steps) < 2 or not m:
+        return []
+    task = clean_clause(m.group("task"))
+    if not 1 <= len(task.split()) <= 10:
+        return []
+    return [_mined(text, task, steps, Span(0, len(text.strip()), text.strip()[:500]), voice)]
+
+
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
+    if (trailed := _trailing_task(text, voice)):
+        return trailed
     h = _HEADER.search(text)
     if not h:
-        return []
+        return _lead_line_list(text, voice)
+    if _OTHERS.search(text[max(0, h.start() - 30):h.start()]):
+        return []  # someone else's routine ("her routine for …", "Dad's process for …") is not the user's (I112)
     if h.group("t3"):
         return _inline_steps(text, h, voice)
-    task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or "")
+    task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or h.group("w2") or "")
+    if h.group("w2"):
+        task = clean_clause(h.group("w2"))
     task = re.sub(r"^(?:to|for|when)\s+", "", task, flags=re.I)
-    if h.group("w") or h.group("t2"):
-        task = clean_clause(h.group("w") or h.group("t2"))
+    if h.group("w") or h.group("t2") or h.group("t5"):
+        task = clean_clause(h.group("w") or h.group("t2") or h.group("t5"))
     task = re.sub(r"\s*(?:is|goes|looks)(?:\s+like)?(?:\s+this)?$", "", task, flags=re.I)
+    task = re.sub(r"\s+(?:as\s+follows|like\s+so)$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)$",
                   "", task, flags=re.I)
     if not 1 <= len(task.split()) <= 10:
         return []
-    steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2")) else h.start())
+    task = re.sub(r"\s+is\s+to\b.*$", "", task, flags=re.I)
+    steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2") or h.group("t5")) else h.start())
     if len(steps_text) < 2:
         return []
     confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
@@ -207,5 +283,5 @@ def mine_procedures(ctx: ExtractionContext, obs: Observation) -> ExtractionResul
 from kenning.intake.extractors import register_cue  # noqa: E402
 
 # the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
-register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text)
+register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text) or _TRAILER.search(text)
                                               or len(_NUMBERED.findall(text)) >= 2))
