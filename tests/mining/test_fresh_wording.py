@@ -34,6 +34,9 @@ def names(conn, kind):
     ("I would love to see the northern lights before I turn 50.", "see the northern lights"),
     ("This is the year I finally learn to swim.", "learn to swim"),
     ("I've always wanted to build my own canoe.", "build my own canoe"),
+    # lead (I121): saving up for something, the household "we" included — the bundled sample's "We want to save …"
+    ("We want to save for a new car. If we put aside 800 EUR a month, how long will it take?", "save for a new car"),
+    ("I'm saving up for a new bike.", "save up for a new bike"),
 ])
 def test_goal_from_fresh_wording(conn, text, expected):
     run_conversation(conn, [("user", text)])
@@ -48,6 +51,8 @@ def test_goal_from_fresh_wording(conn, text, expected):
     "I used to want to play the piano by ear.",
     "I want to know how long it takes to learn the cello.",
     "My sister would love to see the northern lights before she turns 50.",
+    "My brother wants to save for a car.",
+    "Should we save for a car?",
 ])
 def test_no_goal_from_past_aims_others_aims_or_questions(conn, text):
     run_conversation(conn, [("user", text)])

@@ -86,6 +86,13 @@ _AIM = [
     re.compile(r"\bthe\s+(?:big|main|biggest|one|first|top)\s+(?:thing|item)\s+on\s+my\s+(?:list|bucket\s+list)\s+"
                r"is\s+(?:to\s+)?(?P<g>.+)", re.I),
     re.compile(r"\bi'?ve\s+(?:made\s+up\s+my\s+mind|resolved|committed\s+myself)\s+to\s+(?P<g>.+)", re.I),
+    # lead, on the bundled sample (I121): saving up for something is an aim however plainly it is wanted — "we want
+    # to save for a new car", "I'm saving up for a bike"; the household "we" counts (the user is in it)
+    re.compile(r"\b(?:i|we)(?:\s+(?:really\s+|still\s+)?(?:want|need|plan|hope|intend)|'?d\s+(?:really\s+)?like|"
+               r"'?(?:m|re)\s+(?:trying|hoping|planning)|\s+(?:am|are)\s+(?:trying|hoping|planning))\s+to\s+"
+               r"(?P<g>save\s+(?:up\s+)?(?:for|towards?)\s+.+)", re.I),
+    re.compile(r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:currently\s+|slowly\s+)?(?P<g>saving\s+(?:up\s+)?"
+               r"(?:for|towards?)\s+.+)", re.I),
     re.compile(r"\bwhat\s+i(?:'m|\s+am)\s+(?:really\s+)?(?:going\s+for|aiming\s+for|working\s+towards?)\s+is\s+"
                r"(?:to\s+)?(?P<g>.+)", re.I),
 ]
@@ -120,6 +127,7 @@ def goal_name(clause: str) -> tuple[str, str | None]:
     c = re.sub(r"^(?:finally|being\s+able\s+to)\s+", "", c, flags=re.I)
     c = re.sub(r"^(?:i\s+(?:now\s+)?want\s+to|i'?m\s+now\s+aiming\s+to|i'?m\s+going\s+to|my\s+new\s+goal\s+is(?:\s+to)?|"
                r"it'?s\s+to|is|to|that)\s+", "", c, flags=re.I)
+    c = re.sub(r"^saving\s+(?=(?:up\s+)?(?:for|towards?)\s)", "save ", c, flags=re.I)  # "I'm saving up for …" (I121)
     return c[:1].lower() + c[1:], horizon
 
 
