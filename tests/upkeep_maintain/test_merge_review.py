@@ -104,3 +104,23 @@ def test_the_web_review_page_merges_with_one_click_and_undoes(vault_file):
     r = c.post("/review/merge", data={"csrf": tok, "ref": refs[1], "action": "keep_apart"}, follow_redirects=False)
     assert "never%20proposed" in r.headers["location"]
     assert "Possible duplicates (0)" in c.get("/review").text
+
+
+def test_keep_apart_is_a_commit_on_both_nodes_and_outlives_the_queue(vault_file):
+    """G67: "different" is the person's verdict, so it lives in the node store and its event log (a commit on both
+    nodes), not only in the upkeep tables a rebuild starts again from — with those gone, the pair is still never
+    proposed or folded."""
+    with Vault.open(vault_file) as v:
+        v.maintain(now=NOW)
+        typo = next(i for i in v.merge_candidates()["items"] if i["evidence"] == "typo")
+        res = v.resolve_merge(typo["ref"], "keep_apart", as_of=NOW)
+        assert res["status"] == "success" and res["commit_id"]
+        a, b = (ksql.get_node(v.conn, n["id"]) for n in typo["nodes"])
+        assert a["payload"]["kept_apart_from"] == [b["id"]] and b["payload"]["kept_apart_from"] == [a["id"]]
+        v.conn.execute("DELETE FROM maintain_queue")
+        v.conn.execute("DELETE FROM fold_decisions")
+        v.maintain(now="2026-01-27T09:00:00.000Z")
+        names = [frozenset(n["name"] for n in i["nodes"]) for i in v.merge_candidates()["items"]]
+        assert frozenset(("Katherine Moreau", "Katherine Moraeu")) not in names
+        assert frozenset(("Robert Hill", "Bob")) in names  # the other pair is still asked about
+        assert all(ksql.get_node(v.conn, n["id"])["is_active"] for n in typo["nodes"])

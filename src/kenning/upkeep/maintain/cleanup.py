@@ -10,6 +10,7 @@ from typing import Any
 
 from kenning.knowledge.lifecycle import cleanup_archive_due
 from kenning.knowledge.ops import ArchiveNode
+from kenning.store import knowledge as ksql
 from kenning.store import upkeep_maintain as msql
 from kenning.upkeep.maintain.context import StepContext
 from kenning.upkeep.maintain.duplicates import propose_pairs
@@ -52,7 +53,12 @@ def run_cleanup(sc: StepContext) -> dict[str, Any]:
 def queue_near_duplicates(sc: StepContext) -> int:
     """Near-duplicates → merge queue; run after the folds so the queue holds what is left for a person."""
     added = 0
+    from kenning.upkeep.maintain.merge_review import kept_apart
+
     for p in propose_pairs(sc.conn, sc.config):
+        a, b = ksql.get_node(sc.conn, p.a), ksql.get_node(sc.conn, p.b)
+        if a is not None and b is not None and kept_apart(a, b):
+            continue  # a person said "different" (G67): on the nodes, so even a rebuilt queue never asks again
         item = {"item_id": sc.ids.make("maintain_queue", "merge", p.a, p.b), "queue": "merge",
                 "node_ids": [p.a, p.b], "reason": p.reason, "score": p.score,
                 "detail": {"evidence": p.evidence, "kind": p.kind, "names": [p.name_a, p.name_b]},

@@ -44,6 +44,8 @@ def fold_blocked(sc: StepContext, a: dict[str, Any], b: dict[str, Any], *, revie
     pa, pb = a.get("payload") or {}, b.get("payload") or {}
     if pa.get("never_fold") or pb.get("never_fold"):
         return "a person said never fold"
+    if b["id"] in (pa.get("kept_apart_from") or ()) or a["id"] in (pb.get("kept_apart_from") or ()):
+        return "a person said these two are different (kept apart)"
     if pa.get("is_vault_owner") or pb.get("is_vault_owner"):
         return "the vault owner is never folded automatically"
     if pa.get("work_context_id") != pb.get("work_context_id"):
