@@ -222,3 +222,26 @@ def test_incognito_drop_keeps_the_messages_it_does_not_drop(tmp_path):
         assert "private thing" not in [t for t in parts.values() if t]
     finally:
         conn.close()
+
+
+def test_a_read_only_command_upgrades_an_old_vault_first(tmp_path, monkeypatch):
+    """An old vault's first command may be a read (`kenning status`, `search`, the UI): read-only opens apply the
+    pending migrations first, once, instead of failing on a table this version's readers expect."""
+    from tests.conftest import run_cli
+
+    path = tmp_path / "old.db"
+    real = migrate_mod.available_migrations
+    with monkeypatch.context() as m:
+        m.setattr(migrate_mod, "available_migrations", lambda: [x for x in real() if x[0] < 100])
+        open_store(path).close()  # a vault as the version before 0100 left it
+    probe = open_store(path, readonly=True, migrate=False)
+    assert migrate_mod.needs_upgrade(probe) is True
+    probe.close()
+    status = json.loads(run_cli("status", "--json", db=path).stdout)
+    assert "db" in status
+    after = open_store(path, readonly=True)
+    try:
+        assert not migrate_mod.needs_upgrade(after)
+        assert after.execute("SELECT count(*) FROM sqlite_master WHERE name='messages_raw'").fetchone()[0] == 1
+    finally:
+        after.close()

@@ -76,6 +76,8 @@ def open_store(
     if readonly:
         if not p.exists():
             raise StoreError(f"no vault at {p}; create one with `kenning init --db {p}` or `kenning ingest`")
+        if migrate:
+            _upgrade_before_reading(p, busy_timeout_ms)
         flags = apsw.SQLITE_OPEN_READONLY
     else:
         try:
@@ -112,6 +114,24 @@ def open_store(
         except apsw.NotADBError as e:
             raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e
     return conn
+
+
+def _upgrade_before_reading(p: Path, busy_timeout_ms: int) -> None:
+    """A vault an older Kenning made is upgraded (its migrations applied, once) before a read-only command reads
+    it: the readers know only the current schema, and a read must not fail on a table the upgrade adds. A vault
+    already current costs one extra open and one query."""
+    from kenning.store.migrate import needs_upgrade
+
+    try:
+        probe = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            stale = needs_upgrade(probe)
+        finally:
+            probe.close()
+    except apsw.Error:
+        return  # not an SQLite file, or unreadable: the read-only open below says so
+    if stale:
+        open_store(p, busy_timeout_ms=busy_timeout_ms).close()
 
 
 def on_readonly_storage(p: Path) -> bool:

@@ -26,6 +26,21 @@ def available_migrations() -> list[tuple[int, str, str]]:
     return found
 
 
+def latest_version() -> int:
+    """The newest migration this code knows (names only: cheap enough for every read-only open)."""
+    return max((int(m.group(1)) for e in resources.files("kenning.store.migrations").iterdir()
+                if (m := _NAME.match(e.name))), default=0)
+
+
+def needs_upgrade(conn: apsw.Connection) -> bool:
+    """A Kenning vault whose schema an older version made (False for a file with no migration record: not a vault,
+    or an empty one — the normal open reports those)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'").fetchone() is None:
+        return False
+    have = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0
+    return have < latest_version()
+
+
 def applied_versions(conn: apsw.Connection) -> set[int]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
