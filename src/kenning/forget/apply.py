@@ -22,7 +22,7 @@ from kenning.forget.registry import COLLECT, REGISTRY, Delete, Step, Update
 from kenning.sources.ids import IdFactory
 from kenning.sources.timestamps import format_utc, now_utc
 from kenning.store import forget as fsql
-from kenning.store.connection import transaction
+from kenning.store.connection import transaction, vacuum
 
 SELECTORS = ("conversation", "source", "between", "matching")
 REDACTED = "(forgotten)"
@@ -575,6 +575,6 @@ def scrub_file(conn: apsw.Connection) -> bool:
     conn.execute("PRAGMA secure_delete=ON")
     if not _checkpoint(conn):
         return False
-    conn.execute("VACUUM")
+    vacuum(conn)
     return _checkpoint(conn)
 

@@ -134,6 +134,17 @@ def _upgrade_before_reading(p: Path, busy_timeout_ms: int) -> None:
         open_store(p, busy_timeout_ms=busy_timeout_ms).close()
 
 
+def vacuum(conn: apsw.Connection) -> None:
+    """VACUUM with its rebuilt copy in a temp file (SQLite's: owner-only, unlinked at once), not in memory: our
+    connections use temp_store=MEMORY, which made VACUUM hold the whole vault in RAM (1.4 GB peak at 100k
+    messages, measured; V8)."""
+    conn.execute("PRAGMA temp_store=FILE")
+    try:
+        conn.execute("VACUUM")
+    finally:
+        conn.execute("PRAGMA temp_store=MEMORY")
+
+
 def on_readonly_storage(p: Path) -> bool:
     """The vault exists but neither it nor its folder can be written (EROFS even for root)."""
     return p.is_file() and (not os.access(p, os.W_OK) or not os.access(p.parent, os.W_OK))

@@ -73,8 +73,10 @@ def reclaim(conn: apsw.Connection) -> bool:
     and when another connection holds the vault (``kenning maintain`` or ``forget`` vacuum later)."""
     if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM conversations)").fetchone()[0]:
         return False
+    from kenning.store.connection import vacuum
+
     try:
-        conn.execute("VACUUM")
+        vacuum(conn)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except (apsw.BusyError, apsw.LockedError):
         return False

@@ -22,7 +22,7 @@ from kenning.pipeline.clock import Clock
 from kenning.pipeline.runner import StageFailed, run_stage
 from kenning.sources.timestamps import format_utc, parse_utc
 from kenning.store import upkeep_maintain as msql
-from kenning.store.connection import transaction
+from kenning.store.connection import transaction, vacuum
 from kenning.upkeep.maintain.cleanup import flag_orphans, run_cleanup
 from kenning.upkeep.maintain.compaction import run_compaction
 from kenning.upkeep.maintain.context import StepContext
@@ -157,7 +157,7 @@ def maintain(conn: apsw.Connection, config: Config, *, now: str | None = None, d
         if due:
             msql.state_set(conn, "last_vacuum_at", now)
     if due:
-        conn.execute("VACUUM")  # §3.6: after compaction, decay, expiry and archive; never inside a transaction
+        vacuum(conn)  # §3.6: after compaction, decay, expiry and archive; never inside a transaction
     return receipt
 
 
