@@ -561,10 +561,8 @@ class Config(Strict):
     knowledge: "KnowledgeConfig"
     inspect: "InspectConfig"
     maintain: "MaintainConfig"
-
-
     import_limits: "ImportLimitsConfig"
-    concurrency: "ConcurrencyConfig"
+    concurrency: "ImportConcurrencyConfig"
     intake: "IntakeConfig"
     backlinks: "BacklinksConfig"
     corpus: "CorpusConfig"
@@ -1306,10 +1304,12 @@ class ImportLimitsConfig(Strict):
     max_message_chars: int = Field(gt=0)
 
 
-class ConcurrencyConfig(Strict):
+class ImportConcurrencyConfig(Strict):
     """Issue 23 part 5: a second import into a vault waits this long for the first (defaults.yaml ``concurrency``)."""
 
     import_wait_s: float = Field(ge=0)
+
+
 # ---- DOC72 intake funnel (seed 003 §20A, §13.4, §22–24, §38; decisions I1–I19) -----------------------------
 
 class IntakeWeights(Strict):
