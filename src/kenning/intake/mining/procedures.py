@@ -223,24 +223,10 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
     steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2") or h.group("t5")) else h.start())
     if len(steps_text) < 2:
         return []
-    confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
-    steps = []
-    for i, st in enumerate(steps_text[:20], 1):
-        intent, params = scrub(st[:500])
-        if confirmed:
-            for p in params:
-                p["literal_retention_class"] = "retain_if_user_confirmed"
-            intent = st[:500]
-        steps.append({"step_index": i, "intent": intent[:500], "parameters": params})
-    name = task[:1].lower() + task[1:]
     span_end = min(len(text), text.find(steps_text[-1][:20]) + len(steps_text[-1]) if steps_text[-1][:20] in text
                    else len(text))
     span = Span(h.start(), max(span_end, h.end()), text[h.start():max(span_end, h.end())][:500])
-    payload = {"canonical_name": name[:200], "description": f"how the user does it: {name}"[:1000],
-               "use_conditions": [f"when the user wants to {name}"[:300]], "steps": steps,
-               "environment": {"app_entity_id": "unspecified", "app_name": "unspecified", "platform": "unknown"},
-               "source": "imported"}
-    return [Mined("procedure", name, payload, span, user_confirmed_literals=confirmed)]
+    return [_mined(text, task, steps_text, span, voice)]
 
 
 def record_successes(ctx: ExtractionContext, obs: Observation, result: ExtractionResult) -> None:
