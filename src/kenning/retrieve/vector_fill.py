@@ -34,6 +34,7 @@ from kenning.retrieve.docs import doc_fields, embed_text
 from kenning.store import raw as raw_sql
 from kenning.store import vector_fill as vf_sql
 from kenning.store.connection import transaction
+from kenning.store.import_lock import claim, holder_pid, lock_file, lock_path, try_lock
 
 # a fenced block, or an unclosed fence to the end (a truncated answer)
 CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -145,7 +146,7 @@ class FillBusy(RuntimeError):
 
 
 def fill_lock_path(db: Path) -> Path:
-    return db.with_name(db.name + ".vectors.lock")
+    return lock_path(db, ".vectors.lock")
 
 
 def running_fill(db: Path) -> int | None:
@@ -158,8 +159,8 @@ def running_fill(db: Path) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            return int(pid) if pid.isdigit() else -1
+            pid = holder_pid(fd)
+            return -1 if pid is None else pid
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
@@ -169,48 +170,22 @@ def running_fill(db: Path) -> int | None:
 @contextlib.contextmanager
 def fill_lock(db: Path) -> Iterator[None]:
     """One fill per vault; raises :class:`FillBusy` when another holds it."""
-    try:
-        fd = os.open(fill_lock_path(db), os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
-    except OSError:
-        yield  # read-only storage: the fill's first write says so
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            raise FillBusy(int(pid) if pid.isdigit() else None) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+    with lock_file(fill_lock_path(db)) as fd:
+        if fd is not None:  # None: read-only storage, the fill's first write says so
+            if not try_lock(fd):
+                raise FillBusy(holder_pid(fd))
+            claim(fd)
         yield
-    finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 @contextlib.contextmanager
 def import_gate(db: Path, poll_s: float) -> Iterator[None]:
     """Hold the vault's import lock for one write: waits (without a limit) while an import runs, so a fill's
     write never fights an import's long stage transactions; an import starting meanwhile waits one write."""
-    lock = db.with_name(db.name + ".lock")
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
-    except OSError:
+    with lock_file(lock_path(db)) as fd:
+        while fd is not None and not try_lock(fd):
+            time.sleep(poll_s)
         yield
-        return
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                time.sleep(poll_s)
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def lane_state(conn, config: Config, db: Path | None = None) -> dict[str, Any]:

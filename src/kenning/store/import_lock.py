@@ -25,35 +25,29 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def lock_path(db: Path, suffix: str = ".lock") -> Path:
+    """The advisory lock file beside the vault (``<vault>.lock``: imports; the vector fill has its own suffix)."""
+    return db.with_name(db.name + suffix)
+
+
 @contextlib.contextmanager
-def import_lock(db: Path, wait_s: float, notify: Callable[[str], None] = _say) -> Iterator[None]:
-    lock = db.with_name(db.name + ".lock")
+def lock_file(path: Path) -> Iterator[int | None]:
+    """The lock file, opened owner-only, as a descriptor (None on read-only storage: no lock possible, and the
+    first write says "read-only"); whatever lock the caller took is released on the way out."""
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     except OSError:
-        yield  # read-only storage: no lock possible, and the import's first write says "read-only"
+        yield None
         return
     try:
-        if not _try(fd):
-            holder = _holder(fd)
-            notify(f"another import into {db} is running{holder}; waiting for it to finish "
-                   f"(up to {wait_s:g} s, concurrency.import_wait_s)…")
-            deadline = time.monotonic() + wait_s
-            while not _try(fd):
-                if time.monotonic() >= deadline:
-                    raise StoreError(f"another import into {db} is still running{_holder(fd)} after {wait_s:g} s; "
-                                     "nothing was imported, try again when it has finished")
-                time.sleep(0.2)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
+        yield fd
     finally:
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
-def _try(fd: int) -> bool:
+def try_lock(fd: int) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
@@ -61,9 +55,37 @@ def _try(fd: int) -> bool:
         return False
 
 
-def _holder(fd: int) -> str:
+def claim(fd: int) -> None:
+    """Write our pid into the held lock file, for the messages of whoever waits."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+
+
+def holder_pid(fd: int) -> int | None:
     try:
-        pid = os.pread(fd, 32, 0).decode().strip()
+        pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
     except OSError:
-        return ""
-    return f" (pid {pid})" if pid.isdigit() else ""
+        return None
+    return int(pid) if pid.isdigit() else None
+
+
+@contextlib.contextmanager
+def import_lock(db: Path, wait_s: float, notify: Callable[[str], None] = _say) -> Iterator[None]:
+    with lock_file(lock_path(db)) as fd:
+        if fd is not None:
+            if not try_lock(fd):
+                notify(f"another import into {db} is running{_holder(fd)}; waiting for it to finish "
+                       f"(up to {wait_s:g} s, concurrency.import_wait_s)…")
+                deadline = time.monotonic() + wait_s
+                while not try_lock(fd):
+                    if time.monotonic() >= deadline:
+                        raise StoreError(f"another import into {db} is still running{_holder(fd)} after {wait_s:g} "
+                                         "s; nothing was imported, try again when it has finished")
+                    time.sleep(0.2)
+            claim(fd)
+        yield
+
+
+def _holder(fd: int) -> str:
+    pid = holder_pid(fd)
+    return f" (pid {pid})" if pid is not None else ""
