@@ -13,7 +13,7 @@ from kenning.knowledge.ops import ArchiveNode
 from kenning.store import knowledge as ksql
 from kenning.store import upkeep_maintain as msql
 from kenning.upkeep.maintain.context import StepContext
-from kenning.upkeep.maintain.duplicates import propose_pairs
+from kenning.upkeep.maintain.duplicates import kept_apart, propose_pairs
 
 
 def run_cleanup(sc: StepContext) -> dict[str, Any]:
@@ -53,8 +53,6 @@ def run_cleanup(sc: StepContext) -> dict[str, Any]:
 def queue_near_duplicates(sc: StepContext) -> int:
     """Near-duplicates → merge queue; run after the folds so the queue holds what is left for a person."""
     added = 0
-    from kenning.upkeep.maintain.merge_review import kept_apart
-
     for p in propose_pairs(sc.conn, sc.config):
         a, b = ksql.get_node(sc.conn, p.a), ksql.get_node(sc.conn, p.b)
         if a is not None and b is not None and kept_apart(a, b):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 from rapidfuzz import fuzz
@@ -47,6 +48,13 @@ class Pair:
     reason: str
     name_a: str
     name_b: str
+
+
+def kept_apart(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """A person said these two are different (G67): the verdict lives on the nodes, so a rebuild from the event
+    log keeps it."""
+    return (b["id"] in ((a.get("payload") or {}).get("kept_apart_from") or ())
+            or a["id"] in ((b.get("payload") or {}).get("kept_apart_from") or ()))
 
 
 def propose_pairs(conn: apsw.Connection, config: Config) -> list[Pair]:

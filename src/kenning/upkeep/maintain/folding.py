@@ -18,7 +18,7 @@ from kenning.knowledge.ops import MergeNodes
 from kenning.store import knowledge as ksql
 from kenning.store import upkeep_maintain as msql
 from kenning.upkeep.maintain.context import StepContext
-from kenning.upkeep.maintain.duplicates import Pair, embedding_pairs, propose_pairs
+from kenning.upkeep.maintain.duplicates import Pair, embedding_pairs, kept_apart, propose_pairs
 
 _RANK = {"observed": 0, "suggested": 1, "confirmed": 2, "managed": 3}
 
@@ -44,7 +44,7 @@ def fold_blocked(sc: StepContext, a: dict[str, Any], b: dict[str, Any], *, revie
     pa, pb = a.get("payload") or {}, b.get("payload") or {}
     if pa.get("never_fold") or pb.get("never_fold"):
         return "a person said never fold"
-    if b["id"] in (pa.get("kept_apart_from") or ()) or a["id"] in (pb.get("kept_apart_from") or ()):
+    if kept_apart(a, b):
         return "a person said these two are different (kept apart)"
     if pa.get("is_vault_owner") or pb.get("is_vault_owner"):
         return "the vault owner is never folded automatically"

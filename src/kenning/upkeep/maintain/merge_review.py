@@ -54,13 +54,6 @@ def _item(conn, ref: str) -> dict[str, Any]:
     return hits[0]
 
 
-def kept_apart(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """A person said these two are different (G67): the verdict lives on the nodes, so a rebuild from the event
-    log keeps it."""
-    return (b["id"] in ((a.get("payload") or {}).get("kept_apart_from") or ())
-            or a["id"] in ((b.get("payload") or {}).get("kept_apart_from") or ()))
-
-
 def _keep_apart_commit(sc: StepContext, a_id: str, b_id: str, item: dict[str, Any]) -> str | None:
     """One commit that records "different" on both nodes (the user's verdict is canonical: it must survive a
     rebuild from the log, re-ingest and reindex, like every confirmation and correction)."""
