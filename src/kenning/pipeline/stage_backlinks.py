@@ -33,14 +33,13 @@ class Backlinks:
 
         # §13.4: incognito conversations are filtered out of the scan's selection and never marked scanned, so
         # clearing the mode re-learns them (I70; this replaces G64's "incognito:" marks)
-        skip = incognito_skip(ctx).json
+        run = {"run_id": ctx.run_id, "vectors": node_vectors(ctx), "progress": ctx.progress,
+               "sweep": bool(ctx.inputs.get("sweep")), "incognito_json": incognito_skip(ctx).json}
         cfg = ctx.config.backlinks
         inline = (cfg.llm_resolution_enabled and cfg.llm_resolution_mode in ("synchronous", "both")
                   and getattr(ctx, "llm_mode", "none") != "none")
         if not inline:
-            return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
-                               progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep")),
-                               incognito_json=skip).run()
+            return BacklinkRun(ctx.conn, ctx.config, ctx.clock, **run).run()
         # §42A.2.11 synchronous / both: Tier 4 asked inline, through the model layer (G65)
         from kenning.llm.client import open_llm_run
         from kenning.llm.version import extractor_version
@@ -48,8 +47,5 @@ class Backlinks:
 
         ev = extractor_version(ctx.config, prompts=[TIER4_PROMPT_NAME], llm_mode=ctx.llm_mode)
         with open_llm_run(ctx, TIER4_PROMPT_NAME, extractor_version=ev) as llm:
-            return BacklinkRun(ctx.conn, ctx.config, ctx.clock, run_id=ctx.run_id, vectors=node_vectors(ctx),
-                               progress=ctx.progress, sweep=bool(ctx.inputs.get("sweep")),
-                               incognito_json=skip,
-                               llm=llm if llm.enabled else None,
+            return BacklinkRun(ctx.conn, ctx.config, ctx.clock, **run, llm=llm if llm.enabled else None,
                                llm_local=ctx.llm_mode == "replay" or endpoint_is_local(ctx.config)).run()

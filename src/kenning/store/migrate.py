@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from importlib import resources
@@ -26,6 +27,7 @@ def available_migrations() -> list[tuple[int, str, str]]:
     return found
 
 
+@functools.cache  # the package's files do not change while a process runs; every read-only open asks
 def latest_version() -> int:
     """The newest migration this code knows (names only: cheap enough for every read-only open)."""
     return max((int(m.group(1)) for e in resources.files("kenning.store.migrations").iterdir()
