@@ -277,6 +277,89 @@ PROC_NEG += [
 ]
 
 
+# Tuning round 4 (issue 18 (d), slice i18blind, decisions I130–I139): written blind to the held-out bank, from how
+# people type to a chat assistant about aims and routines. A frame may span turns: parts joined by " ||| ", each
+# "assistant: …" or "user: …" (a plain part is the user's); the planted item is the LAST user turn — an aim given
+# as the answer to the assistant's "what are you working towards?", a step list sent after its lead-in.
+GOALS += [("get my 5k under 25 minutes", "5k"), ("pay off my credit card", "credit card"),
+          ("get my AWS certification", "aws"), ("learn to play the guitar", "guitar")]
+GOAL_FRAMES += [
+    "hey! quick one before my actual question - im determined to {g} this year so keep that in mind",
+    "Hi there. So my big thing this year is to {g}.",
+    "I've set myself a target: {g} by {year}.",
+    "the plan is to {g} by spring, then we'll see",
+    "We're aiming to {g} before the baby arrives.",
+    "Step one is sorting out my schedule, but the bigger goal is to {g}.",
+    "tryna {g} before i turn 40",
+    "Im determind to {g} by {year}",
+    "This year I want to {g}.",
+    "What I want more than anything is to {g}.",
+    "Thanks for that! Also, for context, I'm working on a plan to {g} within 18 months.",
+    "Priority number one for me: {g}.",
+    "I'm giving myself until {year} to {g}.",
+    "Been thinking about it a lot and I'm committing to {g} in {year}.",
+    "So we've decided: we're going to {g} next year.",
+    "Bucket list, in no particular order: {g}, see the Alps, learn to bake bread.",
+    "i've made it my mission to {g}",
+    "Resolution time: I will {g} in {year}.",
+    "assistant: What are you working towards at the moment? ||| user: honestly? to {g} by {year}",
+    "assistant: Is there anything you're hoping to achieve this year? ||| user: {g}, ideally before summer",
+    "assistant: What's your main goal right now? ||| user: mainly I want to {g}",
+]
+GOAL_NEG += [
+    "I wish I could {g} but it's not realistic for me.", "My team's goal is to {g} by {year}.",
+    "We were going to {g} last year but it fell through.", "I gave up trying to {g} ages ago.",
+    "Do you think I could {g} by {year}?", "If I ever decide to {g}, what should I budget?",
+    "My daughter is determined to {g}.", "I was planning to {g} but I've dropped the idea.",
+    "People keep telling me to {g}.", "I wish it would stop raining so I could get outside.",
+    "assistant: What are you working towards at the moment? ||| user: not sure yet, to be honest",
+    "assistant: Maybe a good goal would be to {g}? ||| user: nah, not my thing",
+]
+PROCS += [("do my weekly meal prep", "meal prep", ["plan five dinners", "write the shopping list",
+                                                     "cook two big batches", "portion everything into boxes"]),
+          ("onboard a new client", "onboard", ["send the welcome pack", "set up a shared folder",
+                                                "book a kickoff call"]),
+          ("bake sourdough", "sourdough", ["feed the starter the night before", "mix the dough in the morning",
+                                            "bake it at 250 degrees for 40 minutes"])]
+PROC_FRAMES += [
+    "When I {p}, I start by {s0}, after that I {s1}, and I finish by {s2}.",
+    "my process for when I {p}:\n{numbered}",
+    "How I {p}: {s0} -> {s1} -> {s2}",
+    "Step 1: {s0}\nStep 2: {s1}\nStep 3: {s2}\nThat's how I {p}.",
+    "Checklist before I {p}:\n[ ] {s0}\n[ ] {s1}\n[ ] {s2}",
+    "so the way I {p} is: {s0}, {s1}, {s2}",
+    "{p_cap}:\n1. {s0}\n2. {s1}\n3. {s2}",
+    "ok here's the drill for when I {p}. first, {s0}. second, {s1}. third, {s2}.",
+    "In short: {s0}, then {s1}, then {s2}. That's the whole process for when I {p}.",
+    "Hi! Sharing how I handle it when I need to {p}:\n- {s0}\n- {s1}\n- {s2}\nAny improvements?",
+    "user: I'll write down how I {p}, one sec ||| assistant: Sure, go ahead. ||| user: 1. {s0}\n2. {s1}\n3. {s2}",
+    "user: My routine when I {p} starts with {s0}. ||| assistant: Okay, and then? ||| user: Then I {s1}, and "
+    "finally I {s2}.",
+    "I {p} the same way every time: {s0}, next {s1}, and {s2} at the end.",
+]
+PROC_NEG += [
+    "Can you walk me through how to {p}?", "What steps would you take to {p}?",
+    "My to-do list for Saturday:\n- call the bank\n- pick up the dry cleaning\n- book the vet",
+    "If I ever had to {p}, I'd first ask a friend, then watch a video.",
+    "My flatmate's routine when she has to {p}: first she panics, then she calls me.",
+    "I used to {p} like this: {s0}, then {s1}. Not anymore.",
+    "Shopping list:\n- oat milk\n- eggs\n- coffee beans",
+    "assistant: Here's a routine you could try to {p}:\n1. {s0}\n2. {s1}\n3. {s2} ||| user: Nah, too fiddly for me.",
+]
+SUGGESTIONS += [
+    ("procedure", "inbox", "Here's a simple routine to clear your inbox: archive anything older than a month -> "
+     "reply to the quick ones -> flag the rest for Friday."),
+    ("procedure", "presentation", "I'd suggest these steps to prepare the presentation:\nStep 1: outline the three "
+     "main points\nStep 2: draft one slide per point\nStep 3: rehearse it out loud twice"),
+]
+ACCEPT += ["ok I'll follow those steps", "that's perfect, adding it to my notes - I'll do that"]
+ASSISTANT_NEG += [
+    ("Your goal could be to run a half marathon by June.", "Hmm, I'm not sure that's for me.", "goal"),
+    ("You could try this routine: 1. stretch\n2. plan the day\n3. check email last", "No thanks, I'll pass.",
+     "procedure"),
+]
+
+
 @dataclass(frozen=True)
 class Bank:
     """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.
@@ -327,6 +410,21 @@ def bank_named(name: str) -> Bank:
     raise ValueError(f"unknown mining phrasing bank {name!r}; known: tuning, heldout")
 
 
+def _turns(text: str) -> list[tuple[str, str]]:
+    """A frame's turns: parts joined by " ||| ", each "assistant: …" or "user: …" (a bare part is the user's)."""
+    if " ||| " not in text:
+        return [("user", text)]
+    out = []
+    for part in text.split(" ||| "):
+        role, sep, said = part.partition(": ")
+        out.append((role, said) if sep and role in ("user", "assistant") else ("user", part))
+    return out
+
+
+def _last_user(turns: list[tuple[str, str]]) -> int:
+    return max(i for i, (role, _) in enumerate(turns) if role == "user")
+
+
 def _date_phrase(rng: random.Random, day: dt.date) -> str:
     d = day + dt.timedelta(days=rng.randint(5, 120))
     style = rng.randrange(5)
@@ -357,7 +455,8 @@ class MiningGen:
         if kind == "goal":
             g, key = rng.choice(self.b.goals)
             text = rng.choice(self.b.goal_frames).format(g=g, year=day.year + 1)
-            return [("user", text)], [{"class": "goal", "turn": 0, "key": key, "positive": True}]
+            turns = _turns(text)
+            return turns, [{"class": "goal", "turn": _last_user(turns), "key": key, "positive": True}]
         if kind == "obligation":
             if rng.random() < 0.65:
                 o, key, _ = rng.choice(self.b.obligations)
@@ -373,9 +472,10 @@ class MiningGen:
             frame = rng.choice(self.b.proc_frames)
             text = frame.format(p=p, numbered="\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
                                 dashed=", ".join(steps[:-1]) + " and then " + steps[-1], s0=steps[0], s1=steps[1],
-                                s2=steps[2]) if "dashed" not in frame else frame.format(
+                                s2=steps[2], p_cap=p[:1].upper() + p[1:]) if "dashed" not in frame else frame.format(
                 p=p, dashed="first " + ", then ".join(steps))
-            return [("user", text)], [{"class": "procedure", "turn": 0, "key": key, "positive": True}]
+            turns = _turns(text)
+            return turns, [{"class": "procedure", "turn": _last_user(turns), "key": key, "positive": True}]
         if kind == "standing":
             if rng.random() < 0.3:
                 text, key = rng.choice(self.b.standing_time)
@@ -416,13 +516,17 @@ class MiningGen:
             o, key, _ = rng.choice(self.b.obligations)
             text, cls = rng.choice(self.b.obl_neg).format(o=o, date=_date_phrase(rng, day)), "obligation"
         elif pick == 2:
-            p, key, _ = rng.choice(self.b.procs)
-            text, cls = rng.choice(self.b.proc_neg).format(p=p), "procedure"
+            p, key, steps = rng.choice(self.b.procs)
+            frame = rng.choice(self.b.proc_neg)
+            # round 4's look-alikes quote steps; the earlier ones take the task alone (their draws stay as they were)
+            text = frame.format(p=p, s0=steps[0], s1=steps[1], s2=steps[2]) if "{s0}" in frame else frame.format(p=p)
+            cls = "procedure"
         elif pick == 3:
             text, cls, key = rng.choice(self.b.standing_neg), "standing_procedure", ""
         else:
             text, cls, key = rng.choice(self.b.directive_neg), "memory_directive", ""
-        return [("user", text)], [{"class": cls, "turn": 0, "key": key, "positive": False}]
+        turns = _turns(text)
+        return turns, [{"class": cls, "turn": _last_user(turns), "key": key, "positive": False}]
 
     def iterate(self) -> Iterator[dict[str, Any]]:
         rng = self.rng
