@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
+from kenning.intake.mining import aims
 from kenning.intake.mining.base import run_class
 from kenning.intake.mining.common import Mined, clean_clause, node_id, nodes_of_kind, sentences
 from kenning.intake.mining.match import best_match
@@ -149,6 +150,7 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
         return []  # §29 top-down only: an assistant never creates a goal
     out: list[Mined] = []
     active = None
+    answering = aims.asked_about_aims(obs.context)
     for s in sentences(text):
         sent = s.text
         if (m := _EVOLVE.search(sent)):
@@ -198,13 +200,36 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                                                    start_date=obs.created_at, confidence=0.9))
                 out.append(mm)
                 continue
+            before = len(out)
             for rx in _AIM:
                 if (m := rx.search(sent)):
                     name, horizon = goal_name(m.group("g"))
-                    if _ok(name):
+                    if _ok(name) and aims.plausible(m.group("g")):
                         out.append(Mined("goal", name, _payload(name, sent, horizon), s))
                     break
+            else:
+                # round 4 (I131–I132): the aim read from sentence structure when no older rule knew the wording
+                got = aims.noun_aims(sent) or [g for g in [(aims.subject_aim(sent) or (None,))[0]] if g]
+                for g in got:
+                    name, horizon = goal_name(g)
+                    if _ok(name) and aims.plausible(g):
+                        out.append(Mined("goal", name, _payload(name, sent, horizon), s))
+            if answering and len(out) == before and not _interjection(sent):
+                # the answer to the assistant's "what are you working towards?" (I133)
+                answering = False
+                if (g := aims.answered_aim(sent)):
+                    name, horizon = goal_name(g)
+                    if _ok(name) and aims.plausible(g):
+                        out.append(Mined("goal", name, _payload(name, sent, horizon), s))
+            elif len(out) > before:
+                answering = False
     return out
+
+
+def _interjection(sentence: str) -> bool:
+    """"honestly?", "hmm.", "good question!" before the real answer."""
+    return len(sentence.split()) <= 2 and not re.search(r"\bto\b", sentence, re.I) and (
+        sentence.endswith(("?", "!", ".", "…")) or len(sentence.split()) == 1)
 
 
 def _latest_in_conversation(ctx: ExtractionContext, obs: Observation, cands: list[dict[str, Any]]):
@@ -225,4 +250,5 @@ def mine_goals(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
 
 from kenning.intake.extractors import register_cue  # noqa: E402
 
-register_cue("goals", lambda text: any(p.search(text) for p in (*_AIM, _EVOLVE, _ACHIEVED, _ABANDON)))
+register_cue("goals", lambda text: any(p.search(text) for p in (*_AIM, _EVOLVE, _ACHIEVED, _ABANDON))
+             or any(aims.noun_aims(s.text) or aims.subject_aim(s.text) for s in sentences(text)))
