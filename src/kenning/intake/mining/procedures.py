@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
+from kenning.intake.mining import steps as st
 from kenning.intake.mining.base import USER_UNITS, run_class
 from kenning.intake.mining.common import Mined, Span, clean_clause, nodes_of_kind, provenance, sentences, write
 from kenning.intake.mining.match import best_match
@@ -50,7 +51,7 @@ _HEADER = re.compile(
     r"(?=[^?\n]{3,80}?\s+is\s+to\s)|"
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
-_NUMBERED = re.compile(r"^[\s:]*(?:\d+[.)]|[-*•–→]|[a-e][.)]|step\s+\d+:?)\s+(?P<s>.+)$", re.I | re.M)
+_NUMBERED = st.MARKER   # numbers, bullets, checkboxes, "Step 2:" (round 4, I134)
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
                   r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then|"
                   r"once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
@@ -107,7 +108,10 @@ def _steps_from(text: str, header_end: int) -> list[str]:
         parts = [clean_clause(p) for p in _SEQ.split(tail)]
         steps = [p for p in parts if len(p.split()) >= 2]
         lead = body.lstrip()
-        if lead.startswith(":") and "\n" not in body[:first.start()]:
+        colon = body.rfind(":", 0, first.start())
+        if not lead.startswith(":") and colon >= 0 and "\n" not in body[colon:first.start()]:
+            lead = body[colon:]   # "In short: a, then b …" — the step after a colon inside the text (I135)
+        if lead.startswith(":") and "\n" not in lead[:max(0, lead.find(tail))]:
             # "to <task>: a, then b, finally c" — the first step comes before any sequence word (I112)
             head = clean_clause(lead[1:lead.find(tail) if tail in lead else 0].strip(" ,;"))
             heads = [clean_clause(x) for x in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, head, flags=re.I) if x]
@@ -119,11 +123,14 @@ def _steps_from(text: str, header_end: int) -> list[str]:
         listed = [p for p in listed if len(p.split()) >= 2]
         if len(listed) >= 2:
             return listed
+    if len(steps) < 2 and (arrows := st.arrow_steps(body.lstrip(" :\n"))):
+        return arrows   # "a -> b -> c" (I134)
     return steps if len(steps) >= 2 else []
 
 
-_LIST_SPLIT = re.compile(r",\s*(?:and\s+)?(?:then\s+|lastly\s+|finally\s+)?|\s+and\s+(?:then\s+|lastly\s+|finally\s+)?|"
-                         r"\s+then\s+", re.I)
+_LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|"   # arrows: a -> b -> c (I134)
+                         r",\s*(?:and\s+)?(?:then\s+|lastly\s+|finally\s+|next\s+)?|\s+and\s+(?:then\s+|lastly\s+|"
+                         r"finally\s+)?|\s+then\s+", re.I)
 
 
 def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
@@ -156,18 +163,32 @@ def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) 
     return Mined("procedure", name, payload, span, user_confirmed_literals=confirmed)
 
 
-_TRAILER = re.compile(r"\s*(?:—|–|-|\.|;|,)\s*(?:and\s+)?that'?s\s+(?:how|the\s+way)\s+i\s+"
-                      r"(?:always\s+|usually\s+)?"
+_TRAILER = re.compile(r"(?:\s*(?:—|–|-|\.|;|,)\s*|\s*\n\s*)(?:and\s+)?(?:that'?s|thats|this\s+is)\s+"
+                      r"(?:(?:exactly|basically|pretty\s+much|roughly|just)\s+)?(?:how|the\s+way|what|(?:the\s+|my\s+)?"
+                      r"(?:whole\s+|entire\s+|full\s+|usual\s+)?(?:process|routine|procedure|drill|method|system|ritual|"
+                      r"workflow|recipe|steps|checklist)(?:\s+(?:for\s+when|for|when(?:ever)?|to|before|after))?)\s+"
+                      r"(?:(?:i|we)\s+)?(?:always\s+|usually\s+|normally\s+)?(?:do\s+(?:to|when\s+i|before\s+i|after\s+i)\s+)?"
                       r"(?P<task>[^.\n!?]{3,80})", re.I)
+# a story told in steps ("… That's how I met my wife") is no routine: its task is in the past tense
+_PAST_TASK = re.compile(r"^(?:\w+ed|met|got|found|lost|made|became|learnt|went|came|saw|took|ended\s+up|won|began|"
+                        r"broke|fell|ran\s+into|wound\s+up)\b", re.I)
 
 
 def _trailing_task(text: str, voice: str) -> list[Mined]:
     """Steps first, task last: "First I a, then I b, and finally I c — that's how I <task>." (I112)."""
     m = _TRAILER.search(text)
-    if not m or not _SEQ.search(text[:m.start()]):
+    before = text[:m.start()] if m else ""
+    # the steps before it: sequence words, list markers, arrows, "Step one: …", or a plain list of three clauses
+    plain = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, before, flags=re.I) if p] \
+        if m and "\n" not in before.strip() and not re.search(r"[.!?]\s", before.strip()) else []
+    plain = [p for p in plain if len(p.split()) >= 2]
+    if not m or not (_SEQ.search(before) or len(st.marker_steps(before)) >= 2 or st.arrow_steps(before)
+                     or len(_STEP_N.findall(before)) >= 2 or len(plain) >= 3):
         return []
     task = clean_clause(m.group("task"))
-    steps = [re.sub(r"^i\s+", "", st, flags=re.I) for st in _steps_from(text[:m.start()], 0)]
+    if _PAST_TASK.match(task):
+        return []
+    steps = [re.sub(r"^i\s+", "", x, flags=re.I) for x in (_steps_from(before, 0) or plain)]
     if len(steps) < 2 or not 1 <= len(task.split()) <= 10:
         return []
     return [_mined(text, task, steps, Span(0, m.end(), text[:m.end()][:500]), voice)]
@@ -198,6 +219,13 @@ def _lead_line_list(text: str, voice: str) -> list[Mined]:
 
 
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
+    """The header rules first; then step structure they do not know (I134–I135); then a lead-in and its steps in
+    two of the user's messages (I136)."""
+    return _parse_rules(text, voice) or _structural(text, voice) or (
+        _continued(text, obs, voice) if voice == "user" else [])
+
+
+def _parse_rules(text: str, voice: str) -> list[Mined]:
     if (trailed := _trailing_task(text, voice)):
         return trailed
     h = _HEADER.search(text)
@@ -205,6 +233,8 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
         return _lead_line_list(text, voice)
     if _OTHERS.search(text[max(0, h.start() - 30):h.start()]):
         return []  # someone else's routine ("her routine for …", "Dad's process for …") is not the user's (I112)
+    if st.PAST_HABIT.search(text[max(0, h.start() - 40):h.end()]):
+        return []  # a routine given up ("I used to … like this: …") is no longer how the user does it (I135)
     if h.group("t3"):
         return _inline_steps(text, h, voice)
     task = clean_clause(h.group("task") or h.group("w") or h.group("t2") or h.group("w2") or "")
@@ -227,6 +257,74 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                    else len(text))
     span = Span(h.start(), max(span_end, h.end()), text[h.start():max(span_end, h.end())][:500])
     return [_mined(text, task, steps_text, span, voice)]
+
+
+_SAME_WAY = re.compile(r"(?:^|[.!\n]\s*)(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?P<task>[^:\n.?]{3,80}?)\s+"
+                       r"(?:the\s+same\s+way|this\s+way|in\s+this\s+order)(?:\s+(?:every|each)\s+time)?\s*(?=:)", re.I)
+_LEAD_END = re.compile(r":|\n|[.!](?=\s|$)")
+
+
+def _span_to_last(text: str, start: int, steps: list[str]) -> Span:
+    """From the lead to the end of the last step: a trailing question ("Any improvements?") is no part of it."""
+    last = steps[-1][:20]
+    end = text.find(last, start) + len(steps[-1]) if last and text.find(last, start) >= 0 else len(text)
+    end = max(end, start + 1)
+    return Span(start, end, text[start:end][:500])
+
+
+def _structural(text: str, voice: str) -> list[Mined]:
+    """Step structure beyond the header rules (I134–I135): "I <task> the same way every time: …"; a lead sentence
+    or line naming a routine / steps / how and its task, then the steps (list markers, arrows, sequence words,
+    a colon list); a task line over a list ("Back up my laptop:" then 1. 2. 3.)."""
+    t = text
+    if (m := _SAME_WAY.search(t)) and st.lead_ok(t[:m.end()]):
+        task = clean_clause(m.group("task"))
+        steps = _steps_from(t, m.end())
+        if len(steps) >= 2 and 1 <= len(task.split()) <= 10:
+            return [_mined(text, task, steps, _span_to_last(t, m.start(), steps), voice)]
+    start = len(t) - len(t.lstrip())
+    for k, end in enumerate(_LEAD_END.finditer(t)):
+        if k >= 3:
+            break
+        lead = t[start:end.start()]
+        if st.LEAD_NOUN.search(lead) and st.lead_ok(lead) and (task := st.task_of_lead(lead)):
+            body = t[end.start():]
+            steps = st.marker_steps(body) or _steps_from(body, 0)
+            if len(steps) >= 2:
+                task = clean_clause(task)
+                return [_mined(text, task, steps, _span_to_last(t, start, steps), voice)]
+        start = end.end() + (len(t[end.end():]) - len(t[end.end():].lstrip()))
+    first, _, rest = t.strip().partition("\n")
+    if (task := st.titled_task(first)) and len(steps := st.marker_steps(rest)) >= 2:
+        s0 = len(t) - len(t.lstrip())
+        return [_mined(text, clean_clause(task), steps, _span_to_last(t, s0, steps), voice)]
+    return []
+
+
+def _continued(text: str, obs: Observation | None, voice: str) -> list[Mined]:
+    """The lead-in in one message of the user's, the steps in the next (I136): "I'll write down how I <task>, one
+    sec" … "1. a 2. b 3. c"; "My routine when I <task> starts with a." … "Then I b, and finally I c."."""
+    if obs is None or not obs.context:
+        return []
+    t = text.strip()
+    steps = st.marker_steps(t)
+    if len(steps) < 2 and st.SEQ_START.match(t):
+        steps = [re.sub(r"^(?:i|we)\s+", "", x, flags=re.I) for x in (clean_clause(p) for p in _SEQ.split(t)) if x]
+        steps = [x for x in steps if len(x.split()) >= 2]
+    if not steps:
+        return []
+    turns = list(obs.context)[-2:]
+    prior = next((c for c in reversed(turns) if c.get("role") == "user"), None)
+    lead = (prior or {}).get("text") or ""
+    first = st.first_step_of(lead)
+    if not lead or len(st.marker_steps(lead)) >= 2 or not (st.LEAD_NOUN.search(lead) or first) \
+            or not st.lead_ok(lead):
+        return []
+    task = st.task_of_lead(lead)
+    steps = ([first] if first else []) + steps
+    if not task or len(steps) < 2 or _parse_rules(lead, voice):
+        return []
+    return [_mined(text, clean_clause(task), steps, _span_to_last(text, len(text) - len(text.lstrip()), steps), voice)]
 
 
 def record_successes(ctx: ExtractionContext, obs: Observation, result: ExtractionResult) -> None:
@@ -270,4 +368,5 @@ from kenning.intake.extractors import register_cue  # noqa: E402
 
 # the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
 register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text) or _TRAILER.search(text)
-                                              or len(_NUMBERED.findall(text)) >= 2))
+                                              or len(_NUMBERED.findall(text)) >= 2 or _SAME_WAY.search(text)
+                                              or st.arrow_steps(text)))

@@ -1,0 +1,98 @@
+"""Step structure the procedure miner reads beyond its header rules (issue 18 (d) round 4, decisions I134–I136):
+list markers of every common kind (numbers, bullets, checkboxes, "Step 2:"), arrows (a -> b -> c), a lead line that
+names a routine or "how" with the task after "to / for (when) I / before I / after I / how I", a task line over a
+list ("Back up the laptop:" then 1. 2. 3.), the task named after the steps ("… That's the whole process for when I
+…"), "I <task> the same way every time: …", and a procedure whose lead-in and steps are two messages of the user.
+
+Guards: a question for steps, someone else's routine, a habit given up ("I used to … like this"), and a to-do or
+shopping list (its title names a list, not a task)."""
+
+from __future__ import annotations
+
+import re
+
+# a line that is one step: 1. / 1) / (1) / a) / - / * / • / – / → / [ ] / [x] / "Step 2:" / "step two -" (not ">":
+# a quoted line of a mail)
+MARKER = re.compile(r"^[ \t:]*(?:[-*•–]\s*)?(?:\[[ xX✓✔]?\]|\(?\d{1,2}[.):]|\(?[a-e][.)]|[-*•–→]|step\s+(?:\d{1,2}|"
+                    r"one|two|three|four|five|six|seven|eight|nine|ten)\s*[:.)-]?)\s+(?P<s>\S.*)$", re.I | re.M)
+ARROW = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*")
+# words after which the task is named in a lead: "routine to …", "drill for when I …", "checklist before I …"
+_TASK_INTRO = re.compile(r"\b(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+(?:i|we)|when(?:ever)?\s+"
+                         r"(?:i|we)|before\s+(?:i|we)|after\s+(?:i|we)|how\s+(?:i|we)(?:\s+(?:always|usually|"
+                         r"normally))?|how\s+to|way\s+(?:i|we|to)|steps?\s+(?:to|for)|(?:routine|process|procedure|"
+                         r"method|workflow|checklist|recipe|drill|system|ritual|playbook|instructions|approach)\s+"
+                         r"(?:to|for|when\s+(?:i|we)))\s+", re.I)
+LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workflow|checklist|recipe|instructions|"
+                       r"ritual|drill|system|playbook|approach|way)\b", re.I)
+# "handle it when I need to X", "do it whenever I have to X": the task is X
+_FILLER_TASK = re.compile(r"^(?:handle|manage|deal\s+with|do|tackle|approach)\s+(?:it|things|this)\s+(?:when(?:ever)?|"
+                          r"if)\s+(?:i|we)\s+(?:need|have|want|got)\s+to\s+|^(?:need|have|want|got)\s+to\s+", re.I)
+# the lead ends where the task does: a comma aside, "one sec", the verb of "my routine when I X starts with …"
+_TASK_END = re.compile(r"\s*(?:,|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
+                       r"with|by|as))?|\b(?:bear\s+with|hang\s+on)\b|\bthe\s+same\s+way\b|\blike\s+this\b|\bas\s+follows\b"
+                       r"|\bin\s+(?:\w+\s+)?steps\b).*$", re.I | re.S)
+PAST_HABIT = re.compile(r"\b(?:used\s+to|no\s+longer|not\s+any\s?more|gave\s+up|stopped\s+(?:doing|using))\b", re.I)
+_OTHERS = re.compile(r"\b(?:his|her|their|(?!(?:here|there|that|it|let|what|he|she|who|where|how|this|today|"
+                     r"tonight|everyone|one)'s)[a-z]+'s)\s", re.I)
+# titles of lists that are not procedures (to-do, shopping, ideas, agendas …)
+_LIST_TITLE = re.compile(r"\b(?:lists?|to-?dos?|todos?|things|stuff|items|errands|tasks|groceries|shopping|ideas|"
+                         r"plans|notes|agenda|questions|options|reasons|pros|cons|gifts?|menu|goals|priorities|"
+                         r"wishlist|bucket|inventory|contacts|links|resources|topics)\b", re.I)
+_NOT_A_TASK_START = re.compile(r"^(?:my|our|your|his|her|their|the|a|an|this|that|these|those|today|tomorrow|tonight|"
+                               r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|evening|"
+                               r"january|february|march|april|may|june|july|august|september|october|november|"
+                               r"december|some|all|random|misc|re|fwd|note|ps|p\.s|update|summary|i|we|you)\b", re.I)
+SEQ_START = re.compile(r"^\s*(?:(?:and|ok(?:ay)?|so|oh)\s*,?\s+)?(?:then|next|after\s+that|afterwards|and\s+then|"
+                       r"second(?:ly)?|finally|lastly|once\s+that'?s\s+done)\b", re.I)
+_FIRST_STEP = re.compile(r"\b(?:starts?|begins?)\s+(?:with|by)\s+(?P<s>[^.!?\n]{3,120})|\bfirst(?:ly)?,?\s+(?:i\s+)?"
+                         r"(?P<s2>[^.!?\n,]{3,120})", re.I)
+
+
+def marker_steps(text: str) -> list[str]:
+    return [s for s in (m.group("s").strip() for m in MARKER.finditer(text)) if len(s.split()) >= 2]
+
+
+def arrow_steps(text: str) -> list[str]:
+    line = re.split(r"[.!?](?:\s|$)|\n", text.strip(), maxsplit=1)[0]
+    if len(ARROW.findall(line)) < 1:
+        return []
+    parts = [p.strip(" ,;:.") for p in ARROW.split(line)]
+    return [p for p in parts if len(p.split()) >= 2] if sum(1 for p in parts if len(p.split()) >= 2) >= 2 else []
+
+
+def task_of_lead(lead: str) -> str | None:
+    """The task a lead names: the words after its first task introducer, up to where the lead turns aside."""
+    m = _TASK_INTRO.search(lead)
+    if not m:
+        return None
+    task = _TASK_END.sub("", lead[m.end():]).strip(" .:;!—–-")
+    task = _FILLER_TASK.sub("", task).strip()
+    task = re.sub(r"\s+(?:i|we)$", "", task, flags=re.I)   # "when I restring my guitar I | begin with …"
+    task = re.sub(r"^(?:to|when\s+i|i)\s+", "", task, flags=re.I)
+    return task if 1 <= len(task.split()) <= 10 else None
+
+
+def lead_ok(lead: str) -> bool:
+    """A lead the user (or assistant) states as a routine: not a question, not someone else's, not given up."""
+    return not (lead.rstrip().endswith("?") or _OTHERS.search(lead + " ") or PAST_HABIT.search(lead))
+
+
+def titled_task(title: str) -> str | None:
+    """"Back up my laptop:" over a list — a task line (a verb phrase), not a list's title ("Shopping list:")."""
+    m = re.fullmatch(r"\s*(?P<t>[A-Za-z][\w' /-]{2,70}?)\s*:\s*", title)
+    if not m:
+        return None
+    t = m.group("t")
+    words = t.split()
+    if not 2 <= len(words) <= 8 or _LIST_TITLE.search(t) or _NOT_A_TASK_START.match(t) or re.search(r"\d", t):
+        return None
+    return t
+
+
+def first_step_of(lead: str) -> str | None:
+    """The first step a lead-in already gives: "My routine when I X starts with a." / "first I a"."""
+    m = _FIRST_STEP.search(lead)
+    if not m:
+        return None
+    s = (m.group("s") or m.group("s2")).strip(" ,;:")
+    return s if len(s.split()) >= 2 else None
