@@ -46,7 +46,7 @@ _HEADER = re.compile(
     r"checklist|ritual)\b)|"
     r"\bmy\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process|procedure|workflow|method|system|checklist|ritual)\s*(?:is|goes|"
     r"looks)?(?:\s+like\s+this|\s+as\s+follows)?\s*:)|"
-    r"(?:^|\bhere'?s\s+)what\s+i\s+do\s+(?:to|when\s+i|for|before|after)\s+|"
+    r"(?:^|\bhere'?s\s+|\bhere\s+is\s+)what\s+i\s+do\s+(?:to|when\s+i|for|before|after)\s+|"
     r"(?:the\s+)?(?:best|easiest|quickest|simplest|only)\s+way\s+(?:i'?ve\s+found\s+)?to\s+"
     r"(?=[^?\n]{3,80}?\s+is\s+to\s)|"
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
@@ -55,7 +55,10 @@ _NUMBERED = st.MARKER   # numbers, bullets, checkboxes, "Step 2:" (round 4, I134
 _SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
                   r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then|"
                   r"once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
-                  r"to\s+finish(?:\s+off)?)\b[,:]?\s*", re.I)
+                  r"to\s+finish(?:\s+off)?|"
+                  # round 4 (I135): "and I finish by / end with …", "and last I …"
+                  r"(?:i\s+|we\s+)?(?:finish|end|wrap\s+up)(?:\s+off|\s+up)?\s+(?:by|with)|last(?=,?\s+(?:i|we|you)\b))"
+                  r"\b[,:]?\s*", re.I)
 _SUCCESS = re.compile(r"\b(?:followed|used|ran|did|tried|went\s+through)\s+(?:my|the|your|that)\s+(?P<t>.+?)\s+"
                       r"(?:process|routine|procedure|steps|recipe|checklist|workflow|method)\b.*?\b(?:worked|went\s+"
                       r"(?:well|fine|smoothly|perfectly)|succeeded|success|no\s+problems?)"
@@ -94,6 +97,12 @@ def _steps_from(text: str, header_end: int) -> list[str]:
     numbered = [m.group("s").strip() for m in _NUMBERED.finditer(body)]
     if len(numbered) >= 2:
         return numbered
+    # "1) a 2) b 3) c" on one line (I134): numbers in order
+    inline = re.split(r"(?:^|[\s:])\(?[1-9][.)]\s+", body)
+    if len(inline) >= 3 and re.search(r"(?:^|[\s:])\(?1[.)]\s", body) and re.search(r"\s\(?2[.)]\s", body):
+        got = [clean_clause(p) for p in inline[1:] if len(p.split()) >= 2]
+        if len(got) >= 2:
+            return got
     # "step 1, a; step 2, b; step 3, c" on one line
     if len(_STEP_N.findall(body)) >= 2:
         inline = [clean_clause(p) for p in _STEP_N.split(body)[1:]]
@@ -221,7 +230,7 @@ def _lead_line_list(text: str, voice: str) -> list[Mined]:
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     """The header rules first; then step structure they do not know (I134–I135); then a lead-in and its steps in
     two of the user's messages (I136)."""
-    return _parse_rules(text, voice) or _structural(text, voice) or (
+    return _parse_rules(text, voice) or _structural(text, voice) or _inline_lead(text, voice) or (
         _continued(text, obs, voice) if voice == "user" else [])
 
 
@@ -244,6 +253,8 @@ def _parse_rules(text: str, voice: str) -> list[Mined]:
     if h.group("w") or h.group("t2") or h.group("t5"):
         task = clean_clause(h.group("w") or h.group("t2") or h.group("t5"))
     task = re.sub(r"\s*(?:is|goes|looks)(?:\s+like)?(?:\s+this)?$", "", task, flags=re.I)
+    # "my process for watering the plants is simple: …" — the task ends at its verb (I135)
+    task = re.sub(r"\s+(?:is|are|goes|looks)\s+(?!to\b)\w+$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:as\s+follows|like\s+so)$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)$",
                   "", task, flags=re.I)
@@ -289,16 +300,72 @@ def _structural(text: str, voice: str) -> list[Mined]:
         lead = t[start:end.start()]
         if st.LEAD_NOUN.search(lead) and st.lead_ok(lead) and (task := st.task_of_lead(lead)):
             body = t[end.start():]
-            steps = st.marker_steps(body) or _steps_from(body, 0)
+            steps = st.marker_steps(body) or _steps_from(body, 0) or (
+                _steps_from(":" + body.lstrip(" .:!"), 0) if not body.startswith("\n") else [])
             if len(steps) >= 2:
                 task = clean_clause(task)
                 return [_mined(text, task, steps, _span_to_last(t, start, steps), voice)]
         start = end.end() + (len(t[end.end():]) - len(t[end.end():].lstrip()))
     first, _, rest = t.strip().partition("\n")
+    title, colon, items = first.partition(":")
+    if colon and items.strip() and (task := st.titled_task(title + ":")):
+        # "Water the plants: fill the can, check the soil, mist the leaves" — three verb clauses on the task's line
+        listed = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, items, flags=re.I) if p]
+        listed = [p for p in listed if len(p.split()) >= 2]
+        if len(listed) >= 3 and not any(_DETERMINER.match(p) for p in listed):
+            s0 = len(t) - len(t.lstrip())
+            return [_mined(text, clean_clause(task), listed, _span_to_last(t, s0, listed), voice)]
     if (task := st.titled_task(first)) and len(steps := st.marker_steps(rest)) >= 2:
         s0 = len(t) - len(t.lstrip())
         return [_mined(text, clean_clause(task), steps, _span_to_last(t, s0, steps), voice)]
     return []
+
+
+_BODY_LEAD = re.compile(r"^(?:\s|[:\-—–=,]|\b(?:is|are|goes|looks|like\s+this|as\s+follows|basically|simply|simple|easy|"
+                        r"roughly|always|usually|normally|then|in\s+this\s+order|the\s+same\s+way|every\s+time|"
+                        r"each\s+time|(?:i|we|you)(?:\s+(?:always|usually|normally|just))?(?:\s+(?:do|follow|use|go\s+"
+                        r"through|have))?(?:\s+(?:a\s+few|two|three|four|five|\d+)\s+(?:things|steps))?)\b)+", re.I)
+_DETERMINER = re.compile(r"^(?:a|an|the|some|my|our|your|his|her|their|i'll|we'll|i'd)\b", re.I)
+_GERUNDS = re.compile(r"\bby\s+(?=\w+ing\b)", re.I)
+
+
+def _inline_lead(text: str, voice: str) -> list[Mined]:
+    """One sentence names the task and goes on with its steps (I135): "Before I <task> I always a, b and c",
+    "So my routine for <task> is basically a, b and c", "My usual drill when <task> - a, b, c", "In case I forget:
+    to <task> you a, b, c", "I <task> by a-ing, b-ing and c-ing". The steps start with a verb (a list of things —
+    "a bike, a tent" — is no procedure) and the task is not a past event."""
+    seg_start = 0
+    for seg in re.split(r"(?<=[.!:])\s+|\n", text)[:3]:
+        seg_start = text.find(seg, seg_start)
+        m = st.TASK_INTRO.search(seg) or _GERUND_TASK.search(seg)
+        if not m or not st.lead_ok(seg[:m.start()] + " "):
+            continue
+        rest = seg[m.end():]
+        if m.re is _GERUND_TASK:
+            task, body = m.group("task"), seg[m.end():]
+        else:
+            cut = st.TASK_END.search(rest)
+            task = rest[:cut.start()] if cut else rest
+            body = rest[cut.start():] if cut else ""
+            task = st.clean_task(task)
+        body = body + text[seg_start + len(seg):]
+        body = _BODY_LEAD.sub("", body)
+        if not task or not 1 <= len(task.split()) <= 10 or _PAST_TASK.match(task):
+            continue
+        steps = _steps_from(":" + body, 0) if body else []
+        steps = [re.sub(r"^(?:i|we|you)\s+", "", x, flags=re.I) for x in steps]
+        if len(steps) < 2 or any(_DETERMINER.match(x) or _PAST_TASK.match(x) for x in steps):
+            continue
+        if len(steps) < 3 and not (st.LEAD_NOUN.search(seg[:m.end()]) or _HABIT.search(seg)):
+            continue   # two bare clauses after "when I …" need a routine word or a habit to be steps
+        return [_mined(text, clean_clause(task), steps, _span_to_last(text, seg_start, steps), voice)]
+    return []
+
+
+_GERUND_TASK = re.compile(r"(?:^|[.!]\s+)(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?P<task>(?!(?:was|were|had|did|"
+                          r"got|went)\b)[^,.:\n]{3,60}?)\s+by\s+(?=\w+ing\b)", re.I)
+_HABIT = re.compile(r"\b(?:always|usually|normally|every\s+(?:time|day|week|morning|evening|month)|each\s+time|"
+                    r"first\s+thing|like\s+this|in\s+this\s+order|the\s+same\s+way)\b", re.I)
 
 
 def _continued(text: str, obs: Observation | None, voice: str) -> list[Mined]:

@@ -17,18 +17,27 @@ MARKER = re.compile(r"^[ \t:]*(?:[-*•–]\s*)?(?:\[[ xX✓✔]?\]|\(?\d{1,2}[.
                     r"one|two|three|four|five|six|seven|eight|nine|ten)\s*[:.)-]?)\s+(?P<s>\S.*)$", re.I | re.M)
 ARROW = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*")
 # words after which the task is named in a lead: "routine to …", "drill for when I …", "checklist before I …"
-_TASK_INTRO = re.compile(r"\b(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+(?:i|we)|when(?:ever)?\s+"
-                         r"(?:i|we)|before\s+(?:i|we)|after\s+(?:i|we)|how\s+(?:i|we)(?:\s+(?:always|usually|"
-                         r"normally))?|how\s+to|way\s+(?:i|we|to)|steps?\s+(?:to|for)|(?:routine|process|procedure|"
-                         r"method|workflow|checklist|recipe|drill|system|ritual|playbook|instructions|approach)\s+"
-                         r"(?:to|for|when\s+(?:i|we)))\s+", re.I)
+_TASK_INTRO = re.compile(
+    # "to / for <task>" opening a sentence; "when it comes to <task>"; "I <task> like this / the same way"
+    r"(?:^|(?<=[:.!]\s))(?:to|for)\s+(?=\w)|\bwhen\s+it\s+comes\s+to\s+|"
+    r"^(?=[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
+    r"\b(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?=[^.:\n]{3,80}?\s+(?:like\s+this|as\s+follows|"
+    r"in\s+this\s+order|the\s+same\s+way)\b)|"
+    r"\b(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+(?:i|we)|when(?:ever)?\s+"
+    r"(?:i|we)|before\s+(?:i|we)|after\s+(?:i|we)|how\s+(?:i|we)(?:\s+(?:always|usually|"
+    r"normally))?|how\s+to|way\s+(?:i|we|to)|steps?\s+(?:to|for)|(?:routine|process|procedure|"
+    r"method|workflow|checklist|recipe|drill|system|ritual|playbook|instructions|approach|trick|secret|technique|"
+    r"strategy|protocol|sequence|regime|regimen)\s+(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+"
+    r"(?:i|we)|to|for|when\s+(?:i|we)|when))\s+", re.I)
+TASK_INTRO = _TASK_INTRO
 LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workflow|checklist|recipe|instructions|"
-                       r"ritual|drill|system|playbook|approach|way)\b", re.I)
+                       r"ritual|drill|system|playbook|approach|way|trick|secret|technique|strategy|protocol|sequence|"
+                       r"regime|regimen)\b", re.I)
 # "handle it when I need to X", "do it whenever I have to X": the task is X
 _FILLER_TASK = re.compile(r"^(?:handle|manage|deal\s+with|do|tackle|approach)\s+(?:it|things|this)\s+(?:when(?:ever)?|"
                           r"if)\s+(?:i|we)\s+(?:need|have|want|got)\s+to\s+|^(?:need|have|want|got)\s+to\s+", re.I)
 # the lead ends where the task does: a comma aside, "one sec", the verb of "my routine when I X starts with …"
-_TASK_END = re.compile(r"\s*(?:,|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
+_TASK_END = re.compile(r"\s*(?:,|:|\s=\s|\s(?:i|we|you)\s(?=\w)|\s(?:first|then)\b|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
                        r"with|by|as))?|\b(?:bear\s+with|hang\s+on)\b|\bthe\s+same\s+way\b|\blike\s+this\b|\bas\s+follows\b"
                        r"|\bin\s+(?:\w+\s+)?steps\b).*$", re.I | re.S)
 PAST_HABIT = re.compile(r"\b(?:used\s+to|no\s+longer|not\s+any\s?more|gave\s+up|stopped\s+(?:doing|using))\b", re.I)
@@ -49,7 +58,9 @@ _FIRST_STEP = re.compile(r"\b(?:starts?|begins?)\s+(?:with|by)\s+(?P<s>[^.!?\n]{
 
 
 def marker_steps(text: str) -> list[str]:
-    return [s for s in (m.group("s").strip() for m in MARKER.finditer(text)) if len(s.split()) >= 2]
+    """Two or more marked step lines, or none."""
+    got = [s for s in (m.group("s").strip() for m in MARKER.finditer(text)) if len(s.split()) >= 2]
+    return got if len(got) >= 2 else []
 
 
 def arrow_steps(text: str) -> list[str]:
@@ -60,16 +71,23 @@ def arrow_steps(text: str) -> list[str]:
     return [p for p in parts if len(p.split()) >= 2] if sum(1 for p in parts if len(p.split()) >= 2) >= 2 else []
 
 
-def task_of_lead(lead: str) -> str | None:
-    """The task a lead names: the words after its first task introducer, up to where the lead turns aside."""
-    m = _TASK_INTRO.search(lead)
-    if not m:
-        return None
-    task = _TASK_END.sub("", lead[m.end():]).strip(" .:;!—–-")
+TASK_END = _TASK_END
+
+
+def clean_task(task: str) -> str:
+    task = task.strip(" .:;!—–-")
     task = _FILLER_TASK.sub("", task).strip()
     task = re.sub(r"\s+(?:i|we)$", "", task, flags=re.I)   # "when I restring my guitar I | begin with …"
-    task = re.sub(r"^(?:to|when\s+i|i)\s+", "", task, flags=re.I)
-    return task if 1 <= len(task.split()) <= 10 else None
+    return re.sub(r"^(?:to|when\s+i|i)\s+", "", task, flags=re.I)
+
+
+def task_of_lead(lead: str) -> str | None:
+    """The task a lead names: the words after its first task introducer, up to where the lead turns aside."""
+    for m in _TASK_INTRO.finditer(lead):
+        task = clean_task(_TASK_END.sub("", lead[m.end():]))
+        if 1 <= len(task.split()) <= 10:
+            return task
+    return None
 
 
 def lead_ok(lead: str) -> bool:
