@@ -52,12 +52,14 @@ _HEADER = re.compile(
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 _NUMBERED = st.MARKER   # numbers, bullets, checkboxes, "Step 2:" (round 4, I134)
-_SEQ = re.compile(r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:first(?:ly)?|to\s+start|start\s+by|begin\s+by|then|next|"
-                  r"after\s+that|afterwards|second(?:ly)?|third(?:ly)?|finally|lastly|and\s+then|"
+# ordinals count only at a clause's start ("swap a third of the water" is one step, I135)
+_SEQ = re.compile(r"(?:(?:^|[,.;:]\s*|\n\s*|\bi\s+)(?:first(?:ly)?|second(?:ly)?|third(?:ly)?)|"
+                  r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:to\s+start|start\s+by|begin\s+by|then|next|"
+                  r"after\s+that|afterwards|finally|lastly|and\s+then|"
                   r"once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
                   r"to\s+finish(?:\s+off)?|"
                   # round 4 (I135): "and I finish by / end with …", "and last I …"
-                  r"(?:i\s+|we\s+)?(?:finish|end|wrap\s+up)(?:\s+off|\s+up)?\s+(?:by|with)|last(?=,?\s+(?:i|we|you)\b))"
+                  r"(?:i\s+|we\s+)?(?:finish|end|wrap\s+up)(?:\s+off|\s+up)?\s+(?:by|with)|last(?=,?\s+(?:i|we|you)\b)))"
                   r"\b[,:]?\s*", re.I)
 _SUCCESS = re.compile(r"\b(?:followed|used|ran|did|tried|went\s+through)\s+(?:my|the|your|that)\s+(?P<t>.+?)\s+"
                       r"(?:process|routine|procedure|steps|recipe|checklist|workflow|method)\b.*?\b(?:worked|went\s+"
@@ -157,12 +159,13 @@ def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
 def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
     confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
     steps = []
-    for i, st in enumerate(steps_text[:20], 1):
-        intent, params = scrub(st[:500])
+    for i, step in enumerate(steps_text[:20], 1):
+        step = re.sub(r"^(?:i|we|you)\s+(?=[a-z])", "", step, flags=re.I)   # "you unplug the filter" → the act itself
+        intent, params = scrub(step[:500])
         if confirmed:
             for p in params:
                 p["literal_retention_class"] = "retain_if_user_confirmed"
-            intent = st[:500]
+            intent = step[:500]
         steps.append({"step_index": i, "intent": intent[:500], "parameters": params})
     name = task[:1].lower() + task[1:]
     payload = {"canonical_name": name[:200], "description": f"how the user does it: {name}"[:1000],
@@ -177,7 +180,11 @@ _TRAILER = re.compile(r"(?:\s*(?:—|–|-|\.|;|,)\s*|\s*\n\s*)(?:and\s+)?(?:tha
                       r"(?:whole\s+|entire\s+|full\s+|usual\s+)?(?:process|routine|procedure|drill|method|system|ritual|"
                       r"workflow|recipe|steps|checklist)(?:\s+(?:for\s+when|for|when(?:ever)?|to|before|after))?)\s+"
                       r"(?:(?:i|we)\s+)?(?:always\s+|usually\s+|normally\s+)?(?:do\s+(?:to|when\s+i|before\s+i|after\s+i)\s+)?"
-                      r"(?P<task>[^.\n!?]{3,80})", re.I)
+                      r"(?P<task>[^.\n!?]{3,80})"
+                      # "… that's my fish tank routine", "… that's for cleaning the fish tank" (I135)
+                      r"|(?:\s*(?:—|–|-|\.|;|,)\s*|\s*\n\s*)(?:and\s+)?(?:that'?s|thats|this\s+is)\s+(?:(?:my|the)\s+"
+                      r"(?P<task2>[\w\s'-]{3,40}?)\s+(?:routine|process|procedure|method|system|ritual|recipe|workflow|"
+                      r"drill|checklist)|for\s+(?P<task3>[^.\n!?]{3,80}))\s*[.!]?\s*$", re.I)
 # a story told in steps ("… That's how I met my wife") is no routine: its task is in the past tense
 _PAST_TASK = re.compile(r"^(?:\w+ed|met|got|found|lost|made|became|learnt|went|came|saw|took|ended\s+up|won|began|"
                         r"broke|fell|ran\s+into|wound\s+up)\b", re.I)
@@ -194,10 +201,11 @@ def _trailing_task(text: str, voice: str) -> list[Mined]:
     if not m or not (_SEQ.search(before) or len(st.marker_steps(before)) >= 2 or st.arrow_steps(before)
                      or len(_STEP_N.findall(before)) >= 2 or len(plain) >= 3):
         return []
-    task = clean_clause(m.group("task"))
+    task = clean_clause(m.group("task") or m.group("task2") or m.group("task3"))
     if _PAST_TASK.match(task):
         return []
-    steps = [re.sub(r"^i\s+", "", x, flags=re.I) for x in (_steps_from(before, 0) or plain)]
+    flat = ":" + before if ":" not in before and "\n" not in before.strip() else before
+    steps = [re.sub(r"^i\s+", "", x, flags=re.I) for x in (_steps_from(flat, 0) or plain)]
     if len(steps) < 2 or not 1 <= len(task.split()) <= 10:
         return []
     return [_mined(text, task, steps, Span(0, m.end(), text[:m.end()][:500]), voice)]
@@ -323,6 +331,7 @@ def _structural(text: str, voice: str) -> list[Mined]:
 
 _BODY_LEAD = re.compile(r"^(?:\s|[:\-—–=,]|\b(?:is|are|goes|looks|like\s+this|as\s+follows|basically|simply|simple|easy|"
                         r"roughly|always|usually|normally|then|in\s+this\s+order|the\s+same\s+way|every\s+time|"
+                        r"(?:every|each|once\s+a)\s+\w+|"
                         r"each\s+time|(?:i|we|you)(?:\s+(?:always|usually|normally|just))?(?:\s+(?:do|follow|use|go\s+"
                         r"through|have))?(?:\s+(?:a\s+few|two|three|four|five|\d+)\s+(?:things|steps))?)\b)+", re.I)
 _DETERMINER = re.compile(r"^(?:a|an|the|some|my|our|your|his|her|their|i'll|we'll|i'd)\b", re.I)
@@ -338,7 +347,7 @@ def _inline_lead(text: str, voice: str) -> list[Mined]:
     for seg in re.split(r"(?<=[.!:])\s+|\n", text)[:3]:
         seg_start = text.find(seg, seg_start)
         m = st.TASK_INTRO.search(seg) or _GERUND_TASK.search(seg)
-        if not m or not st.lead_ok(seg[:m.start()] + " "):
+        if not m:
             continue
         rest = seg[m.end():]
         if m.re is _GERUND_TASK:
@@ -348,6 +357,8 @@ def _inline_lead(text: str, voice: str) -> list[Mined]:
             task = rest[:cut.start()] if cut else rest
             body = rest[cut.start():] if cut else ""
             task = st.clean_task(task)
+        if not st.lead_ok(seg[:m.end()] + task + " ") or re.search(r"'s$", task):
+            continue   # someone else's routine, a question, a habit given up
         body = body + text[seg_start + len(seg):]
         body = _BODY_LEAD.sub("", body)
         if not task or not 1 <= len(task.split()) <= 10 or _PAST_TASK.match(task):
@@ -378,11 +389,19 @@ def _continued(text: str, obs: Observation | None, voice: str) -> list[Mined]:
     if len(steps) < 2 and st.SEQ_START.match(t):
         steps = [re.sub(r"^(?:i|we)\s+", "", x, flags=re.I) for x in (clean_clause(p) for p in _SEQ.split(t)) if x]
         steps = [x for x in steps if len(x.split()) >= 2]
+    if len(steps) < 2 and "\n" not in t and not t.endswith("?"):
+        # the whole message is the steps: "I unplug the filter, then I swap …" / "Unplug the filter, swap …, wipe …"
+        listed = [re.sub(r"^(?:i|we|you)\s+", "", x, flags=re.I) for x in _steps_from(":" + t, 0)]
+        if len(listed) >= 3 or (len(listed) == 2 and _SEQ.search(t)):
+            steps = [] if any(_DETERMINER.match(x) or _PAST_TASK.match(x) for x in listed) else listed
     if not steps:
         return []
     turns = list(obs.context)[-2:]
     prior = next((c for c in reversed(turns) if c.get("role") == "user"), None)
     lead = (prior or {}).get("text") or ""
+    # "Can I tell you how I …?" offers the steps; it does not ask for them
+    lead = re.sub(r"^\s*(?:can|may|could)\s+i\s+(?:tell|show|share\s+with)\s+you\s+(?P<r>.*?)\?\s*$", r"\g<r>.", lead,
+                  flags=re.I | re.S)
     first = st.first_step_of(lead)
     if not lead or len(st.marker_steps(lead)) >= 2 or not (st.LEAD_NOUN.search(lead) or first) \
             or not st.lead_ok(lead):

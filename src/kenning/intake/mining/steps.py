@@ -13,7 +13,7 @@ import re
 
 # a line that is one step: 1. / 1) / (1) / a) / - / * / • / – / → / [ ] / [x] / "Step 2:" / "step two -" (not ">":
 # a quoted line of a mail)
-MARKER = re.compile(r"^[ \t:]*(?:[-*•–]\s*)?(?:\[[ xX✓✔]?\]|\(?\d{1,2}[.):]|\(?[a-e][.)]|[-*•–→]|step\s+(?:\d{1,2}|"
+MARKER = re.compile(r"^[ \t:]*(?:[-*•–]\s*)?(?:\[[ xX✓✔]?\]|\(?\d{1,2}[.):]|\d{1,2}\s?-|#\d{1,2}|\(?[a-e][.)]|[-*•–→]|step\s+(?:\d{1,2}|"
                     r"one|two|three|four|five|six|seven|eight|nine|ten)\s*[:.)-]?)\s+(?P<s>\S.*)$", re.I | re.M)
 ARROW = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*")
 # words after which the task is named in a lead: "routine to …", "drill for when I …", "checklist before I …"
@@ -21,6 +21,10 @@ _TASK_INTRO = re.compile(
     # "to / for <task>" opening a sentence; "when it comes to <task>"; "I <task> like this / the same way"
     r"(?:^|(?<=[:.!]\s))(?:to|for)\s+(?=\w)|\bwhen\s+it\s+comes\s+to\s+|"
     r"^(?=[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
+    # "my fish tank cleaning process", "I clean the fish tank every Sunday:"
+    r"\bmy\s+(?=[\w'-]+(?:\s+[\w'-]+){0,4}\s+(?:routine|process|procedure|workflow|method|system|checklist|ritual|"
+    r"steps|recipe|drill)\b)|"
+    r"\b(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?=[^.:\n]{3,60}?\s+(?:every|each|once\s+a)\s+\w+\s*:)|"
     r"\b(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?=[^.:\n]{3,80}?\s+(?:like\s+this|as\s+follows|"
     r"in\s+this\s+order|the\s+same\s+way)\b)|"
     r"\b(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+(?:i|we)|when(?:ever)?\s+"
@@ -37,7 +41,7 @@ LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workfl
 _FILLER_TASK = re.compile(r"^(?:handle|manage|deal\s+with|do|tackle|approach)\s+(?:it|things|this)\s+(?:when(?:ever)?|"
                           r"if)\s+(?:i|we)\s+(?:need|have|want|got)\s+to\s+|^(?:need|have|want|got)\s+to\s+", re.I)
 # the lead ends where the task does: a comma aside, "one sec", the verb of "my routine when I X starts with …"
-_TASK_END = re.compile(r"\s*(?:,|:|\s=\s|\s(?:i|we|you)\s(?=\w)|\s(?:first|then)\b|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
+_TASK_END = re.compile(r"\s*(?:,|\s(?:routine|process|procedure|workflow|method|system|checklist|ritual|steps|recipe|drill)\b|\s(?:every|each|once\s+a)\s+\w+\s*:|:|\s=\s|\s(?:i|we|you)\s(?=\w)|\s(?:first|then)\b|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
                        r"with|by|as))?|\b(?:bear\s+with|hang\s+on)\b|\bthe\s+same\s+way\b|\blike\s+this\b|\bas\s+follows\b"
                        r"|\bin\s+(?:\w+\s+)?steps\b).*$", re.I | re.S)
 PAST_HABIT = re.compile(r"\b(?:used\s+to|no\s+longer|not\s+any\s?more|gave\s+up|stopped\s+(?:doing|using))\b", re.I)
@@ -85,9 +89,14 @@ def task_of_lead(lead: str) -> str | None:
     """The task a lead names: the words after its first task introducer, up to where the lead turns aside."""
     for m in _TASK_INTRO.finditer(lead):
         task = clean_task(_TASK_END.sub("", lead[m.end():]))
-        if 1 <= len(task.split()) <= 10:
+        if 1 <= len(task.split()) <= 10 and not _NOT_A_TASK.match(task):
             return task
     return None
+
+
+# what follows "for" that is no task: "for future me", "for reference", "for the record"
+_NOT_A_TASK = re.compile(r"^(?:(?:future\s+)?(?:me|myself|us)|reference|the\s+record|later|now|today|context|example|"
+                         r"instance|what\s+it'?s\s+worth|the\s+(?:most|first)\s+part)$", re.I)
 
 
 def lead_ok(lead: str) -> bool:
@@ -95,12 +104,25 @@ def lead_ok(lead: str) -> bool:
     return not (lead.rstrip().endswith("?") or _OTHERS.search(lead + " ") or PAST_HABIT.search(lead))
 
 
+_TITLE_OPENER = re.compile(r"^(?:(?:every\s+time|each\s+time|whenever|when|before|after)\s+(?:i|we)\s+|how\s+to\s+|"
+                           r"to\s+)", re.I)
+_TITLE_ASIDE = re.compile(r"^(?:step\s+by\s+step|in\s+short|quickly|for\s+(?:reference|the\s+record|future\s+me|"
+                          r"later|myself)|notes?\s+to\s+(?:self|myself)|reminder|note)$", re.I)
+
+
 def titled_task(title: str) -> str | None:
-    """"Back up my laptop:" over a list — a task line (a verb phrase), not a list's title ("Shopping list:")."""
-    m = re.fullmatch(r"\s*(?P<t>[A-Za-z][\w' /-]{2,70}?)\s*:\s*", title)
+    """"Back up my laptop:" over a list — a task line (a verb phrase, or a gerund one after an aside: "Notes to self -
+    cleaning the fish tank"), not a list's title ("Shopping list:", "Weekend plans")."""
+    m = re.fullmatch(r"\s*(?P<t>[A-Za-z][\w' ,/-]{2,90}?)\s*:?\s*", title)
     if not m:
         return None
-    t = m.group("t")
+    parts = [p.strip() for p in re.split(r"\s*,\s*|\s+[-—–]\s+", m.group("t")) if p.strip()]
+    parts = [p for p in parts if not _TITLE_ASIDE.match(p)]
+    if len(parts) > 1:
+        parts = [p for p in parts if re.match(r"[a-z]+ing\b", p, re.I)][:1]
+    if len(parts) != 1:
+        return None
+    t = _TITLE_OPENER.sub("", parts[0])
     words = t.split()
     if not 2 <= len(words) <= 8 or _LIST_TITLE.search(t) or _NOT_A_TASK_START.match(t) or re.search(r"\d", t):
         return None
