@@ -56,6 +56,13 @@ LONG_HORIZON = re.compile(
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|'[a-z]+|[^\sa-z0-9]", re.I)
 
 
+# every shape above needs one of these words (a cheap first look for the funnel's cue; a misspelt commitment word
+# keeps its first four letters)
+VOCABULARY = re.compile(r"\b(?:dete|comm|reso|aim|stri|inte|vow|pled|dedi|bent|want|wanna|hop|plan|like|love|going|"
+                        r"gonna|try|tryi|tryna|will|\w+'ll|deci|look|keen|eage|work|set|made|mak|giv|goal|targ|dream|"
+                        r"ambi|mission|prio|focus|bucket|obje|thing)", re.I)
+
+
 def _near(word: str, targets: tuple[str, ...]) -> str | None:
     """The target ``word`` is, or is one typing slip from (a letter dropped, added, changed or two swapped) when it
     is long enough that a slip cannot make another word ("determind", "comitted")."""

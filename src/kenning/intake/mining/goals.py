@@ -251,4 +251,5 @@ def mine_goals(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
 from kenning.intake.extractors import register_cue  # noqa: E402
 
 register_cue("goals", lambda text: any(p.search(text) for p in (*_AIM, _EVOLVE, _ACHIEVED, _ABANDON))
-             or any(aims.noun_aims(s.text) or aims.subject_aim(s.text) for s in sentences(text)))
+             or (aims.VOCABULARY.search(text) is not None
+                 and any(aims.noun_aims(s.text) or aims.subject_aim(s.text) for s in sentences(text))))

@@ -452,7 +452,18 @@ def mine_procedures(ctx: ExtractionContext, obs: Observation) -> ExtractionResul
 
 from kenning.intake.extractors import register_cue  # noqa: E402
 
+_CUE_WORDS = ("how", "step", "routine", "process", "procedure", "method", "workflow", "checklist", "recipe", "drill",
+              "system", "ritual", "way", "trick", "always", "usually", "normally", "every", "each", "first thing",
+              "like this", "in this order", "->", "→")
+
+
+def _structure_cue(text: str) -> bool:
+    """Round 4's shapes, cheaply: a routine word or a habit (plain substring tests first), then a task introducer."""
+    low = text.lower()
+    return any(w in low for w in _CUE_WORDS) and bool(_GERUND_TASK.search(text) or _SAME_WAY.search(text) or (
+        (st.LEAD_NOUN.search(text) or _HABIT.search(text)) and st.TASK_INTRO.search(text)) or st.arrow_steps(text))
+
+
 # the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
 register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text) or _TRAILER.search(text)
-                                              or len(_NUMBERED.findall(text)) >= 2 or _SAME_WAY.search(text)
-                                              or st.arrow_steps(text)))
+                                              or len(_NUMBERED.findall(text)) >= 2 or _structure_cue(text)))
