@@ -346,17 +346,19 @@ def _inline_lead(text: str, voice: str) -> list[Mined]:
     seg_start = 0
     for seg in re.split(r"(?<=[.!:])\s+|\n", text)[:3]:
         seg_start = text.find(seg, seg_start)
-        m = st.TASK_INTRO.search(seg) or _GERUND_TASK.search(seg)
-        if not m:
-            continue
-        rest = seg[m.end():]
-        if m.re is _GERUND_TASK:
-            task, body = m.group("task"), seg[m.end():]
+        m, task, body = None, "", ""
+        for m in [*st.TASK_INTRO.finditer(seg), *_GERUND_TASK.finditer(seg)]:
+            rest = seg[m.end():]
+            if m.re is _GERUND_TASK:
+                task, body = m.group("task"), seg[m.end():]
+            else:
+                cut = st.TASK_END.search(rest)
+                task = st.clean_task(rest[:cut.start()] if cut else rest)
+                body = rest[cut.start():] if cut else ""
+            if st.is_task(task):
+                break   # "my usual drill when watering …": "usual" is no task, the next introducer names it
         else:
-            cut = st.TASK_END.search(rest)
-            task = rest[:cut.start()] if cut else rest
-            body = rest[cut.start():] if cut else ""
-            task = st.clean_task(task)
+            continue
         if not st.lead_ok(seg[:m.end()] + task + " ") or re.search(r"'s$", task):
             continue   # someone else's routine, a question, a habit given up
         body = body + text[seg_start + len(seg):]
@@ -374,7 +376,8 @@ def _inline_lead(text: str, voice: str) -> list[Mined]:
 
 
 _GERUND_TASK = re.compile(r"(?:^|[.!]\s+)(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?P<task>(?!(?:was|were|had|did|"
-                          r"got|went)\b)[^,.:\n]{3,60}?)\s+by\s+(?=\w+ing\b)", re.I)
+                          r"got|went|start|started|begin|began|finish|finished|end|ended|kick\s+off)\b)[^,.:\n]{3,60}?)"
+                          r"\s+by\s+(?=\w+ing\b)", re.I)
 _HABIT = re.compile(r"\b(?:always|usually|normally|every\s+(?:time|day|week|morning|evening|month)|each\s+time|"
                     r"first\s+thing|like\s+this|in\s+this\s+order|the\s+same\s+way)\b", re.I)
 

@@ -54,7 +54,9 @@ _LIST_TITLE = re.compile(r"\b(?:lists?|to-?dos?|todos?|things|stuff|items|errand
 _NOT_A_TASK_START = re.compile(r"^(?:my|our|your|his|her|their|the|a|an|this|that|these|those|today|tomorrow|tonight|"
                                r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|evening|"
                                r"january|february|march|april|may|june|july|august|september|october|november|"
-                               r"december|some|all|random|misc|re|fwd|note|ps|p\.s|update|summary|i|we|you)\b", re.I)
+                               r"december|some|all|random|misc|re|fwd|note|notes|ps|p\.s|update|summary|i|we|you|in|on|"
+                               r"at|for|by|with|about|just|so|ok|okay|well|also|and|but|quick|reminder|fyi|btw|if|"
+                               r"unless|because|since|as)\b", re.I)
 SEQ_START = re.compile(r"^\s*(?:(?:and|ok(?:ay)?|so|oh)\s*,?\s+)?(?:then|next|after\s+that|afterwards|and\s+then|"
                        r"second(?:ly)?|finally|lastly|once\s+that'?s\s+done)\b", re.I)
 _FIRST_STEP = re.compile(r"\b(?:starts?|begins?)\s+(?:with|by)\s+(?P<s>[^.!?\n]{3,120})|\bfirst(?:ly)?,?\s+(?:i\s+)?"
@@ -89,13 +91,19 @@ def task_of_lead(lead: str) -> str | None:
     """The task a lead names: the words after its first task introducer, up to where the lead turns aside."""
     for m in _TASK_INTRO.finditer(lead):
         task = clean_task(_TASK_END.sub("", lead[m.end():]))
-        if 1 <= len(task.split()) <= 10 and not _NOT_A_TASK.match(task):
+        if is_task(task):
             return task
     return None
 
 
+def is_task(task: str) -> bool:
+    return 1 <= len(task.split()) <= 10 and not _NOT_A_TASK.match(task)
+
+
 # what follows "for" that is no task: "for future me", "for reference", "for the record"
 _NOT_A_TASK = re.compile(r"^(?:(?:future\s+)?(?:me|myself|us)|reference|the\s+record|later|now|today|context|example|"
+                         r"(?:usual|normal|standard|own|daily|weekly|regular|typical|go-to|favourite|favorite|whole|"
+                         r"full|simple|basic|quick)|"
                          r"instance|what\s+it'?s\s+worth|the\s+(?:most|first)\s+part)$", re.I)
 
 
@@ -123,6 +131,7 @@ def titled_task(title: str) -> str | None:
     if len(parts) != 1:
         return None
     t = _TITLE_OPENER.sub("", parts[0])
+    t = re.sub(r"\s+(?:goes|looks|works|is\s+done)(?:\s+like\s+this|\s+as\s+follows)?$", "", t, flags=re.I)
     words = t.split()
     if not 2 <= len(words) <= 8 or _LIST_TITLE.search(t) or _NOT_A_TASK_START.match(t) or re.search(r"\d", t):
         return None
