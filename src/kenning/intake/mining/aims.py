@@ -295,8 +295,8 @@ def answered_aim(sentence: str) -> str | None:
         return got[0]
     if (m := re.match(r"(?:to|probably\s+to|trying\s+to|hoping\s+to)\s+(?P<g>.+)", s, re.I)):
         return m.group("g")
-    if re.match(r"(?:i|we|you|he|she|they|my|our|the|a|an)\b", s, re.I):
-        return None
+    if re.match(r"(?:i|we|you|he|she|they|it|that|this|there)\b", s, re.I):
+        return None   # a clause of its own, not the aim named bare ("a black belt in judo", "my licence")
     # a bare "X, ideally before summer": the aim is the first clause, a long horizon after it is kept
     head, _, rest = s.partition(",")
     h = LONG_HORIZON.search(rest)
