@@ -147,6 +147,15 @@ def procs(conn):
      "cleaning the fish tank", 3),                                                       # a gerund after an aside
     ("The way to clean the fish tank: you unplug the filter, then you swap the water, then you wipe the glass.",
      "clean the fish tank", 3),
+    # a closing question is no part of the quote; "today's" is no one else's; markdown and emoji numbers
+    ("My routine for today's school run:\n1. pack the lunches\n2. check the bags\n3. walk them to the gate\n"
+     "Any thoughts on how to speed it up?", "today's school run", 3),
+    ("**How I get the spare room ready**\n1. wash the sheets\n2. clear the desk\n3. put out fresh towels",
+     "get the spare room ready", 3),
+    ("1\ufe0f\u20e3 wash the sheets\n2\ufe0f\u20e3 clear the desk\n3\ufe0f\u20e3 put out fresh towels\nthat's how I get "
+     "the spare room ready", "get the spare room ready", 3),
+    ("Here's what works for me when I get the spare room ready for guests: wash the sheets, clear the desk, put "
+     "out fresh towels.", "get the spare room ready for guests", 3),
 ])
 def test_procedure_from_step_structure(conn, text, task, n_steps):
     run_conversation(conn, [("user", text)])

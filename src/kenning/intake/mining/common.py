@@ -44,7 +44,7 @@ def sentences(text: str) -> list[Span]:
 
 
 def clean_clause(s: str) -> str:
-    s = re.sub(r"\s+", " ", s).strip(" ,;:-—–\"'")
+    s = re.sub(r"\s+", " ", s).strip(" ,;:-—–\"'*_`")   # markdown emphasis ("**How I …**") is no part of it
     return re.sub(r"[.!?]+$", "", s).strip()
 
 

@@ -51,9 +51,10 @@ _HEADER = re.compile(
     r"(?=[^?\n]{3,80}?\s+is\s+to\s)|"
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
+MAX_TASK_WORDS = 12   # "get the spare room ready when guests come to stay" is one task (I135)
 _NUMBERED = st.MARKER   # numbers, bullets, checkboxes, "Step 2:" (round 4, I134)
 # ordinals count only at a clause's start ("swap a third of the water" is one step, I135)
-_SEQ = re.compile(r"(?:(?:^|[,.;:]\s*|\n\s*|\bi\s+)(?:first(?:ly)?|second(?:ly)?|third(?:ly)?)|"
+_SEQ = re.compile(r"(?:(?:^|[,.;:]\s*|\n\s*|\bi\s+)(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|1st|2nd|3rd|4th)|"
                   r"(?:^|[,.;:]\s*|\s+and\s+|\s+)(?:to\s+start|start\s+by|begin\s+by|then|next|"
                   r"after\s+that|afterwards|finally|lastly|and\s+then|"
                   r"once\s+(?:that'?s|it'?s)\s+(?:done|finished)|last\s+of\s+all|"
@@ -150,7 +151,7 @@ def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
     body = re.sub(r"^(?:usually|always|normally|typically)\s+", "", text[h.end():], flags=re.I)
     body = re.split(r"[.!?](?:\s|$)", body, maxsplit=1)[0]
     steps = [clean_clause(p) for p in _LIST_SPLIT.split(body) if p and len(p.split()) >= 2]
-    if len(steps) < 2 or not 1 <= len(task.split()) <= 10:
+    if len(steps) < 2 or not 1 <= len(task.split()) <= MAX_TASK_WORDS:
         return []
     return [_mined(text, task, steps, Span(h.start(), h.end() + len(body), text[h.start():h.end() + len(body)][:500]),
                    voice)]
@@ -206,13 +207,15 @@ def _trailing_task(text: str, voice: str) -> list[Mined]:
         return []
     flat = ":" + before if ":" not in before and "\n" not in before.strip() else before
     steps = [re.sub(r"^i\s+", "", x, flags=re.I) for x in (_steps_from(flat, 0) or plain)]
-    if len(steps) < 2 or not 1 <= len(task.split()) <= 10:
+    if len(steps) < 2 or not 1 <= len(task.split()) <= MAX_TASK_WORDS:
         return []
     return [_mined(text, task, steps, Span(0, m.end(), text[:m.end()][:500]), voice)]
 
 
 # someone else's ("her routine", "Dad's process") — but not "here's", "that's", "it's", "let's" (contractions)
-_OTHERS = re.compile(r"\b(?:his|her|their|(?!(?:here|there|that|it|let|what|he|she|who|where|how|this)'s)[a-z]+'s)\s*$",
+_OTHERS = re.compile(r"\b(?:his|her|their|(?!(?:here|there|that|it|let|what|he|she|who|where|how|this|today|tonight|"
+                     r"tomorrow|yesterday|week|year|month|day|weekend|morning|evening|monday|tuesday|wednesday|"
+                     r"thursday|friday|saturday|sunday|everyone|one)'s)[a-z]+'s)\s*$",   # "today's routine" is mine
                      re.I)
 _LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workflow|checklist|recipe|instructions|"
                         r"ritual|drill)\b", re.I)
@@ -230,9 +233,10 @@ def _lead_line_list(text: str, voice: str) -> list[Mined]:
     if len(steps) < 2 or not m:
         return []
     task = clean_clause(m.group("task"))
-    if not 1 <= len(task.split()) <= 10:
+    if not 1 <= len(task.split()) <= MAX_TASK_WORDS:
         return []
-    return [_mined(text, task, steps, Span(0, len(text.strip()), text.strip()[:500]), voice)]
+    # the quote ends with the last step: a closing "Any thoughts?" would read the whole as a question (I135)
+    return [_mined(text, task, steps, _span_to_last(text, len(text) - len(text.lstrip()), steps), voice)]
 
 
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
@@ -266,7 +270,7 @@ def _parse_rules(text: str, voice: str) -> list[Mined]:
     task = re.sub(r"\s+(?:as\s+follows|like\s+so)$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:like\s+this|in\s+(?:two|three|four|five|six|\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)$",
                   "", task, flags=re.I)
-    if not 1 <= len(task.split()) <= 10:
+    if not 1 <= len(task.split()) <= MAX_TASK_WORDS:
         return []
     task = re.sub(r"\s+is\s+to\b.*$", "", task, flags=re.I)
     steps_text = _steps_from(text, h.end() if not (h.group("w") or h.group("t2") or h.group("t5")) else h.start())
@@ -299,7 +303,7 @@ def _structural(text: str, voice: str) -> list[Mined]:
     if (m := _SAME_WAY.search(t)) and st.lead_ok(t[:m.end()]):
         task = clean_clause(m.group("task"))
         steps = _steps_from(t, m.end())
-        if len(steps) >= 2 and 1 <= len(task.split()) <= 10:
+        if len(steps) >= 2 and 1 <= len(task.split()) <= MAX_TASK_WORDS:
             return [_mined(text, task, steps, _span_to_last(t, m.start(), steps), voice)]
     start = len(t) - len(t.lstrip())
     for k, end in enumerate(_LEAD_END.finditer(t)):
@@ -363,7 +367,7 @@ def _inline_lead(text: str, voice: str) -> list[Mined]:
             continue   # someone else's routine, a question, a habit given up
         body = body + text[seg_start + len(seg):]
         body = _BODY_LEAD.sub("", body)
-        if not task or not 1 <= len(task.split()) <= 10 or _PAST_TASK.match(task):
+        if not task or not 1 <= len(task.split()) <= MAX_TASK_WORDS or _PAST_TASK.match(task):
             continue
         steps = _steps_from(":" + body, 0) if body else []
         steps = [re.sub(r"^(?:i|we|you)\s+", "", x, flags=re.I) for x in steps]

@@ -13,13 +13,14 @@ import re
 
 # a line that is one step: 1. / 1) / (1) / a) / - / * / • / – / → / [ ] / [x] / "Step 2:" / "step two -" (not ">":
 # a quoted line of a mail)
-MARKER = re.compile(r"^[ \t:]*(?:[-*•–]\s*)?(?:\[[ xX✓✔]?\]|\(?\d{1,2}[.):]|\d{1,2}\s?-|#\d{1,2}|\(?[a-e][.)]|[-*•–→]|step\s+(?:\d{1,2}|"
+MARKER = re.compile(r"^[ \t:]*(?:[-*•–]\s*)?(?:\[[ xX✓✔]?\]|[1-9]\ufe0f?\u20e3|\(?\d{1,2}[.):]|\d{1,2}\s?-|#\d{1,2}|\(?[a-e][.)]|[-*•–→]|step\s+(?:\d{1,2}|"
                     r"one|two|three|four|five|six|seven|eight|nine|ten)\s*[:.)-]?)\s+(?P<s>\S.*)$", re.I | re.M)
 ARROW = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*")
 # words after which the task is named in a lead: "routine to …", "drill for when I …", "checklist before I …"
 _TASK_INTRO = re.compile(
     # "to / for <task>" opening a sentence; "when it comes to <task>"; "I <task> like this / the same way"
-    r"(?:^|(?<=[:.!]\s))(?:to|for)\s+(?=\w)|\bwhen\s+it\s+comes\s+to\s+|"
+    r"(?:^|(?<=[:.!]\s))(?:to|for)\s+(?=\w)|\bwhen\s+it\s+comes\s+to\s+|\b(?:works|worked\s+out)\s+for\s+me\s+"
+    r"(?:to|when\s+(?:i|we))\s+|"
     r"^(?=[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
     # "my fish tank cleaning process", "I clean the fish tank every Sunday:"
     r"\bmy\s+(?=[\w'-]+(?:\s+[\w'-]+){0,4}\s+(?:routine|process|procedure|workflow|method|system|checklist|ritual|"
@@ -97,7 +98,7 @@ def task_of_lead(lead: str) -> str | None:
 
 
 def is_task(task: str) -> bool:
-    return 1 <= len(task.split()) <= 10 and not _NOT_A_TASK.match(task)
+    return 1 <= len(task.split()) <= 12 and not _NOT_A_TASK.match(task)
 
 
 # what follows "for" that is no task: "for future me", "for reference", "for the record"
