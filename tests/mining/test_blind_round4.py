@@ -156,6 +156,8 @@ def procs(conn):
      "the spare room ready", "get the spare room ready", 3),
     ("Here's what works for me when I get the spare room ready for guests: wash the sheets, clear the desk, put "
      "out fresh towels.", "get the spare room ready for guests", 3),
+    ("Okay, so for getting the spare room ready it's first wash the sheets, then clear the desk, then put out fresh "
+     "towels.", "getting the spare room ready", 3),
 ])
 def test_procedure_from_step_structure(conn, text, task, n_steps):
     run_conversation(conn, [("user", text)])
@@ -177,6 +179,7 @@ def test_procedure_from_step_structure(conn, text, task, n_steps):
     "When I get paid I'll buy a bike, a tent and a stove.",
     "When I was in Rome, I saw the Colosseum, ate pasta and visited the Vatican.",
     "My sister's way to make pancakes: mix flour and eggs, add milk, fry them.",
+    "For dinner it's soup, then pasta, then cake.",                          # dishes, not acts
     "I start by filling the can, after that I check the soil, and I finish by misting the leaves.",  # no task
 ])
 def test_no_procedure_from_look_alikes(conn, text):

@@ -333,7 +333,7 @@ def _structural(text: str, voice: str) -> list[Mined]:
     return []
 
 
-_BODY_LEAD = re.compile(r"^(?:\s|[:\-—–=,]|\b(?:is|are|goes|looks|like\s+this|as\s+follows|basically|simply|simple|easy|"
+_BODY_LEAD = re.compile(r"^(?:\s|[:\-—–=,]|\b(?:it'?s|is|are|goes|looks|like\s+this|as\s+follows|basically|simply|simple|easy|"
                         r"roughly|always|usually|normally|then|in\s+this\s+order|the\s+same\s+way|every\s+time|"
                         r"(?:every|each|once\s+a)\s+\w+|"
                         r"each\s+time|(?:i|we|you)(?:\s+(?:always|usually|normally|just))?(?:\s+(?:do|follow|use|go\s+"

@@ -19,7 +19,7 @@ ARROW = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*")
 # words after which the task is named in a lead: "routine to …", "drill for when I …", "checklist before I …"
 _TASK_INTRO = re.compile(
     # "to / for <task>" opening a sentence; "when it comes to <task>"; "I <task> like this / the same way"
-    r"(?:^|(?<=[:.!]\s))(?:to|for)\s+(?=\w)|\bwhen\s+it\s+comes\s+to\s+|\b(?:works|worked\s+out)\s+for\s+me\s+"
+    r"(?:^|(?<=[:.!,]\s)|(?<=\bso\s)|(?<=\bok\s)|(?<=\bokay\s)|(?<=\bwell\s)|(?<=\banyway\s))(?:to|for)\s+(?=\w)|\bwhen\s+it\s+comes\s+to\s+|\b(?:works|worked\s+out)\s+for\s+me\s+"
     r"(?:to|when\s+(?:i|we))\s+|"
     r"^(?=[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
     # "my fish tank cleaning process", "I clean the fish tank every Sunday:"
@@ -42,7 +42,7 @@ LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workfl
 _FILLER_TASK = re.compile(r"^(?:handle|manage|deal\s+with|do|tackle|approach)\s+(?:it|things|this)\s+(?:when(?:ever)?|"
                           r"if)\s+(?:i|we)\s+(?:need|have|want|got)\s+to\s+|^(?:need|have|want|got)\s+to\s+", re.I)
 # the lead ends where the task does: a comma aside, "one sec", the verb of "my routine when I X starts with …"
-_TASK_END = re.compile(r"\s*(?:,|\s(?:routine|process|procedure|workflow|method|system|checklist|ritual|steps|recipe|drill)\b|\s(?:every|each|once\s+a)\s+\w+\s*:|:|\s=\s|\s(?:i|we|you)\s(?=\w)|\s(?:first|then)\b|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
+_TASK_END = re.compile(r"\s*(?:,|\sit'?s\b|\s(?:routine|process|procedure|workflow|method|system|checklist|ritual|steps|recipe|drill)\b|\s(?:every|each|once\s+a)\s+\w+\s*:|:|\s=\s|\s(?:i|we|you)\s(?=\w)|\s(?:first|then)\b|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
                        r"with|by|as))?|\b(?:bear\s+with|hang\s+on)\b|\bthe\s+same\s+way\b|\blike\s+this\b|\bas\s+follows\b"
                        r"|\bin\s+(?:\w+\s+)?steps\b).*$", re.I | re.S)
 PAST_HABIT = re.compile(r"\b(?:used\s+to|no\s+longer|not\s+any\s?more|gave\s+up|stopped\s+(?:doing|using))\b", re.I)
