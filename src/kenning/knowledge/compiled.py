@@ -21,7 +21,7 @@ from kenning.sources.timestamps import format_utc, parse_utc
 from kenning.store import compiled as csql
 from kenning.store import knowledge as ksql
 from kenning.store import knowledge_query as kq
-from kenning.upkeep.edge_gate import EdgeGate, gated_neighbors
+from kenning.knowledge.edge_gate import EdgeGate, gated_neighbors
 
 STALE_REASONS = ("node_changed", "relationships_changed", "provenance_changed", "renderer_changed")
 

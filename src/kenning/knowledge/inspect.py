@@ -131,7 +131,7 @@ def confidence(conn: apsw.Connection, config: Config, ref: str, *, now: str, lim
 
 def connected_nodes(conn: apsw.Connection, config: Config, ref: str, *, now: str, limit: int | None = None,
                     audience: str = "person") -> dict:
-    from kenning.upkeep.edge_gate import EdgeGate
+    from kenning.knowledge.edge_gate import EdgeGate
 
     node = resolve_node(conn, ref)
     cap = min(limit or config.inspect.connected_limit, config.inspect.connected_limit)
@@ -187,7 +187,7 @@ def tag_explanation(conn: apsw.Connection, config: Config, ref: str, *, now: str
 def entity_knowledge_brief(conn: apsw.Connection, config: Config, ref: str, *, now: str,
                            limit: int | None = None, audience: str = "person") -> dict:
     from kenning.retrieve.brief import knowledge_brief
-    from kenning.upkeep.edge_gate import EdgeGate
+    from kenning.knowledge.edge_gate import EdgeGate
 
     brief = knowledge_brief(conn, config, ref, now=now, gate=EdgeGate(conn, config, audience))
     return _result("entity_knowledge_brief", brief.text, brief.as_dict())
