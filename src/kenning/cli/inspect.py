@@ -47,7 +47,7 @@ def inspect_command(
 ) -> None:
     """Inspect the knowledge store (§41.2 inspect_knowledge): why a node is there, how sure, what it connects to."""
     from kenning.knowledge.errors import KnowledgeError
-    from kenning.knowledge.inspect import InspectError, inspect_knowledge
+    from kenning.retrieve.inspect import InspectError, inspect_knowledge
 
     now = _now(as_of)
     with open_vault(db, config, readonly=True) as v:
@@ -199,7 +199,7 @@ def constellation_command(
 ) -> None:
     """The scene around an entity (§42A.4.5 WorkContextConstellation): primary entities, goals, obligations,
     recent changes, unresolved items."""
-    from kenning.knowledge.compiled import constellation
+    from kenning.retrieve.constellation import constellation
     from kenning.knowledge.errors import KnowledgeError
 
     now = _now(as_of)
