@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, llm_mode, open_vault, out, print_json
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, fail, llm_mode, open_vault, out, print_json
 
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Freeze the clock (ISO-8601) for this command.")]
 

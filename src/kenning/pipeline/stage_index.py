@@ -47,7 +47,6 @@ class SearchIndex:
     title = "search index"
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
-        cfg = ctx.config.retrieval
         counts: Counter = Counter()
         changed: list[int] = []
         removed: list[int] = []
