@@ -402,7 +402,7 @@ class _Steps:
 
     # -- surviving entities: names used only in the forgotten messages ------------------------------------------
     def entity_aliases(self) -> None:
-        from kenning.pipeline.stage_index import norm_name
+        from kenning.detect.keys import norm_name
 
         conn = self.conn
         n = 0

@@ -275,7 +275,7 @@ def forgotten_needles(conn: apsw.Connection, width: int = 32) -> list[str]:
 def edge_candidates(conn: apsw.Connection, deleted_nodes: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
     """Edges that touch a deleted node or whose payload names a forgotten message or assertion, as
     (edge mutation key, edge row)."""
-    from kenning.knowledge.docs import edge_key
+    from kenning.store.mutation_keys import edge_key
     from kenning.store import knowledge as ksql
 
     got = rows(conn, expand(
