@@ -297,8 +297,8 @@ class Vault:
 
     def inspect(self, query_type: str, *, node: str | None = None, query: str | None = None,
                 limit: int | None = None, now: str | None = None) -> dict[str, Any]:
-        """§41.2 inspect_knowledge (see :mod:`kenning.knowledge.inspect`); reads only."""
-        from kenning.knowledge.inspect import inspect_knowledge
+        """§41.2 inspect_knowledge (see :mod:`kenning.retrieve.inspect`); reads only."""
+        from kenning.retrieve.inspect import inspect_knowledge
 
         return inspect_knowledge(self.conn, self.config, query_type, now=now or Clock(None).now(), node=node,
                                  query=query, limit=limit)

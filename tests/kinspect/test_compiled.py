@@ -10,12 +10,12 @@ import json
 import pytest
 
 from kenning.config.loader import load_config
-from kenning.knowledge.compiled import (compiled_truth, constellation, node_hash, provenance_hash,
-                                        relationship_hash)
+from kenning.knowledge.compiled import compiled_truth, node_hash, provenance_hash, relationship_hash
 from kenning.knowledge.digest import DigestError, weekly_digest
 from kenning.knowledge.ops import Evidence, KnowledgeWrite
 from kenning.knowledge.writer import KnowledgeWriter
 from kenning.pipeline.clock import Clock
+from kenning.retrieve.constellation import constellation
 from kenning.store import compiled as csql
 from kenning.store.connection import open_store
 

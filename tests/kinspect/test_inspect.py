@@ -9,7 +9,7 @@ import json
 import pytest
 
 from kenning.config.loader import load_config
-from kenning.knowledge.inspect import QUERY_TYPES, InspectError, inspect_knowledge
+from kenning.retrieve.inspect import QUERY_TYPES, InspectError, inspect_knowledge
 from kenning.store.connection import open_store
 
 from knowledge.delivery_fixtures import NOW

@@ -15,7 +15,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from kenning.config.loader import load_config
-from kenning.knowledge.inspect import inspect_knowledge
+from kenning.retrieve.inspect import inspect_knowledge
 from kenning.retrieve.brief import knowledge_brief
 from kenning.store.connection import open_store
 from tests.conftest import SRC

@@ -9,9 +9,10 @@ import pytest
 
 from kenning.api import Vault
 from kenning.cli.demo import sample_path
-from kenning.knowledge.compiled import compiled_truth, constellation
+from kenning.knowledge.compiled import compiled_truth
+from kenning.retrieve.constellation import constellation
 from kenning.knowledge.digest import weekly_digest
-from kenning.knowledge.inspect import inspect_knowledge
+from kenning.retrieve.inspect import inspect_knowledge
 from kenning.store.readonly_sql import limits_of, run_readonly_sql
 
 AS_OF = "2024-06-01T00:00:00.000Z"

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from kenning.knowledge.compiled import compiled_truth
-from kenning.knowledge.inspect import inspect_knowledge
+from kenning.retrieve.inspect import inspect_knowledge
 from kenning.knowledge.ops import KnowledgeWrite, UpdateEdge, UpdateNode
 from kenning.knowledge.read import node_view
 from kenning.knowledge.writer import KnowledgeWriter

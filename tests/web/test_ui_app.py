@@ -46,6 +46,32 @@ def test_csrf_and_origin_checks(ui_vault):
     assert r.status_code == 303 and "undo%20refused" in r.headers["location"]
 
 
+def test_every_review_action_refuses_through_one_skeleton(ui_vault):
+    """The six review POSTs share one route skeleton (L7): each checks CSRF, and each refusal comes back to the review
+    page (or to the form's ``back``) as a message, never a 500, with nothing written."""
+    app = create_app(ui_vault, now=AS_OF)
+    c = TestClient(app)
+    tok = app.state.web.csrf_token
+    paths = ("/review/node", "/review/bundle", "/review/merge", "/review/undo", "/review/conflict", "/review/link")
+    for path in paths:
+        assert c.post(path, data={}).status_code == 403, path
+    before = ui_vault.read_bytes()
+    cases = [("/review/node", {"action": "bogus", "node": "Sam"}, "unknown%20action%20%27bogus%27"),
+             ("/review/node", {"action": "confirm", "node": "no-such-node-anywhere"}, "confirm%20refused"),
+             ("/review/bundle", {"action": "bogus", "ref": "x"}, "unknown%20action"),
+             ("/review/merge", {"action": "merge", "ref": "no-such-pair"}, "merge%20refused"),
+             ("/review/conflict", {"edge": "nope", "keep": "both"}, "resolve%20refused%3A%20conflict%20%27nope%27%20is%20unknown"),
+             ("/review/link", {"link": "nope", "decision": "maybe"}, "unknown%20decision"),
+             ("/review/link", {"link": "nope", "decision": "accept"}, "accept%20refused%3A%20link%20%27nope%27%20is%20unknown")]
+    for path, data, said in cases:
+        r = c.post(path, data={**data, "csrf": tok}, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"].startswith("/review?msg="), (path, r.headers)
+        assert said in r.headers["location"], (path, r.headers["location"])
+    r = c.post("/review/node", data={"action": "bogus", "csrf": tok, "back": "/self"}, follow_redirects=False)
+    assert r.headers["location"].startswith("/self?msg=")
+    assert ui_vault.read_bytes() == before
+
+
 def test_pages_send_a_strict_csp_and_read_only_pages_do_not_write(ui_vault):
     before = ui_vault.stat().st_mtime_ns
     c = TestClient(create_app(ui_vault, now=AS_OF))

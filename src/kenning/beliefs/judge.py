@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Callable, Literal, Protocol
 
 import orjson

@@ -97,7 +97,7 @@ def predicate_lane(conn: apsw.Connection, ws: str, words: list[str]) -> list[str
 def entity_names(conn: apsw.Connection, query: str, config: Config) -> list[str]:
     """Canonical names of the entities the question names, through the search index's name table (canonical
     names, aliases, lexicon terms; `kenning.retrieve`'s entity lane reads the same): "my partner" → "Sam"."""
-    from kenning.pipeline.stage_index import norm_name
+    from kenning.detect.keys import norm_name
     from kenning.store import search as search_sql
 
     stop = set(config.retrieval.fts.stopwords) | set(config.beliefs.why.question_words)

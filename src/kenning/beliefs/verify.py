@@ -84,7 +84,6 @@ def m1(conn: apsw.Connection, config: Config, judge: Judge, workspace: str | Non
         results.append({"belief_id": bid, "statement": beliefs[bid]["statement"], "hash_gate": gate, "vote": vote,
                         "rationale": rationale})
     total = len(chosen)
-    judged = total - tally[NOT_CHECKED]
     return {
         "workspace": ws, "sample_size": total, "population": len(ids), "judge": judge.name, "judge_calls": calls,
         "hash_gate_failed": sum(1 for r in results if not r["hash_gate"]), "votes": tally,

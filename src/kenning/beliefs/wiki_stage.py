@@ -410,7 +410,7 @@ class WikiStage:
     def _fill(self, ctx: StageContext, root: Path, run_dir: Path, manifest: dict, text: str, data: bytes,
               inside: bool, manual: bool) -> dict[str, Any]:
         config = ctx.config
-        wcfg, wp = config.beliefs.wiki, config.beliefs.write_path
+        wp = config.beliefs.write_path
         dest = manifest["source"]["raw_path"]
         staged = run_dir / wp.staged_dir
         run_dir.mkdir(parents=True, exist_ok=False)

@@ -1234,8 +1234,8 @@ class _Gen:
         c.selfs(u5, "SS01", "SS23", "SS34")
         c.asst("That sounds exhausting, and it makes sense given the situation at work. Sleep is usually the first "
                "lever — would it help to talk through an evening routine?")
-        u6 = c.user("Agenda for the Weekly Sync: handover of the Project Phoenix docs. Can you write a script that "
-                    "bundles them? We also need to water Blue Garden while Sam is away.")
+        c.user("Agenda for the Weekly Sync: handover of the Project Phoenix docs. Can you write a script that "
+               "bundles them? We also need to water Blue Garden while Sam is away.")
         c.asst("Here's a small script:\n\n```python\nfrom pathlib import Path\nimport zipfile\n\n"
                "class StreamMerger:  # reused from the log tool, just concatenates files\n"
                "    def __init__(self, paths):\n        self.paths = paths\n\n"

@@ -6,6 +6,7 @@ import tempfile
 from collections import Counter
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -212,20 +213,31 @@ def run_demo(db: Path | None, config: Path | None) -> None:
     demo_ui(db, config)
 
 
+def assistant_packet(vault) -> tuple[dict, str, Any] | None:
+    """The sample user's most important person, the question an assistant would ask before talking to them, and the
+    context packet it gets (no model); None when the node store is empty. The short story and the tour both show it."""
+    from kenning.retrieve.context import build_context
+    from kenning.store import knowledge_query as kq
+
+    top = kq.important_people(vault.conn, limit=1)
+    if not top:
+        return None
+    person = top[0]
+    request = f"What should I keep in mind before I talk to {person['canonical_name']}?"
+    return person, request, build_context(vault.conn, vault.config, request, now=AS_OF, entity=person["id"],
+                                          session="demo")
+
+
 def demo_delivery(db: Path | None, config: Path | None) -> None:
     """Issue 19 in the demo: the context packet an assistant would get for the sample user's most important person,
     and that person's knowledge brief. Prints nothing when the node store is empty."""
     from kenning.retrieve.brief import knowledge_brief
-    from kenning.retrieve.context import build_context
-    from kenning.store import knowledge_query as kq
 
     with open_vault(db, config) as vault:
-        top = kq.important_people(vault.conn, limit=1)
-        if not top:
+        got = assistant_packet(vault)
+        if got is None:
             return
-        person = top[0]
-        request = f"What should I keep in mind before I talk to {person['canonical_name']}?"
-        packet = build_context(vault.conn, vault.config, request, now=AS_OF, entity=person["id"], session="demo")
+        person, request, packet = got
         brief = knowledge_brief(vault.conn, vault.config, person["id"], now=AS_OF)
     console.rule("[bold]Knowledge for an assistant (issue 19)")
     console.print(f"your most important person: {person['canonical_name']} ({person['degree']} relations, "

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kenning.cli.common import console, ingest_progress, open_vault, out, user_errors
-from kenning.cli.demo import (AS_OF, CHAT_WHY, DAMAGED, DEMO_QUERIES, SAMPLE, SAMPLE_TRANSCRIPT, sample_path,
-                              sample_wiki_path)
+from kenning.cli.demo import (AS_OF, CHAT_WHY, DAMAGED, DEMO_QUERIES, SAMPLE, SAMPLE_TRANSCRIPT, assistant_packet,
+                              sample_path, sample_wiki_path)
 
 # One line each for capabilities that live in other packages; each returns None when its part is not installed
 # or has nothing to say on the sample, so the story never shows an empty heading.
@@ -133,15 +133,10 @@ def _picture(tl: dict[str, Any], db: Path) -> None:
 
 
 def _assistant(vault) -> None:
-    from kenning.retrieve.context import build_context
-    from kenning.store import knowledge_query as kq
-
-    top = kq.important_people(vault.conn, limit=1)
-    if not top:
+    got = assistant_packet(vault)
+    if got is None:
         return
-    person = top[0]
-    request = f"What should I keep in mind before I talk to {person['canonical_name']}?"
-    packet = build_context(vault.conn, vault.config, request, now=AS_OF, entity=person["id"], session="demo")
+    _person, request, packet = got
     console.rule("[bold]What an assistant gets")
     say(f'$ kenning context "{request}"  ({packet.telemetry["tokens_used"]} tokens, no model)')
     for line in packet.lines[:6]:

@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json, showing
-from kenning.detect.keys import ENTITY_TYPES, collapse
+from kenning.detect.keys import ENTITY_TYPES
+from kenning.detect.lookup import find_entities
 from kenning.store import entities as esql
-from kenning.store.connection import rows
 
 
 def _entity_view(e: dict) -> dict:
@@ -20,17 +20,6 @@ def _entity_view(e: dict) -> dict:
             "mention_count": e["mention_count"], "conversation_count": e["conversation_count"],
             "salience": e["salience_score"], "first_seen_at_utc": e["first_seen_at_utc"],
             "last_seen_at_utc": e["last_seen_at_utc"]}
-
-
-def find_entities(conn, name: str) -> list[dict]:
-    """By canonical name, then alias, then normalized key, then id prefix (all case-insensitive)."""
-    found = esql.entities_by_name(conn, name) or esql.entities_by_alias(conn, name)
-    if not found:
-        found = rows(conn, "SELECT * FROM entities WHERE status='active' AND entity_key=? "
-                           "ORDER BY salience_score DESC, entity_id", (collapse(name),))
-    if not found and len(name) >= 6:
-        found = rows(conn, "SELECT * FROM entities WHERE entity_id LIKE ? ORDER BY entity_id", (name + "%",))
-    return found
 
 
 def _context(text: str, s: int | None, e: int | None, width: int = 60) -> str:

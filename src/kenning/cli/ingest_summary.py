@@ -3,7 +3,6 @@ internal counters with ``--verbose`` (and always in ``--json``)."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from kenning.cli.common import console, out
 

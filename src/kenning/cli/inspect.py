@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, console, fail, llm_mode, open_vault, out, print_json
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, LlmOpt, fail, llm_mode, open_vault, out, print_json
 
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Freeze the clock (ISO-8601) for this command.")]
 
@@ -47,7 +47,7 @@ def inspect_command(
 ) -> None:
     """Inspect the knowledge store (§41.2 inspect_knowledge): why a node is there, how sure, what it connects to."""
     from kenning.knowledge.errors import KnowledgeError
-    from kenning.knowledge.inspect import InspectError, inspect_knowledge
+    from kenning.retrieve.inspect import InspectError, inspect_knowledge
 
     now = _now(as_of)
     with open_vault(db, config, readonly=True) as v:
@@ -199,7 +199,7 @@ def constellation_command(
 ) -> None:
     """The scene around an entity (§42A.4.5 WorkContextConstellation): primary entities, goals, obligations,
     recent changes, unresolved items."""
-    from kenning.knowledge.compiled import constellation
+    from kenning.retrieve.constellation import constellation
     from kenning.knowledge.errors import KnowledgeError
 
     now = _now(as_of)

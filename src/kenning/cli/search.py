@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, console, fail, ingest_progress, open_vault, out, print_json, user_errors
+from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, console, fail, open_vault, out, print_json, user_errors
 
 
 def dedupe_hits(hits: list[dict]) -> list[tuple[dict, int]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import orjson
 import typer
@@ -156,39 +156,38 @@ def history_command(
     if not all_:
         _print_succession(states, len(items))
         return
+    _print_by_fact(items, ("valid", "state", "status", "why", "said", "quote"),
+                   lambda i: (i["why"], (i["said_at"] or "?")[:10], f"“{(i['quote'] or '')[:60]}”"))
+
+
+def _print_by_fact(items: list[dict], columns: tuple[str, ...], rest: Callable[[dict], tuple]) -> None:
+    """One table per (subject, predicate): each row the span, the state ("not " + object for a negative one) and
+    status, then ``rest(item)``'s cells."""
     groups: dict[tuple, list] = {}
     for i in items:
         groups.setdefault((i["subject"], i["predicate"]), []).append(i)
-    for (subj, pred), states in groups.items():
+    for (subj, pred), rows in groups.items():
         t = Table(title=f"{subj} · {pred}", show_edge=False, title_justify="left")
-        for col in ("valid", "state", "status", "why", "said", "quote"):
+        for col in columns:
             t.add_column(col)
-        for i in states:
+        for i in rows:
             obj = i["object"] if i["object"] is not None else "(yes)"
             state = ("not " if i["polarity"] == "negative" else "") + str(obj)
-            t.add_row(*(escape(x) for x in (_span(i), state, i["status"], i["why"], (i["said_at"] or "?")[:10],
-                                             f"“{(i['quote'] or '')[:60]}”")))
+            t.add_row(*(escape(x) for x in (_span(i), state, i["status"], *rest(i))))
         out.print(t)
+
+
+def _said(s: dict) -> str:
+    first, last = (s["first_said"] or "?")[:10], (s["last_said"] or "?")[:10]
+    said = f"{s['mentions']}× {first}" + (f" … {last}" if last != first else "")
+    if s["overridden_mentions"]:
+        said += f" (+{s['overridden_mentions']} out of date)"
+    return said
 
 
 def _print_succession(states: list[dict], n_mentions: int) -> None:
-    groups: dict[tuple, list] = {}
-    for s in states:
-        groups.setdefault((s["subject"], s["predicate"]), []).append(s)
-    for (subj, pred), rows in groups.items():
-        t = Table(title=f"{subj} · {pred}", show_edge=False, title_justify="left")
-        for col in ("valid", "state", "status", "said", "why", "quote"):
-            t.add_column(col)
-        for s in rows:
-            obj = s["object"] if s["object"] is not None else "(yes)"
-            state = ("not " if s["polarity"] == "negative" else "") + str(obj)
-            first, last = (s["first_said"] or "?")[:10], (s["last_said"] or "?")[:10]
-            said = f"{s['mentions']}× {first}" + (f" … {last}" if last != first else "")
-            if s["overridden_mentions"]:
-                said += f" (+{s['overridden_mentions']} out of date)"
-            t.add_row(*(escape(x) for x in (_span(s), state, s["status"], said, s["why"],
-                                             f"“{(s['quote'] or '')[:50]}”")))
-        out.print(t)
+    _print_by_fact(states, ("valid", "state", "status", "said", "why", "quote"),
+                   lambda s: (_said(s), s["why"], f"“{(s['quote'] or '')[:50]}”"))
     if n_mentions > len(states):
         out.print(f"[dim]{n_mentions} mentions in {len(states)} states; --all lists every mention[/]", highlight=False)
 

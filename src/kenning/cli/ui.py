@@ -68,7 +68,7 @@ def _check_bindable(host: str, port: int) -> None:
             s.bind(infos[0][4])
     except OSError as e:
         fail(f"cannot serve on {host}:{port}: {e.strerror or e} — is another `kenning ui` running? try --port "
-             f"{port + 1}" + ("" if host == "127.0.0.1" else f", or an address of this machine for --host"))
+             f"{port + 1}" + ("" if host == "127.0.0.1" else ", or an address of this machine for --host"))
 
 
 def register(app: typer.Typer) -> None:

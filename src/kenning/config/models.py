@@ -1076,7 +1076,7 @@ class KnowledgeBridgeConfig(Strict):
     injection_format: dict[str, Literal["imperative", "conditional", "contextual", "cautionary"]]
     relation_modalities: list[str]
     relation_prefix: Literal["domain_", "learned_"]
-    obligation_qualifiers: list[Literal["at", "since", "until", "during"]]
+    obligation_qualifiers: list[Literal["at", "since", "until", "during"]]  # not read since I75; configs still load
     evidence: dict[Literal["statement", "mention", "other", "assistant", "owner"], str]
     assistant_edge_confidence_cap: float = Field(ge=0, le=1)
 

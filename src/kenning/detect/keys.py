@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from kenning.detect.detectors import canonical_ipv4
@@ -87,3 +88,9 @@ def entity_key(entity_type: str, surface: str, details: dict | None = None, *, u
     if t in ("CVE", "ORCID"):
         return surface.strip().upper()
     return collapse(surface)  # PERSON, ORG, LOCATION, CUSTOM_TERM, PRODUCT, OTHER
+
+
+def norm_name(s: str) -> str:
+    """How entity names are compared with query words: NFKC, casefolded, whitespace collapsed (the search index's
+    name table, the ledger's question lanes and forget all key names so; L5: it was in ``pipeline/stage_index.py``)."""
+    return " ".join(unicodedata.normalize("NFKC", s).casefold().split())

@@ -17,15 +17,14 @@ from typing import Any, Callable
 from rapidfuzz.distance import JaroWinkler
 
 from kenning.detect.keys import entity_key
-from kenning.extract.candidates import Candidate, ObjectRef, SubjectRef, validate
+from kenning.extract.candidates import Candidate, validate
 from kenning.extract.grounding import (EntityIndex, EntityRecord, Grounded, Mention, PredicateTable, Resolution,
                                        Resolver, STRONG_TYPES, SELF_WORDS, final_confidence, grounding_confidence,
                                        normalize_literal, salience_factor)
 from kenning.extract.rules import MessageContext, RuleExtractor
 from kenning.extract.speakers import Speaker, SpeakerResolver
-from kenning.extract.text import exclusion_ranges, excluded_length, mask, sentence_of, strip_determiners
+from kenning.extract.text import exclusion_ranges, excluded_length, mask, strip_determiners
 from kenning.sources.ids import IdFactory
-from kenning.sources.jcs import canonicalize
 
 RAW_VERSION = 1
 

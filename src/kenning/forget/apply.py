@@ -150,7 +150,7 @@ def scrub(conn: apsw.Connection) -> bool:
 
 def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], report: ForgetReport, now: str,
             phrase: str | None, keep_raw: bool = False, retract: Any = None) -> None:
-    conn.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed as rows go (VACUUM then compacts)
+    fsql.secure_delete(conn)  # freed pages are zeroed as rows go (VACUUM then compacts)
     fsql.start_keys(conn)
     fsql.add_keys(conn, "conversation", conversation_ids)
     fsql.collect(conn, "export_ref", "SELECT export_conversation_id FROM conversations WHERE conversation_id IN "
@@ -266,8 +266,7 @@ class _Steps:
                                      "(space = 'nodes' AND item_id IN {node}) OR "
                                      "(space = 'threads' AND item_id IN {thread})")
         fsql.collect(conn, "text_sha", "SELECT text_sha256 FROM vector_items WHERE vid IN {vector}")
-        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for (t,) in conn.execute(fsql.expand(
-            "SELECT text_raw FROM messages WHERE message_id IN {message} AND text_raw IS NOT NULL"))]
+        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in fsql.forgotten_message_texts(conn)]
         fsql.add_keys(conn, "text_sha", shas)
         vids = fsql.vector_vids(conn)
         for name in fsql.vector_table_names(conn):
@@ -403,7 +402,7 @@ class _Steps:
 
     # -- surviving entities: names used only in the forgotten messages ------------------------------------------
     def entity_aliases(self) -> None:
-        from kenning.pipeline.stage_index import norm_name
+        from kenning.detect.keys import norm_name
 
         conn = self.conn
         n = 0
@@ -438,10 +437,7 @@ class _Steps:
         conn = self.conn
         messages = set(fsql.keys(conn, "message"))
         gone, rewritten = [], 0
-        for cand in conn.execute(fsql.expand(
-                "SELECT candidate_id, evidence_json FROM lexicon_term_candidates c WHERE EXISTS (SELECT 1 FROM "
-                "temp.forget_keys k WHERE k.kind = 'message' AND instr(c.evidence_json, k.id) > 0)")).fetchall():
-            cid, ev = cand
+        for cid, ev in fsql.lexicon_candidates_citing_forgotten(conn):
             data = orjson.loads(ev or "{}")
             occ = data.get("occurrences") or []
             left = [o for o in occ if not (isinstance(o, list) and o and o[0] in messages)]
@@ -449,8 +445,7 @@ class _Steps:
                 gone.append(cid)
             elif len(left) != len(occ):
                 data["occurrences"] = left
-                conn.execute("UPDATE lexicon_term_candidates SET evidence_json=? WHERE candidate_id=?",
-                             (orjson.dumps(data).decode(), cid))
+                fsql.set_lexicon_candidate_evidence(conn, cid, orjson.dumps(data).decode())
                 rewritten += 1
         fsql.add_keys(conn, "lexicon_candidate", gone)
         fsql.collect(conn, "lexicon_term", "SELECT term_id FROM lexicon_terms WHERE candidate_id IN "
@@ -565,14 +560,13 @@ def _rewrite_event_log(conn: apsw.Connection, config: Config) -> None:
 
 def _checkpoint(conn: apsw.Connection) -> bool:
     """Copy the WAL into the file and truncate it; False when a reader kept it from finishing."""
-    busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    return busy == 0
+    return fsql.checkpoint_truncate(conn)
 
 
 def scrub_file(conn: apsw.Connection) -> bool:
     """Rewrite the vault so freed pages (and their text) are gone, and empty the WAL (decision P5). True when the
     file itself now holds only the rewritten pages."""
-    conn.execute("PRAGMA secure_delete=ON")
+    fsql.secure_delete(conn)
     if not _checkpoint(conn):
         return False
     vacuum(conn)

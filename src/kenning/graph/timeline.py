@@ -35,7 +35,7 @@ def load_timeline(conn, entity: str | None, config: Any = None) -> dict[str, Any
     """{name, entity_id, windows: [...], states: [...]} for SELF (entity None) or a named entity. Windows come from
     the stored profile when stage 6 made one for this entity, else are computed now (read-only: tiers 1–2 with the
     vault's ``config``, never the model)."""
-    from kenning.cli.entities import find_entities
+    from kenning.detect.lookup import find_entities
     from kenning.detect.entities import self_entity_id
     from kenning.sources.ids import IdFactory
     from kenning.store.connection import rows

@@ -5,6 +5,7 @@ dispatches; miners register themselves here. Keeping the seam this small lets ei
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
@@ -81,7 +82,7 @@ def cues() -> dict[str, Cue]:
 def registered() -> dict[str, Extractor]:
     """Extractors in registration order; importing ``kenning.intake.mining`` registers the miners."""
     try:
-        import kenning.intake.mining  # noqa: F401  (registers on import, when present)
+        importlib.import_module("kenning.intake.mining")  # registers on import, when present
     except ModuleNotFoundError:
         pass
     return dict(EXTRACTORS)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import apsw
 
 from kenning.intake.policy import MemoryModeState
+from kenning.knowledge.incognito import incognito_basis, under_folder as _under
 from kenning.store import intake as isql
 
 
@@ -39,40 +39,10 @@ class IncognitoSet:
         return MemoryModeState.incognito(at, "user", tuple(sorted(self.basis[conversation_id])))
 
 
-def _under(path: str, folder: str) -> bool:
-    """``path`` is the file itself or inside ``folder``; a member of an archive ("export.zip!conversations.json")
-    counts as the archive."""
-    path = path.split("!", 1)[0]
-    try:
-        p, f = Path(path).expanduser().resolve(), Path(folder).expanduser().resolve()
-    except (OSError, RuntimeError):
-        return False
-    return p == f or f in p.parents
-
-
 def incognito_conversations(conn: apsw.Connection, config: Any) -> IncognitoSet:
     """Every rule that makes a conversation incognito: `kenning mode` rules, `ingest --incognito` sources, and the
-    config's ids, title patterns and folders."""
-    cfg = config.intake.incognito
-    out = IncognitoSet()
-    rules = isql.mode_rules(conn)
-    conv_ids = {r["scope_value"] for r in rules if r["scope"] == "conversation"} | set(cfg.conversations)
-    sources = [r["scope_value"] for r in rules if r["scope"] == "source"]
-    patterns = [re.compile(p, re.IGNORECASE) for p in cfg.title_patterns]
-    if not (conv_ids or sources or patterns or cfg.folders):
-        return out  # the common case: no mode set anywhere, nothing to scan
-    for cid, export_id, title in isql.conversation_titles(conn):
-        if cid in conv_ids or (export_id and export_id in conv_ids):
-            out.add(cid, "conversation")
-        if title and any(p.search(title) for p in patterns):
-            out.add(cid, "title_pattern")
-    if sources or cfg.folders:
-        for cid, path in isql.conversation_sources(conn):
-            if any(_under(path, s) for s in sources):
-                out.add(cid, "import")
-            if any(_under(path, f) for f in cfg.folders):
-                out.add(cid, "folder")
-    return out
+    config's ids, title patterns and folders (the rules are read in ``knowledge.incognito``, L1)."""
+    return IncognitoSet(incognito_basis(conn, config))
 
 
 def path_incognito_basis(conn: apsw.Connection, config: Any, paths: list[str]) -> set[str]:

@@ -11,6 +11,7 @@ from typing import Any
 import apsw
 
 from kenning.store import knowledge as ksql
+from kenning.store.mutation_keys import edge_key, is_edge_key, parse_edge_key
 
 NODE_FIELDS = tuple(c for c in ksql.NODE_COLS)
 EDGE_FIELDS = ksql.EDGE_COLS
@@ -21,20 +22,6 @@ _EXP_FIELDS = tuple(c for c in ksql.EXPERIENCE_COLS if c != "target_node_id")
 
 def _clean(d: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     return {k: d[k] for k in fields if d.get(k) is not None}
-
-
-def edge_key(source_id: str, relation_type: str, target_id: str, start_date: str) -> str:
-    """The ``target_id`` of an edge mutation: one string naming the edge's primary key."""
-    return f"{source_id}|{relation_type}|{target_id}|{start_date}"
-
-
-def parse_edge_key(key: str) -> tuple[str, str, str, str]:
-    src, rel, tgt, start = key.split("|", 3)
-    return src, rel, tgt, start
-
-
-def is_edge_key(target_id: str) -> bool:
-    return "|" in target_id
 
 
 # ---- nodes -------------------------------------------------------------------------------------------------

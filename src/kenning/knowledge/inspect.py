@@ -4,12 +4,15 @@
 Inspection only reads: it never writes, never embeds, never triggers extraction (§41; the tests compare the vault
 file's bytes and commit count before and after). The DOC24 turn-level types (injection_history,
 injection_decision, agent_profile, suppression_list) have no data in Kenning and are refused by name (D33).
+
+The dispatcher ``inspect_knowledge`` and the brief it serves are ``retrieve/inspect.py``: the brief is built by
+``retrieve/``, which sits above ``knowledge/`` (L2); the reads here are the node store's own.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any
 
 import apsw
 
@@ -26,27 +29,6 @@ NOT_IN_KENNING = ("injection_history", "injection_decision", "agent_profile", "s
 
 class InspectError(ValueError):
     """A request inspect_knowledge cannot answer (unknown type, missing node or query); the message says why."""
-
-
-def inspect_knowledge(conn: apsw.Connection, config: Config, query_type: str, *, now: str, node: str | None = None,
-                      query: str | None = None, limit: int | None = None,
-                      vectors: bool | None = None, audience: str = "person") -> dict[str, Any]:
-    """``audience``: ``person`` (the CLI) or ``agent`` (MCP): how promoted edges are read (§42A.2.12A, G64)."""
-    if query_type in NOT_IN_KENNING:
-        raise InspectError(f"{query_type} describes an assistant's injection turns, which Kenning does not keep; "
-                           f"use one of: {', '.join(QUERY_TYPES)}")
-    fn = _TYPES.get(query_type)
-    if fn is None:
-        raise InspectError(f"unknown query type {query_type!r}; use one of: {', '.join(QUERY_TYPES)}")
-    if query_type == "search_knowledge":
-        if not (query or node or "").strip():
-            raise InspectError("search_knowledge needs a query")
-        return search_knowledge(conn, config, (query or node or "").strip(), limit=limit, vectors=vectors)
-    if not node:
-        raise InspectError(f"{query_type} needs a node (id, id prefix, name or alias)")
-    if fn in (node_detail, connected_nodes, entity_knowledge_brief):
-        return fn(conn, config, node, now=now, limit=limit, audience=audience)
-    return fn(conn, config, node, now=now, limit=limit)
 
 
 def _result(query_type: str, summary: str, data: dict[str, Any], actions: list[str] | None = None) -> dict[str, Any]:
@@ -131,7 +113,7 @@ def confidence(conn: apsw.Connection, config: Config, ref: str, *, now: str, lim
 
 def connected_nodes(conn: apsw.Connection, config: Config, ref: str, *, now: str, limit: int | None = None,
                     audience: str = "person") -> dict:
-    from kenning.upkeep.edge_gate import EdgeGate
+    from kenning.knowledge.edge_gate import EdgeGate
 
     node = resolve_node(conn, ref)
     cap = min(limit or config.inspect.connected_limit, config.inspect.connected_limit)
@@ -182,15 +164,6 @@ def tag_explanation(conn: apsw.Connection, config: Config, ref: str, *, now: str
         summary = (f"{_label(node)}: no tags (conflict score {b['conflict_score']:.3f} ≤ {conflict.caution_above}, "
                    f"fresh)")
     return _result("tag_explanation", summary, data)
-
-
-def entity_knowledge_brief(conn: apsw.Connection, config: Config, ref: str, *, now: str,
-                           limit: int | None = None, audience: str = "person") -> dict:
-    from kenning.retrieve.brief import knowledge_brief
-    from kenning.upkeep.edge_gate import EdgeGate
-
-    brief = knowledge_brief(conn, config, ref, now=now, gate=EdgeGate(conn, config, audience))
-    return _result("entity_knowledge_brief", brief.text, brief.as_dict())
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -254,10 +227,3 @@ def search_knowledge(conn: apsw.Connection, config: Config, query: str, *, limit
                                                                   for h in hits[:5])) if hits else \
         f"no node matches {query!r}"
     return _result("search_knowledge", summary, {"query": query, "hits": hits, "truncated": len(ids) > cap})
-
-
-_TYPES: dict[str, Callable[..., dict[str, Any]]] = {
-    "node_detail": node_detail, "provenance_chain": provenance_chain, "experience_record": experience_record,
-    "confidence_breakdown": confidence, "connected_nodes": connected_nodes, "tag_explanation": tag_explanation,
-    "entity_knowledge_brief": entity_knowledge_brief, "search_knowledge": search_knowledge,
-}

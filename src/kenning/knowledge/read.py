@@ -64,7 +64,7 @@ def verify_entry(conn: apsw.Connection, entry: dict[str, Any]) -> str:
 def node_view(conn: apsw.Connection, config: Config, text: str, *, now: str, commits: int = 10,
               audience: str = "person") -> dict[str, Any]:
     """``audience``: how promoted edges are read (§42A.2.12A, G64): ``person`` for the CLI and the local UI."""
-    from kenning.upkeep.edge_gate import EdgeGate
+    from kenning.knowledge.edge_gate import EdgeGate
 
     node = resolve_node(conn, text)
     b = current_breakdown(conn, config, node, now)

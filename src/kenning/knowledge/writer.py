@@ -55,6 +55,17 @@ def normalize_alias(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+def patched_payload(payload: dict[str, Any] | None, payload_set: dict[str, Any] | None) -> dict[str, Any]:
+    """A copy of ``payload`` with ``payload_set``'s top-level keys set; a None value removes its key (ops.py)."""
+    out = dict(payload or {})
+    for k, v in (payload_set or {}).items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
 @dataclass
 class CommitResult:
     commit_id: str | None
@@ -273,12 +284,7 @@ class KnowledgeWriter:
             doc["canonical_name"] = op.canonical_name.strip()
             self._add_alias(doc, AliasIn(alias=op.canonical_name, alias_type="name", confidence=1.0))
         if op.payload is not None or op.payload_set:
-            payload = dict(op.payload if op.payload is not None else doc.get("payload") or {})
-            for k, v in (op.payload_set or {}).items():
-                if v is None:
-                    payload.pop(k, None)
-                else:
-                    payload[k] = v
+            payload = patched_payload(op.payload if op.payload is not None else doc.get("payload"), op.payload_set)
             checked = validate_payload(doc["node_kind"], payload)
             pend.warnings.extend(f"{op.id}: {w}" for w in checked.warnings)
             doc["payload"] = checked.payload
@@ -329,12 +335,7 @@ class KnowledgeWriter:
                 doc["canonical_name"] = op.canonical_name.strip()
                 self._add_alias(doc, AliasIn(alias=op.canonical_name, alias_type="name", confidence=1.0))
             if op.payload_set:
-                payload = dict(doc.get("payload") or {})
-                for k, v in op.payload_set.items():
-                    if v is None:
-                        payload.pop(k, None)
-                    else:
-                        payload[k] = v
+                payload = patched_payload(doc.get("payload"), op.payload_set)
                 checked = validate_payload(doc["node_kind"], payload, user_confirmed_literals=True)
                 doc["payload"] = checked.payload
             doc["alpha"], doc["beta"] = apply_evidence(doc["alpha"], doc["beta"], "taught_by_user", cfg=ccfg)
@@ -461,13 +462,7 @@ class KnowledgeWriter:
         if op.confidence is not None:
             doc["confidence"] = op.confidence
         if op.payload_set:
-            payload = dict(doc.get("payload") or {})
-            for k, v in op.payload_set.items():
-                if v is None:
-                    payload.pop(k, None)
-                else:
-                    payload[k] = v
-            doc["payload"] = payload
+            doc["payload"] = patched_payload(doc.get("payload"), op.payload_set)
 
     def _op_merge_nodes(self, op: MergeNodes, pend: _Pending, now: str) -> None:
         if op.survivor_id == op.merged_id:

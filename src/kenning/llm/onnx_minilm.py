@@ -15,6 +15,7 @@ Decisions M16–M19.
 
 from __future__ import annotations
 
+import importlib
 import hashlib
 import json
 import os
@@ -50,7 +51,7 @@ class OnnxExportError(EmbeddingError):
 
 def onnxruntime_available() -> bool:
     try:
-        import onnxruntime  # noqa: F401
+        importlib.import_module("onnxruntime")
     except ImportError:
         return False
     return True

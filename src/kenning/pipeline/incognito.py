@@ -53,13 +53,13 @@ class IncognitoSkip:
 
 def incognito_skip(ctx: Any) -> IncognitoSkip:
     """The conversations this run must not derive anything from (every rule of I10)."""
-    from kenning.intake.modes import incognito_conversations
+    from kenning.knowledge.incognito import incognito_basis
 
-    found = incognito_conversations(ctx.conn, ctx.config)
-    skip = IncognitoSkip(frozenset(found.basis), ctx.conn)
+    skip = IncognitoSkip(frozenset(incognito_basis(ctx.conn, ctx.config)), ctx.conn)
     if _purge_due(ctx, skip):
         # a rule set since the last purge (a config pattern, a folder): what was derived goes before this stage
-        # derives anything, so no stage reads rows the mode forbids
+        # derives anything, so no stage reads rows the mode forbids. The one upward import of the layers (L6):
+        # the purge runs the forget registry, which knows every derived table.
         from kenning.intake.modes import purge_incognito
 
         skip.purged = purge_incognito(ctx)

@@ -12,23 +12,18 @@ the forward index (``search_doc_terms``, R51) and each token's document count (`
 from __future__ import annotations
 
 import datetime as dt
-import unicodedata
 from collections import Counter
 from typing import Any
 
 import orjson
 
+from kenning.detect.keys import norm_name
 from kenning.llm.errors import EmbeddingError, LLMEndpointError
 from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
 from kenning.retrieve.docs import content_hash, doc_fields, entity_fields
 from kenning.retrieve.when import event_time
 from kenning.store import search as search_sql
-
-
-def norm_name(s: str) -> str:
-    """How entity names are compared with query words: NFKC, casefolded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", s).casefold().split())
 
 
 def _owner_names(key: str | None, name: str, self_names: list[str]) -> list[str]:
@@ -47,7 +42,6 @@ class SearchIndex:
     title = "search index"
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
-        cfg = ctx.config.retrieval
         counts: Counter = Counter()
         changed: list[int] = []
         removed: list[int] = []

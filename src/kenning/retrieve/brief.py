@@ -19,7 +19,7 @@ from kenning.retrieve.delivery import Deadline, as_utc, hint, relation_label, to
 from kenning.retrieve.graph_query import entity, goal_line, goals_for, rank_goals
 from kenning.sources.timestamps import parse_utc
 from kenning.store import knowledge_query as kq
-from kenning.upkeep.edge_gate import EdgeGate, gated_ended_edges, gated_neighbors
+from kenning.knowledge.edge_gate import EdgeGate, gated_ended_edges, gated_neighbors
 
 _OWN_SECTION = {"goal", "obligation", "domain_concept", "procedure", "standing_procedure"}
 # (key, label) in reading order; the order is also the order items are added each round.

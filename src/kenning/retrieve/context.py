@@ -18,7 +18,7 @@ import apsw
 
 from kenning.config import Config
 from kenning.intake.modes import incognito_only_nodes
-from kenning.upkeep.edge_gate import EdgeGate, gated_neighbors
+from kenning.knowledge.edge_gate import EdgeGate, gated_neighbors
 from kenning.knowledge.writer import normalize_alias
 from kenning.retrieve.delivery import (Deadline, Resolution, as_utc, flag_of, flagged, fts_expression, hint,
                                       resolve_request, tokens, words)

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import apsw
 
 from kenning.config import Config
-from kenning.upkeep.edge_gate import EdgeGate, gated_neighbors
+from kenning.knowledge.edge_gate import EdgeGate, gated_neighbors
 from kenning.knowledge.contracts import description_of
 from kenning.knowledge.errors import KnowledgeError
 from kenning.knowledge.read import current_breakdown, resolve_node

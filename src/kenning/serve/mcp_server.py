@@ -86,7 +86,7 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         from kenning.beliefs.why import WhyError
         from kenning.config.loader import ConfigError
         from kenning.knowledge.errors import KnowledgeError
-        from kenning.knowledge.inspect import InspectError
+        from kenning.retrieve.inspect import InspectError
         from kenning.store.connection import StoreError
         from kenning.store.readonly_sql import SqlRefused
 
@@ -220,7 +220,7 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
         result_data and suggested_actions. Reads only."""
         if limit is not None and not 1 <= limit <= MAX_K:
             raise ToolError(f"limit must be between 1 and {MAX_K}, not {limit}")
-        from kenning.knowledge.inspect import inspect_knowledge as inspect_fn
+        from kenning.retrieve.inspect import inspect_knowledge as inspect_fn
 
         at = _now(now)
         with open_ro() as v:

@@ -6,7 +6,6 @@ Pure functions: no SQL, no I/O. ``stage1`` decides what to insert, update or kee
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any

@@ -235,3 +235,13 @@ def best_detector_tiers(conn: apsw.Connection) -> dict[str, str]:
     """entity_id → the detectors of its mentions (callers map them to tiers with detect.detectors.detector_tier)."""
     return dict(conn.execute("SELECT entity_id, group_concat(DISTINCT detector) FROM entity_mentions "
                              "WHERE entity_id IS NOT NULL GROUP BY entity_id"))
+
+
+def entities_by_key(conn: apsw.Connection, key: str) -> list[dict[str, Any]]:
+    """Active entities with this normalized key, most salient first."""
+    return rows(conn, "SELECT * FROM entities WHERE status='active' AND entity_key=? "
+                      "ORDER BY salience_score DESC, entity_id", (key,))
+
+
+def entities_by_id_prefix(conn: apsw.Connection, prefix: str) -> list[dict[str, Any]]:
+    return rows(conn, "SELECT * FROM entities WHERE entity_id LIKE ? ORDER BY entity_id", (prefix + "%",))

@@ -120,6 +120,35 @@ def forgotten_texts(conn: apsw.Connection) -> list[tuple[str]]:
                                "AND title IS NOT NULL")).fetchall()
 
 
+def forgotten_message_texts(conn: apsw.Connection) -> list[str]:
+    """The forgotten messages' texts: their sha256 finds the embedding-cache rows made from them."""
+    return [t for (t,) in conn.execute(expand(
+        "SELECT text_raw FROM messages WHERE message_id IN {message} AND text_raw IS NOT NULL"))]
+
+
+def lexicon_candidates_citing_forgotten(conn: apsw.Connection) -> list[tuple[str, str | None]]:
+    """(candidate_id, evidence_json) of the lexicon term candidates whose evidence names a forgotten message."""
+    return conn.execute(expand(
+        "SELECT candidate_id, evidence_json FROM lexicon_term_candidates c WHERE EXISTS (SELECT 1 FROM "
+        "temp.forget_keys k WHERE k.kind = 'message' AND instr(c.evidence_json, k.id) > 0)")).fetchall()
+
+
+def set_lexicon_candidate_evidence(conn: apsw.Connection, candidate_id: str, evidence_json: str) -> None:
+    conn.execute("UPDATE lexicon_term_candidates SET evidence_json=? WHERE candidate_id=?",
+                 (evidence_json, candidate_id))
+
+
+def secure_delete(conn: apsw.Connection) -> None:
+    """Freed pages are zeroed as rows go, so deleted text does not linger in the file."""
+    conn.execute("PRAGMA secure_delete=ON")
+
+
+def checkpoint_truncate(conn: apsw.Connection) -> bool:
+    """Copy the WAL into the file and truncate it; False when a reader kept it from finishing."""
+    busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return busy == 0
+
+
 def conversation_summaries(conn: apsw.Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
     """What the preview shows of each conversation: id, title, date, size (shown to the person, never logged)."""
     return rows(conn, "SELECT c.conversation_id, c.title, c.created_at_utc, c.source_kind, "
@@ -246,7 +275,7 @@ def forgotten_needles(conn: apsw.Connection, width: int = 32) -> list[str]:
 def edge_candidates(conn: apsw.Connection, deleted_nodes: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
     """Edges that touch a deleted node or whose payload names a forgotten message or assertion, as
     (edge mutation key, edge row)."""
-    from kenning.knowledge.docs import edge_key
+    from kenning.store.mutation_keys import edge_key
     from kenning.store import knowledge as ksql
 
     got = rows(conn, expand(

@@ -71,18 +71,18 @@ def stored_answer(conn: apsw.Connection, request_sha256: str, from_run_id: str |
     sql = ("SELECT call_id, run_id, response_json, http_status, prompt_tokens, completion_tokens, total_tokens "
            "FROM llm_extraction_calls WHERE request_sha256=? AND mode='live' AND http_status=200 "
            "AND response_json IS NOT NULL AND (error_code IS NULL OR error_code = 'MALFORMED_OUTPUT')")
-    params: list[Any] = [request_sha256]
-    if from_run_id:
-        sql += " AND run_id=?"
-        params.append(from_run_id)
-    sql += " ORDER BY call_timestamp_utc DESC, rowid DESC LIMIT 1"
-    return row(conn, sql, params)
+    return _latest_call(conn, sql, request_sha256, from_run_id)
 
 
 def stored_failure(conn: apsw.Connection, request_sha256: str, from_run_id: str | None = None) -> dict | None:
     """The last logged outcome of a request that never got an answer (transport failure, budget skip)."""
     sql = ("SELECT call_id, run_id, error, error_code FROM llm_extraction_calls WHERE request_sha256=? "
            "AND mode='live'")
+    return _latest_call(conn, sql, request_sha256, from_run_id)
+
+
+def _latest_call(conn: apsw.Connection, sql: str, request_sha256: str, from_run_id: str | None) -> dict | None:
+    """The newest row of ``sql`` (filtered on request_sha256 = ?), within one run when ``from_run_id``."""
     params: list[Any] = [request_sha256]
     if from_run_id:
         sql += " AND run_id=?"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any, Iterable, Sequence
 
 import apsw
@@ -114,8 +115,6 @@ _TOKENIZERS: "weakref.WeakKeyDictionary[apsw.Connection, Any]" = None  # type: i
 def fts_tokenizer(conn: apsw.Connection) -> Any:
     """The search index's own tokenizer (``tokenize='porter unicode61 remove_diacritics 2'``, migration 0061)."""
     global _TOKENIZERS
-    import weakref
-
     if _TOKENIZERS is None:
         _TOKENIZERS = weakref.WeakKeyDictionary()
     tok = _TOKENIZERS.get(conn)
@@ -741,8 +740,6 @@ def _totals(api: apsw.FTS5ExtensionApi) -> str:
 
 def _register_hits(conn: apsw.Connection) -> None:
     global _REGISTERED
-    import weakref
-
     if _REGISTERED is None:
         _REGISTERED = weakref.WeakSet()
     if conn not in _REGISTERED:

@@ -23,6 +23,7 @@ from kenning.knowledge.writer import KnowledgeWriter
 from kenning.sources.timestamps import parse_utc
 from kenning.store import upkeep as usql
 from kenning.upkeep import bundles as B
+from kenning.upkeep.bundles import bundle_from_mentions
 from kenning.upkeep.mentions import Span, compile_patterns, context_window, detect, entity_span_class
 from kenning.upkeep.resolution import Context, Resolver, tier4_item, tier5_candidates
 
@@ -383,37 +384,6 @@ def aggregate_bundles(conn, config, bundle_ids: list[str], verdicts: dict[str, d
         row["salience_score"] = round(row["salience_score"], 6)
         row["hub_penalty"] = round(row["hub_penalty"], 6)
         usql.upsert_bundle(conn, row)
-
-
-def bundle_from_mentions(bid: str, ms: list[dict[str, Any]]) -> B.Bundle:
-    """§42A.2.3 counts of one bundle from its (unsuppressed) mentions, nested groups once; not yet scored."""
-    sup = [m for m in ms if m["polarity"] == "support"]
-    con = [m for m in ms if m["polarity"] == "contradiction"]
-    first = ms[0]
-    src, tgt = B.normalize_pair(first["source_node_id"], first["resolved_node_id"], first["relation_hypothesis"])
-    b = B.Bundle(evidence_bundle_id=bid, source_node_id=src, target_node_id=tgt,
-                 relation_type=first["relation_hypothesis"])
-    b.support_mention_ids = _group_heads(sup)
-    b.contradiction_mention_ids = _group_heads(con)
-    b.support_count = len(b.support_mention_ids)
-    b.contradiction_count = len(b.contradiction_mention_ids)
-    b.distinct_observation_count = len({m["observation_id"] for m in sup})
-    b.distinct_surface_count = len({m["surface"] for m in sup})
-    b.distinct_work_context_count = len({m["work_context_id"] for m in sup if m["work_context_id"]})
-    b.visibility_class = B.most_restrictive(m["visibility_class"] for m in ms)
-    b.last_supported_at = max((m["occurred_at"] for m in sup), default=None)
-    return b
-
-
-def _group_heads(ms: list[dict[str, Any]]) -> list[str]:
-    """One mention id per (observation, span group): a nested span inside its parent adds nothing (§42A.2.3)."""
-    seen, out = set(), []
-    for m in sorted(ms, key=lambda x: x["append_seq"]):
-        key = (m["observation_id"], m["group_id"])
-        if key not in seen:
-            seen.add(key)
-            out.append(m["mention_id"])
-    return out
 
 
 def edge_payload(b: B.Bundle) -> dict[str, Any]:

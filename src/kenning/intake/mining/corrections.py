@@ -4,7 +4,6 @@ the correction restates the same item, its payload is corrected and the correcte
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from kenning.sources.timestamps import parse_utc
 

@@ -18,7 +18,7 @@ from kenning.knowledge.ops import MergeNodes
 from kenning.store import knowledge as ksql
 from kenning.store import upkeep_maintain as msql
 from kenning.upkeep.maintain.context import StepContext
-from kenning.upkeep.maintain.duplicates import Pair, embedding_pairs, kept_apart, propose_pairs
+from kenning.upkeep.maintain.duplicates import embedding_pairs, kept_apart, propose_pairs
 
 _RANK = {"observed": 0, "suggested": 1, "confirmed": 2, "managed": 3}
 

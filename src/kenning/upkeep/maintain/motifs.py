@@ -12,7 +12,6 @@ only closed motifs (no longer motif with the same support contains them) are kep
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections import Counter, defaultdict

@@ -5,6 +5,8 @@ rollback commit; conflicts and links run their side stages (`self-conflicts`, `s
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Callable, Iterator
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
@@ -59,46 +61,73 @@ def _writer(state, vault):
     return KnowledgeWriter(vault.conn, vault.config, clock=Clock(state.now))
 
 
-@router.post("/review/node")
-async def node_feedback(request: Request) -> RedirectResponse:
+class Refused(Exception):
+    """A review action not done; its message goes back to the review page."""
+
+
+@contextmanager
+def _refusing(what: str, errors: tuple[type[BaseException], ...] = (KnowledgeError, ValueError)) -> Iterator[None]:
+    try:
+        yield
+    except errors as e:
+        raise Refused(f"{what} refused: {e}") from e
+
+
+Done = tuple[str, dict[str, str]]   # where to go back to, and the query parameters (msg, undo) to show there
+
+
+def _action(path: str) -> Callable[[Callable[..., Done]], Callable[..., Done]]:
+    """The skeleton every review POST shares: the CSRF check, then the action (which opens its writable vault),
+    then back to the page — to the action's target with its message, or to /review with the refusal."""
+    def register(act: Callable[..., Done]) -> Callable[..., Done]:
+        async def route(request: Request) -> RedirectResponse:
+            state = request.app.state.web
+            form = await request.form()
+            check_csrf(state, form)
+            try:
+                target, params = act(state, form)
+            except Refused as e:
+                return _back(request, form, "/review", msg=str(e))
+            return _back(request, form, target, **params)
+
+        route.__name__, route.__doc__ = act.__name__, act.__doc__
+        router.post(path)(route)
+        return act
+    return register
+
+
+@_action("/review/node")
+def node_feedback(state, form) -> Done:
     from kenning.knowledge.ops import Feedback, KnowledgeWrite
     from kenning.knowledge.read import resolve_node
 
-    state = request.app.state.web
-    form = await request.form()
-    check_csrf(state, form)
     action, ref = str(form.get("action") or ""), str(form.get("node") or "")
     if action not in ("confirm", "reject", "correct"):
-        return _back(request, form, "/review", msg=f"unknown action {action!r}")
+        raise Refused(f"unknown action {action!r}")
     name = (str(form.get("name") or "").strip() or None) if action == "correct" else None
     reason = str(form.get("reason") or "").strip() or None
-    with state.writer() as vault:
-        try:
-            target = resolve_node(vault.conn, ref)
-            req = KnowledgeWrite(source_event=f"user:{action}", change_summary=f"{action} {target['canonical_name']!r} "
-                                 "(web UI)" + (f": {reason}" if reason else ""),
-                                 ops=[Feedback(id=target["id"], action=action, reason=reason, canonical_name=name)])
-            res = _writer(state, vault).write(req)
-        except (KnowledgeError, ValueError) as e:
-            return _back(request, form, "/review", msg=f"{action} refused: {e}")
-    return _back(request, form, f"/node/{target['id']}", undo=res.commit_id or "",
-                 msg=f"{action}ed {target['canonical_name']} (commit {(res.commit_id or '')[:12]})")
+    with state.writer() as vault, _refusing(action):
+        target = resolve_node(vault.conn, ref)
+        req = KnowledgeWrite(source_event=f"user:{action}", change_summary=f"{action} {target['canonical_name']!r} "
+                             "(web UI)" + (f": {reason}" if reason else ""),
+                             ops=[Feedback(id=target["id"], action=action, reason=reason, canonical_name=name)])
+        res = _writer(state, vault).write(req)
+    return f"/node/{target['id']}", {"undo": res.commit_id or "",
+                                     "msg": f"{action}ed {target['canonical_name']} "
+                                            f"(commit {(res.commit_id or '')[:12]})"}
 
 
-@router.post("/review/bundle")
-async def bundle_verdict(request: Request) -> RedirectResponse:
+@_action("/review/bundle")
+def bundle_verdict(state, form) -> Done:
     """approve / reject one evidence bundle through `Vault.review()` (once on main); a knowledge commit, so the
     undo button rolls it back like any other."""
-    state = request.app.state.web
-    form = await request.form()
-    check_csrf(state, form)
     action, ref = str(form.get("action") or ""), str(form.get("ref") or "")
     if action not in ("approve", "reject"):
-        return _back(request, form, "/review", msg=f"unknown action {action!r}")
+        raise Refused(f"unknown action {action!r}")
     with state.writer() as vault:
         if not hasattr(vault, "review"):
-            return _back(request, form, "/review", msg="the evidence-bundle review is not on this version yet")
-        try:
+            raise Refused("the evidence-bundle review is not on this version yet")
+        with _refusing(action):
             if str(form.get("kind") or "") == "entity_creation_candidate":   # a new entity: create it or dismiss
                 resolution = "create_new" if action == "approve" else "dismiss"
                 extra = {"reason": "noise"} if resolution == "dismiss" else {}   # the seed's dismissal reasons
@@ -106,38 +135,24 @@ async def bundle_verdict(request: Request) -> RedirectResponse:
             else:
                 args = {"reason": "rejected in the web UI"} if action == "reject" else {}
                 receipt = vault.review(action, ref, as_of=state.now, **args)
-        except (KnowledgeError, ValueError) as e:
-            return _back(request, form, "/review", msg=f"{action} refused: {e}")
-    return _back(request, form, "/review", undo=str(receipt.get("commit_id") or ""), msg=f"{action}d {ref[:12]}")
+    return "/review", {"undo": str(receipt.get("commit_id") or ""), "msg": f"{action}d {ref[:12]}"}
 
 
-@router.post("/review/merge")
-async def merge_answer(request: Request) -> RedirectResponse:
+@_action("/review/merge")
+def merge_answer(state, form) -> Done:
     """Merge one near-duplicate pair (a knowledge commit: the undo button rolls it back) or keep the two apart."""
-    state = request.app.state.web
-    form = await request.form()
-    check_csrf(state, form)
     action, ref = str(form.get("action") or ""), str(form.get("ref") or "")
-    with state.writer() as vault:
-        try:
-            receipt = vault.resolve_merge(ref, action, as_of=state.now)
-        except (KnowledgeError, ValueError) as e:
-            return _back(request, form, "/review", msg=f"{action} refused: {e}")
-    return _back(request, form, "/review", undo=str(receipt.get("commit_id") or ""), msg=receipt["detail"])
+    with state.writer() as vault, _refusing(action):
+        receipt = vault.resolve_merge(ref, action, as_of=state.now)
+    return "/review", {"undo": str(receipt.get("commit_id") or ""), "msg": receipt["detail"]}
 
 
-@router.post("/review/undo")
-async def undo(request: Request) -> RedirectResponse:
-    state = request.app.state.web
-    form = await request.form()
-    check_csrf(state, form)
+@_action("/review/undo")
+def undo(state, form) -> Done:
     commit = str(form.get("commit") or "")
-    with state.writer() as vault:
-        try:
-            res = _writer(state, vault).rollback(commit, reason="undone in the web UI")
-        except (KnowledgeError, ValueError) as e:
-            return _back(request, form, "/review", msg=f"undo refused: {e}")
-    return _back(request, form, "/review", msg=f"undone: commit {commit[:12]} rolled back by {(res.commit_id or '')[:12]}")
+    with state.writer() as vault, _refusing("undo"):
+        res = _writer(state, vault).rollback(commit, reason="undone in the web UI")
+    return "/review", {"msg": f"undone: commit {commit[:12]} rolled back by {(res.commit_id or '')[:12]}"}
 
 
 def _side(state, vault, name: str, inputs: dict):
@@ -149,44 +164,36 @@ def _side(state, vault, name: str, inputs: dict):
                      args={**inputs, "as_of": state.now, "llm": "none", "via": "web"}, llm_mode="none")
 
 
-@router.post("/review/conflict")
-async def conflict(request: Request) -> RedirectResponse:
-    state = request.app.state.web
-    form = await request.form()
-    check_csrf(state, form)
-    edge, keep = str(form.get("edge") or ""), str(form.get("keep") or "")
+@_action("/review/conflict")
+def conflict(state, form) -> Done:
     from kenning.store import selfbeliefs as sb_sql
 
+    edge, keep = str(form.get("edge") or ""), str(form.get("keep") or "")
     with state.writer() as vault:
         e = sb_sql.get_edge_by_id(vault.conn, edge) if edge else None
         if e is None or e["status"] != "active":
-            return _back(request, form, "/review", msg=f"resolve refused: conflict {edge[:8]!r} is "
-                         + ("unknown" if e is None else f"already {e['status']}"))
-        try:
+            raise Refused(f"resolve refused: conflict {edge[:8]!r} is "
+                          + ("unknown" if e is None else f"already {e['status']}"))
+        # the stage's refusal (unknown or already resolved conflict) is shown, not a 500
+        with _refusing("resolve", (Exception,)):
             _side(state, vault, "self-conflicts", {"edge_id": edge, "all": False, "method": "user_override",
                                                    "keep": keep})
-        except Exception as e:   # the stage's refusal (unknown or already resolved conflict), shown, not a 500
-            return _back(request, form, "/review", msg=f"resolve refused: {e}")
-    return _back(request, form, "/review", msg=f"conflict {edge[:8]} resolved (kept {'both' if keep == 'both' else keep[:8]})")
+    return "/review", {"msg": f"conflict {edge[:8]} resolved (kept {'both' if keep == 'both' else keep[:8]})"}
 
 
-@router.post("/review/link")
-async def link(request: Request) -> RedirectResponse:
-    state = request.app.state.web
-    form = await request.form()
-    check_csrf(state, form)
-    link_id, decision = str(form.get("link") or ""), str(form.get("decision") or "")
-    if decision not in ("accept", "reject"):
-        return _back(request, form, "/review", msg=f"unknown decision {decision!r}")
+@_action("/review/link")
+def link(state, form) -> Done:
     from kenning.store import selfbeliefs as sb_sql
 
+    link_id, decision = str(form.get("link") or ""), str(form.get("decision") or "")
+    if decision not in ("accept", "reject"):
+        raise Refused(f"unknown decision {decision!r}")
     with state.writer() as vault:
         lk = sb_sql.get_link_by_id(vault.conn, link_id) if link_id else None
         if lk is None or lk["status"] != "pending":
-            return _back(request, form, "/review", msg=f"{decision} refused: link {link_id[:8]!r} is "
-                         + ("unknown" if lk is None else f"already {lk['status']}"))
-        try:
+            raise Refused(f"{decision} refused: link {link_id[:8]!r} is "
+                          + ("unknown" if lk is None else f"already {lk['status']}"))
+        # the stage's refusal (unknown or already decided link) is shown, not a 500
+        with _refusing(decision, (Exception,)):
             _side(state, vault, "self-links", {"decisions": [(link_id, decision)]})
-        except Exception as e:   # the stage's refusal (unknown or already decided link), shown, not a 500
-            return _back(request, form, "/review", msg=f"{decision} refused: {e}")
-    return _back(request, form, "/review", msg=f"link {link_id[:8]} {decision}ed")
+    return "/review", {"msg": f"link {link_id[:8]} {decision}ed"}
