@@ -11,6 +11,7 @@ import apsw
 
 from kenning.config import Config
 from kenning.knowledge.read import current_breakdown
+from kenning.sources.timestamps import normalize_to_utc
 from kenning.store import knowledge as ksql
 
 # The vault's own record of a node (the bridge's system entry) is no one saying it.
@@ -27,6 +28,7 @@ def last_said(entries: list[dict[str, Any]]) -> str | None:
 def reading(conn: apsw.Connection, config: Config, node: dict[str, Any], now: str,
             entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """{confidence (decayed, now), beta_mean, last_said (ISO date or None), days_since_said (int or None)}."""
+    now = normalize_to_utc(now) or now   # "2024-03-01T00:00:00Z" → the stored form the confidence math reads
     b = current_breakdown(conn, config, node, now)
     said = last_said(entries if entries is not None else ksql.get_provenance(conn, node["id"]))
     return {"confidence": round(b["confidence"], 3), "beta_mean": round(b["beta_mean"], 3),
