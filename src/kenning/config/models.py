@@ -570,6 +570,7 @@ class Config(Strict):
     mining: "MiningConfig"
     vector_fill: "VectorFillConfig"
     person_context: "PersonContextConfig"
+    maintain_tier4: "MaintainTier4Config"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1605,6 +1606,13 @@ class PersonContextConfig(Strict):
     max_facts: int = Field(ge=0)
     max_threads: int = Field(ge=0)
     max_said: int = Field(ge=0)
+
+
+
+class MaintainTier4Config(Strict):
+    """`kenning maintain`'s Tier 4 step (decision H7): the queued batch, when a model is configured."""
+    enabled: bool
+    limit: int = Field(gt=0)
 
 
 Config.model_rebuild()
