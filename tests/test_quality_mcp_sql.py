@@ -64,7 +64,7 @@ def test_incognito_text_cannot_be_read_and_normal_queries_work(tmp_path, cli):
         "cte_quoted": 'WITH "Messages"(a) AS (SELECT text_raw FROM main.messages) SELECT a FROM "Messages"',
         "subquery": f"SELECT (SELECT count(*) FROM main.messages WHERE text_raw LIKE {like}) FROM nodes LIMIT 1",
         "raw": "SELECT * FROM raw_archive LIMIT 1",
-        "fts": f"SELECT * FROM search_docs LIMIT 1",
+        "fts": "SELECT * FROM search_docs LIMIT 1",
         "schema": "SELECT sql FROM sqlite_schema",
         "pragma": "PRAGMA table_info(nodes)",
     })

@@ -129,7 +129,8 @@ def conversation_summaries(conn: apsw.Connection, ids: Sequence[str]) -> list[di
                        "ORDER BY c.created_at_utc, c.conversation_id", (orjson.dumps(list(ids)).decode(),))
     notes = rows(conn, "SELECT note_id AS conversation_id, max(path) AS title, min(observed_at) AS created_at_utc, "
                        "'note' AS source_kind, 0 AS messages FROM note_versions WHERE note_id IN "
-                       "(SELECT value FROM json_each(?)) AND note_id NOT IN (SELECT conversation_id FROM conversations) "
+                       "(SELECT value FROM json_each(?)) "
+                       "AND note_id NOT IN (SELECT conversation_id FROM conversations) "
                        "GROUP BY note_id ORDER BY 3, 1", (orjson.dumps(list(ids)).decode(),))
     return found + notes
 
