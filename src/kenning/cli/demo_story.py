@@ -138,9 +138,11 @@ def _assistant(vault) -> None:
         return
     _person, request, packet = got
     console.rule("[bold]What an assistant gets")
-    say(f'$ kenning context "{request}"  ({packet.telemetry["tokens_used"]} tokens, no model)')
-    for line in packet.lines[:6]:
-        say(f"  {line}")
+    say(f'$ kenning context "{request}"  ({packet.telemetry["packet_tokens"]} tokens, no model)')
+    # the person part (H4) says more than the gate's names: what is open with them, facts with their quotes
+    person = [i["line"] for i in packet.sections.get("person", [])]
+    for line in (packet.lines[:1] + person[:5] if person else packet.lines[:6]):
+        say(f"  {line[:110]}")
 
 
 def _more(vault) -> None:

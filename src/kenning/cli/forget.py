@@ -155,6 +155,8 @@ LAYERS = {
     "graph": ("graph_nodes",),
     "search": ("search_docs",),
     "vectors": ("vector_items", "embedding_cache"),
+    "notes": ("note_versions", "note_assessment_pointers"),
+    "intake": ("intake_observations", "intake_dispatch_decisions", "pending_extractions"),
 }
 
 

@@ -121,10 +121,12 @@ def node_show(
 ) -> None:
     """One node: payload, α/β and the confidence breakdown, staleness, lifecycle, aliases, current and ended edges,
     the provenance chain with its quotes (checked against the raw messages now), experience, recent commits."""
+    from kenning.knowledge import said
     from kenning.knowledge.read import node_view
 
     with open_vault(db, config, readonly=True) as vault, knowledge_errors():
         view = node_view(vault.conn, vault.config, node, now=_clock(as_of).now())
+        view["said"] = said.reading(vault.conn, vault.config, view, _clock(as_of).now(), view["provenance"])
     if as_json:
         print_json(view)
         return
@@ -132,6 +134,8 @@ def node_show(
 
 
 def _print_node(v: dict[str, Any]) -> None:
+    from kenning.knowledge import said
+
     b = v["confidence_breakdown"]
     out.print(f"[bold]{v['canonical_name']}[/]  ({v['node_kind']}, {v['id']})")
     out.print(f"lifecycle {v['lifecycle_state']}{'/' + v['lifecycle_substate'] if v.get('lifecycle_substate') else ''}"
@@ -142,6 +146,9 @@ def _print_node(v: dict[str, Any]) -> None:
               f"β {b['beta']:.2f}) × decay {b['decay']:.3f} ({b['age_days']:.0f} days, half-life "
               f"{b['half_life_days'] or '—'}){caps}; conflict {b['conflict_score']:.2f}"
               + (f" [{b['flag']}]" if b.get("flag") else ""))
+    if v.get("said", {}).get("last_said"):
+        out.print(f"last said {v['said']['last_said']} ({said.ago(v['said']['days_since_said'])}): a low value now "
+                  "is age since then, not doubt (H3)")
     payload = v.get("payload") or {}
     if payload:
         out.print("payload: " + orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()[:800])

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from kenning.cli.common import ConfigOpt, DbOpt, JsonOpt, fail, open_vault, out, print_json
 from kenning.intake.mining import views
+from kenning.knowledge import said
 from kenning.pipeline.clock import Clock, ClockError
 
 AsOf = Annotated[Optional[str], typer.Option("--as-of", help="Judge overdue at this time (ISO-8601); default now.")]
@@ -39,7 +40,7 @@ def _detail(it: dict) -> str:
     if k == "goal":
         return it["status"] + (f", {it['time_horizon']}" if it.get("time_horizon") else "")
     if k == "obligation":
-        return f"{it['status']}, due {it['deadline']} ({it['type']})"
+        return f"{it['status']}, due {it['deadline'][:16].replace('T', ' ')} ({it['type']})"
     if k == "procedure":
         return " → ".join(it["steps"])[:120]
     if k == "standing_procedure":
@@ -52,7 +53,7 @@ def _show(cls: str, db, config, json_out: bool, as_of: str | None, include_all: 
           ics: Path | None = None) -> None:
     now = _now(as_of)
     with open_vault(db, config, readonly=True) as vault:
-        found = views.items(vault.conn, cls, now, include_inactive=include_all)
+        found = views.items(vault.conn, cls, now, include_inactive=include_all, config=vault.config)
     if ics is not None:
         try:
             ics.write_bytes(views.obligations_ics(found, now))
@@ -67,16 +68,28 @@ def _show(cls: str, db, config, json_out: bool, as_of: str | None, include_all: 
         out.print(f"no {cls} yet (run `kenning ingest` on your conversations)")
         return
     t = Table(show_edge=False)
-    for col in ("name", "state", "details", "confidence"):
-        t.add_column(col, justify="right" if col == "confidence" else "left")
+    # §5's confidence decays with a 90-day half-life from the last verification, so an aim stated two years ago
+    # reads 0.00 "now"; the evidence's Beta mean and when it was last said sit beside it (H3).
+    longest = max(len(it["name"][:70]) for it in found)
+    t.add_column("name", min_width=min(longest, 20))
+    t.add_column("details")
+    t.add_column("now", justify="right", no_wrap=True)
+    t.add_column("said", justify="right", no_wrap=True)
+    t.add_column("last said", no_wrap=True, min_width=18)
     for it in found:
-        state = it["lifecycle_state"] + (f"/{it['lifecycle_substate']}" if it.get("lifecycle_substate") else "")
-        t.add_row(it["name"][:70], state, _detail(it), f"{it['confidence']:.2f}")
+        # the lifecycle only where it says something (a suggestion awaiting the person, a retraction with --all)
+        sub = it.get("lifecycle_substate")
+        state = "" if it["lifecycle_state"] in ("managed", "confirmed") and sub in (None, "active") else \
+            f"{sub if sub and sub != 'active' else it['lifecycle_state']}: "
+        when = f"{it['last_said']} ({said.ago(it['days_since_said'], short=True)})" if it.get("last_said") else "—"
+        t.add_row(it["name"][:70], state + _detail(it), f"{it['confidence']:.2f}", f"{it['beta_mean']:.2f}", when)
         if evidence:
             for e in it["evidence"]:
                 if e.get("quote"):
-                    t.add_row(f"  [dim]{e['entry_type']}: “{e['quote'][:90]}”[/dim]", "", "", "")
+                    t.add_row(f"  [dim]{e['entry_type']}: “{e['quote'][:90]}”[/dim]", "", "", "", "")
     out.print(t)
+    out.print("[dim]now = confidence today (§5: halves every 90 days without a new confirmation); said = how "
+              "strongly the evidence says it (Beta mean); last said = the latest quote's date[/dim]")
 
 
 def register(app: typer.Typer) -> None:

@@ -569,6 +569,8 @@ class Config(Strict):
     forget: "ForgetConfig"
     mining: "MiningConfig"
     vector_fill: "VectorFillConfig"
+    person_context: "PersonContextConfig"
+    maintain_tier4: "MaintainTier4Config"
 
 
 # ---- seed 002: belief ledger -------------------------------------------------------------------------
@@ -1592,4 +1594,26 @@ class VectorFillConfig(Strict):
     lock_poll_s: float = Field(gt=0)
 
 
+class PersonContextConfig(Strict):
+    """The person part of a context packet (decisions H4): caps per part and for the whole part."""
+    enabled: bool
+    max_tokens: int = Field(ge=0)
+    quote_chars: int = Field(ge=20)
+    max_aliases: int = Field(ge=0)
+    max_obligations: int = Field(ge=0)
+    max_goals: int = Field(ge=0)
+    max_directives: int = Field(ge=0)
+    max_facts: int = Field(ge=0)
+    max_threads: int = Field(ge=0)
+    max_said: int = Field(ge=0)
+
+
+
+class MaintainTier4Config(Strict):
+    """`kenning maintain`'s Tier 4 step (decision H7): the queued batch, when a model is configured."""
+    enabled: bool
+    limit: int = Field(gt=0)
+
+
 Config.model_rebuild()
+

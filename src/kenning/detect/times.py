@@ -351,9 +351,13 @@ def _dateparser_read(surface: str) -> str | None:
     import dateparser
 
     try:
+        # Only absolute surfaces are cross-checked; a fixed base and no relative parser keep a missing part
+        # from being filled in from datetime.now() (H1: the stored reading must not depend on the import's clock)
         d = dateparser.parse(surface, languages=["en"],
                              settings={"PREFER_DAY_OF_MONTH": "first", "REQUIRE_PARTS": ["year"],
-                                       "RETURN_AS_TIMEZONE_AWARE": False})
+                                       "RETURN_AS_TIMEZONE_AWARE": False,
+                                       "RELATIVE_BASE": dt.datetime(2000, 1, 1),
+                                       "PARSERS": ["custom-formats", "absolute-time"]})
     except Exception:
         return None
     return None if d is None else d.date().isoformat()

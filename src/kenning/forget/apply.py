@@ -78,10 +78,11 @@ def _day(value: str, end: bool) -> str:
 
 def select(conn: apsw.Connection, selector: str, value: Any) -> list[str]:
     """Which conversations a selector names (decision P1: the conversation is the unit of forgetting)."""
+    # a note that never became a conversation (a placeholder) is forgotten by the same selectors (H6)
     if selector == "conversation":
-        return fsql.conversations_by_ref(conn, str(value))
+        return _union(fsql.conversations_by_ref(conn, str(value)), fsql.notes_by_ref(conn, str(value)))
     if selector == "source":
-        return fsql.conversations_by_source(conn, str(value))
+        return _union(fsql.conversations_by_source(conn, str(value)), fsql.notes_by_source(conn, str(value)))
     if selector == "between":
         start, end = value
         lo, hi = _day(start, False), _day(end, True)
@@ -92,8 +93,12 @@ def select(conn: apsw.Connection, selector: str, value: Any) -> list[str]:
         phrase = str(value).strip()
         if len(phrase) < 3:
             raise ForgetError("--matching wants a phrase of at least 3 characters")
-        return fsql.conversations_matching(conn, phrase)
+        return _union(fsql.conversations_matching(conn, phrase), fsql.notes_matching(conn, phrase))
     raise ForgetError(f"unknown selector {selector!r}; one of {', '.join(SELECTORS)}")
+
+
+def _union(a: list[str], b: list[str]) -> list[str]:
+    return sorted(set(a) | set(b))
 
 
 # ---- the removal -------------------------------------------------------------------------------------------------

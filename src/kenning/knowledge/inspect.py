@@ -44,8 +44,13 @@ def node_detail(conn: apsw.Connection, config: Config, ref: str, *, now: str, li
                 audience: str = "person") -> dict:
     view = node_view(conn, config, ref, now=now, audience=audience)
     b = view["confidence_breakdown"]
-    summary = (f"{_label(view)}: confidence {b['confidence']:.2f} (α {b['alpha']:.1f}, β {b['beta']:.1f}), "
-               f"{view['lifecycle_state']}, {view['staleness_state']}; {len(view['edges'])} edge(s), "
+    from kenning.knowledge import said   # beside the decayed value: the evidence's mean, when last said (H3)
+
+    view["said"] = r = said.reading(conn, config, view, now, view["provenance"])
+    when = f", last said {r['last_said']} ({said.ago(r['days_since_said'])})" if r["last_said"] else ""
+    summary = (f"{_label(view)}: confidence {b['confidence']:.2f} now (Beta mean {b['beta_mean']:.2f} from α "
+               f"{b['alpha']:.1f}, β {b['beta']:.1f}{when}), {view['lifecycle_state']}, {view['staleness_state']}; "
+               f"{len(view['edges'])} edge(s), "
                f"{view['provenance_view']['total']} provenance entr(y/ies), {len(view['commits'])} recent commit(s)")
     return _result("node_detail", summary, view, _actions(view, b))
 

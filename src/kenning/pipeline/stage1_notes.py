@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from kenning.pipeline.runner import StageContext
+from kenning.pipeline.stage1 import _skip_forgotten
 from kenning.pipeline.stage1_units import UnitFileImport
 from kenning.sources.inputs import ExportFile, HashingReader
 from kenning.sources.jcs import canonicalize, jcs_hash
@@ -55,6 +56,9 @@ class NoteImport(UnitFileImport):
                         f"{e.start}); save it as UTF-8 and import again", data[:4096])
             return self.finish(sha, len(data))
         note_id = ctx.ids.make("note", self.rel)
+        if _skip_forgotten(ctx, note_id, self.counts):
+            # a forgotten note stays forgotten, its versions too — a placeholder has nothing else (H6)
+            return self.finish(sha, len(data))
         pointer = sql.note_pointer(ctx.conn, note_id)
         prior = sql.note_version(ctx.conn, pointer["last_knowledge_assessed_version_id"]) if pointer else None
         if prior is not None and prior["content_sha256"] == sha:

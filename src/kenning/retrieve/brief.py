@@ -13,11 +13,13 @@ from typing import Any
 import apsw
 
 from kenning.config import Config
+from kenning.knowledge import said
 from kenning.knowledge.confidence import half_life_for
 from kenning.knowledge.read import current_breakdown
 from kenning.retrieve.delivery import Deadline, as_utc, hint, relation_label, tokens
 from kenning.retrieve.graph_query import entity, goal_line, goals_for, rank_goals
 from kenning.sources.timestamps import parse_utc
+from kenning.store import knowledge as ksql
 from kenning.store import knowledge_query as kq
 from kenning.knowledge.edge_gate import EdgeGate, gated_ended_edges, gated_neighbors
 
@@ -129,6 +131,9 @@ def build_brief(conn: apsw.Connection, config: Config, node: dict[str, Any], *, 
             "decay": round(breakdown["decay"], 4), "age_days": round(breakdown["age_days"], 1),
             "conflict_score": round(breakdown["conflict_score"], 4), "conflict_flag": breakdown.get("flag"),
             "lifecycle_state": node["lifecycle_state"], "staleness_state": node["staleness_state"]}
+    # when it was last said, beside the decayed value (H3): 0.00 "now" on a 2023 quote is age, not doubt
+    last = said.last_said(ksql.get_provenance(conn, nid))
+    conf.update(last_said=last[:10] if last else None, days_since_said=said.days_between(last, now) if last else None)
     header = _header(node, conf)
     chosen, text = _fit(header, items, b.max_tokens, cpt)
     return Brief(node={"id": nid, "name": node["canonical_name"], "kind": node["node_kind"]}, text=text,
@@ -143,8 +148,9 @@ def _header(node: dict[str, Any], c: dict[str, Any]) -> str:
     flag = f" [{c['conflict_flag']}]" if c["conflict_flag"] else ""
     line = f"{node['canonical_name']} — {what}" + (f", {desc}" if desc and desc != what else "") + "."
     return (f"{line} Confidence {c['confidence_now']:.2f} now (Beta mean {c['beta_mean']:.2f} from α {c['alpha']:.1f}"
-            f" / β {c['beta']:.1f}, decay {c['decay']:.2f} over {c['age_days']:.0f} days); {c['lifecycle_state']}, "
-            f"{c['staleness_state']}{flag}.")
+            f" / β {c['beta']:.1f}, decay {c['decay']:.2f} over {c['age_days']:.0f} days"
+            + (f"; last said {c['last_said']}, {said.ago(c['days_since_said'])}" if c.get("last_said") else "")
+            + f"); {c['lifecycle_state']}, {c['staleness_state']}{flag}.")
 
 
 def _render(header: str, chosen: dict[str, list[str]]) -> str:

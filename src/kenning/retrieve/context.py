@@ -22,6 +22,7 @@ from kenning.knowledge.edge_gate import EdgeGate, gated_neighbors
 from kenning.knowledge.writer import normalize_alias
 from kenning.retrieve.delivery import (Deadline, Resolution, as_utc, flag_of, flagged, fts_expression, hint,
                                       resolve_request, tokens, words)
+from kenning.retrieve.context_person import PersonPart, is_person
 from kenning.retrieve.graph_query import entity, fill_goals, goal_status, rank_goals
 from kenning.sources.ids import IdFactory
 from kenning.sources.timestamps import format_utc, parse_utc
@@ -62,7 +63,7 @@ class ContextPacket:
 
     @property
     def lines(self) -> list[str]:
-        return [item["line"] for name in ("entities", "directives", "goals", "obligations", "prior_context")
+        return [item["line"] for name in ("entities", "person", "directives", "goals", "obligations", "prior_context")
                 for item in self.sections.get(name, [])]
 
     @property
@@ -162,10 +163,34 @@ class _Builder:
         hidden = incognito_only_nodes(self.conn, self.config, listed) if listed else set()
         for k in ("directives", "goals", "obligations"):
             sections[k] = [it for it in sections[k] if it["id"] not in hidden]
+        # a request about a person (H4): what the vault holds about them, each line with its quote
+        sections["person"] = []
+        if is_person(primary) and self.config.person_context.enabled and not self._stop("person part left out"):
+            sections["person"] = self._person(primary, neighbours, sections, tel)
         sections["prior_context"] = []
         if not self._stop("prior context left out"):
             sections["prior_context"] = self._prior_context(primary, res, gate, sections, tel)
         return self._finish(res, primary, gate, sections, tel, record)
+
+    def _person(self, primary: dict[str, Any], neighbours: list[dict[str, Any]],
+                sections: dict[str, list[dict[str, Any]]], tel: dict[str, Any]) -> list[dict[str, Any]]:
+        from kenning.intake.modes import incognito_conversations, incognito_message_ids
+
+        room = max(0, self.budget - sum(i["tokens"] for items in sections.values() for i in items))
+        taken = {i["id"] for k in ("directives", "goals", "obligations") for i in sections[k]}
+        gated = {(n["id"], n["relation_type"], n["direction"]) for n in neighbours}
+        part = PersonPart(self.conn, self.config, primary, now=self.now, given=self.given, taken=taken,
+                          hidden_messages=incognito_message_ids(self.conn, self.config),
+                          hidden_threads=set(incognito_conversations(self.conn, self.config).conversation_ids),
+                          gated=gated)
+        items, ptel = part.build(room)
+        tel.update(ptel)
+        # the general sections keep their lines (and the person part does not repeat them); their items get the
+        # quote they stand on, as the person part's do
+        for k in ("directives", "goals", "obligations"):
+            for i in sections[k]:
+                i.setdefault("evidence", part.node_quote(i["id"]))
+        return items
 
     # ---- §25.3 the "[Prior Context — reference]" card ------------------------------------------------------
 

@@ -160,8 +160,10 @@ def part_of_month(y: int, mo: int, part: str, text: str) -> Interval:
 
 
 @lru_cache(maxsize=4096)
-def parse_date(text: str, anchor_year: int | None = None) -> D | None:
-    """An absolute calendar date in ``text`` ("8 May, 2023", "May 8 2023"); without a year, ``anchor_year``."""
+def parse_date(text: str, anchor_year: int | None = None, base: D | None = None) -> D | None:
+    """An absolute calendar date in ``text`` ("8 May, 2023", "May 8 2023"); without a year, ``anchor_year``.
+    A relative phrase dateparser still reads ("2 days ago") resolves against ``base`` (the day it was said), never
+    the real clock; without a base it is not read at all (H1)."""
     m = _ABS_DMY.search(text)
     if m:
         mo = _month_no(m.group(2))
@@ -187,8 +189,13 @@ def parse_date(text: str, anchor_year: int | None = None) -> D | None:
         return None
     import dateparser  # slow to import; only reached for unusual forms
 
-    d = dateparser.parse(text, settings={"STRICT_PARSING": True, "REQUIRE_PARTS": ["day", "month", "year"]},
-                         languages=["en"])
+    settings = {"STRICT_PARSING": True, "REQUIRE_PARTS": ["day", "month", "year"],
+                # dateparser reads "2 days ago" / "in 3 weeks" against datetime.now() unless given a base: the
+                # stored event date would then depend on when the import ran (H1)
+                "RELATIVE_BASE": dt.datetime(*(base or D(2000, 1, 1)).timetuple()[:3])}
+    if base is None:
+        settings["PARSERS"] = ["custom-formats", "absolute-time"]
+    d = dateparser.parse(text, settings=settings, languages=["en"])
     return d.date() if d else None
 
 
@@ -211,7 +218,7 @@ def _rules():
 
     @rule(r"\b(?:the\s+)?(week|weekend|month|year)\s+(before|after|of)\s+(.{4,40})")
     def _relative_to_date(a, m):
-        d = parse_date(m.group(3), a.year)
+        d = parse_date(m.group(3), a.year, a)
         if d is None:
             return None
         unit, rel, t = m.group(1).lower(), m.group(2).lower(), m.group(0)
@@ -230,7 +237,7 @@ def _rules():
 
     @rule(rf"\b(?:the\s+)?({_WD_RE})\s+(before|after|of)\s+(.{{4,40}})")
     def _weekday_rel_date(a, m):
-        d = parse_date(m.group(3), a.year)
+        d = parse_date(m.group(3), a.year, a)
         wd = _weekday(m.group(1))
         if d is None or wd is None:
             return None
@@ -239,7 +246,7 @@ def _rules():
 
     @rule(rf"\b({_NUM_RE})\s+(weekends?|weeks?|days?|months?)\s+before\s+(.{{4,40}})")
     def _n_before_date(a, m):
-        d = parse_date(m.group(3), a.year)
+        d = parse_date(m.group(3), a.year, a)
         n = _num(m.group(1))
         if d is None or n is None:
             return None

@@ -229,18 +229,19 @@ def build_server(db: Path, config_path: Path | None = None, default_workspace: s
 
     def sql(sql: str, max_rows: int | None = None, timeout_ms: int | None = None) -> dict[str, Any]:
         """One read-only SQL statement against the vault (seed 003 §41.6): SELECT / WITH … SELECT / a reading
-        PRAGMA such as table_info(nodes). Tables: nodes (id, node_kind, canonical_name, confidence, payload JSON,
-        …), aliases, edges (source_id, target_id, relation_type, end_date NULL = current), provenance_entries
-        (verbatim_excerpt, source_ref, …), experience_records, knowledge_commits, messages, conversations.
+        PRAGMA such as table_info(nodes). It reads these views (named like their tables, minus incognito
+        conversations, what only they support, and edges the agent may not see): nodes (id, node_kind,
+        canonical_name, confidence, payload JSON, …), aliases, edges (source_id, target_id, relation_type,
+        end_date NULL = current), provenance_entries (verbatim_excerpt, source_ref, …), experience_records,
+        messages, conversations, conversation_threads, decision_checkpoints, thread_entity_links; any other table is
+        refused.
         `max_rows` default 20, at most 100; `timeout_ms` default 500, at most 2000. Returns columns, rows,
         row_count, truncated and execution_ms. Writes, ATTACH, write pragmas, extensions and several statements
         are refused."""
-        from kenning.store.readonly_sql import limits_of as sql_limits
-        from kenning.store.readonly_sql import run_readonly_sql
+        from kenning.serve import agent_sql
 
         with open_ro() as v:
-            return _plain(run_readonly_sql(v.conn, sql, sql_limits(v.config), max_rows=max_rows,
-                                           timeout_ms=timeout_ms).as_dict())
+            return _plain(agent_sql.run(v.conn, v.config, sql, max_rows=max_rows, timeout_ms=timeout_ms))
 
     def describe_knowledge_schema() -> dict[str, Any]:
         """The tables `sql` may read, with their columns and what they mean (seed 003 §41.6 "schema on demand via

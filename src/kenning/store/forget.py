@@ -150,11 +150,43 @@ def checkpoint_truncate(conn: apsw.Connection) -> bool:
 
 
 def conversation_summaries(conn: apsw.Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
-    """What the preview shows of each conversation: id, title, date, size (shown to the person, never logged)."""
-    return rows(conn, "SELECT c.conversation_id, c.title, c.created_at_utc, c.source_kind, "
-                      "(SELECT count(*) FROM messages m WHERE m.conversation_id=c.conversation_id) AS messages "
-                      "FROM conversations c WHERE c.conversation_id IN (SELECT value FROM json_each(?)) "
-                      "ORDER BY c.created_at_utc, c.conversation_id", (orjson.dumps(list(ids)).decode(),))
+    """What the preview shows of each conversation: id, title, date, size (shown to the person, never logged).
+    A note kept only as note versions (a placeholder, H6) shows as a note with no messages."""
+    found = rows(conn, "SELECT c.conversation_id, c.title, c.created_at_utc, c.source_kind, "
+                       "(SELECT count(*) FROM messages m WHERE m.conversation_id=c.conversation_id) AS messages "
+                       "FROM conversations c WHERE c.conversation_id IN (SELECT value FROM json_each(?)) "
+                       "ORDER BY c.created_at_utc, c.conversation_id", (orjson.dumps(list(ids)).decode(),))
+    notes = rows(conn, "SELECT note_id AS conversation_id, max(path) AS title, min(observed_at) AS created_at_utc, "
+                       "'note' AS source_kind, 0 AS messages FROM note_versions WHERE note_id IN "
+                       "(SELECT value FROM json_each(?)) "
+                       "AND note_id NOT IN (SELECT conversation_id FROM conversations) "
+                       "GROUP BY note_id ORDER BY 3, 1", (orjson.dumps(list(ids)).decode(),))
+    return found + notes
+
+
+# Notes that never became a conversation (a placeholder first version, §20B.2) exist only as note versions and
+# their intake observations, keyed by the note id; the selectors below find them too (H6).
+_NOTE_ONLY = "nv.note_id NOT IN (SELECT conversation_id FROM conversations)"
+
+
+def notes_by_ref(conn: apsw.Connection, ref: str) -> list[str]:
+    """Conversation-less notes by note id or by their path in the notes folder."""
+    return [r for (r,) in conn.execute(f"SELECT DISTINCT nv.note_id FROM note_versions nv WHERE (nv.note_id=?1 "
+                                       f"OR nv.path=?1) AND {_NOTE_ONLY} ORDER BY 1", (ref,))]
+
+
+def notes_by_source(conn: apsw.Connection, ref: str) -> list[str]:
+    """Conversation-less notes whose file an import named ``ref`` read (matched as conversations_by_source)."""
+    return [r for (r,) in conn.execute(
+        "SELECT DISTINCT nv.note_id FROM note_versions nv JOIN sources s ON (s.path = nv.path OR s.path LIKE "
+        "'%/' || nv.path) WHERE (s.source_id=?1 OR (length(?1) >= 8 AND s.source_id LIKE ?1 || '%') "
+        f"OR s.path=?1 OR s.path LIKE '%/' || ?1) AND {_NOTE_ONLY} ORDER BY 1", (ref,))]
+
+
+def notes_matching(conn: apsw.Connection, phrase: str) -> list[str]:
+    """Notes any version of which holds the phrase (case-insensitive), conversation or not."""
+    return [r for (r,) in conn.execute("SELECT DISTINCT note_id FROM note_versions WHERE instr(lower(content), "
+                                       "lower(?1)) > 0 ORDER BY 1", (phrase,))]
 
 
 # ---- generic registry operations ---------------------------------------------------------------------------

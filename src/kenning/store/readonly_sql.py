@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import apsw
 import apsw.ext
@@ -106,11 +106,18 @@ def _only_comments(conn: apsw.Connection, rest: str) -> bool:
     return not info.has_vdbe and _only_comments(conn, info.query_remaining or "")
 
 
-def check(conn: apsw.Connection, sql: str) -> list[str]:
+# (table, column, database, trigger or view) → why the read is refused, or None (the MCP tool's views, H5)
+ReadGuard = Callable[[Any, Any, Any, Any], "str | None"]
+
+
+def check(conn: apsw.Connection, sql: str, guard: ReadGuard | None = None,
+          statement_check: Callable[[str], "str | None"] | None = None) -> list[str]:
     """Refuse anything but one read-only statement, before it runs (preparing a statement executes nothing);
-    the statement's column names."""
+    the statement's column names. ``guard`` also refuses reads of what it does not expose."""
     if not sql.strip():
         raise SqlRefused("no SQL given")
+    if statement_check is not None and (why := statement_check(sql)):
+        raise SqlRefused(why)
     try:
         info = apsw.ext.query_info(conn, sql, actions=True)
     except apsw.Error as e:
@@ -124,6 +131,11 @@ def check(conn: apsw.Connection, sql: str) -> list[str]:
     named = [w for d, w in refusals if not (d.table_name or "").startswith("sqlite_")]
     if refusals:
         raise SqlRefused((named or [refusals[0][1]])[0])
+    if guard is not None:
+        for d in info.actions or ():
+            if d.action == apsw.SQLITE_READ and (why := guard(d.table_name, d.column_name, d.database_name,
+                                                              d.trigger_or_view)):
+                raise SqlRefused(why)
     if not info.is_readonly:
         raise SqlRefused("only statements that read are allowed (SELECT, WITH … SELECT, read-only PRAGMA)")
     return [d[0] for d in info.description or ()]
@@ -136,17 +148,21 @@ def _cell(v: Any) -> Any:
 
 
 def run_readonly_sql(conn: apsw.Connection, sql: str, limits: SqlLimits, *, max_rows: int | None = None,
-                     timeout_ms: int | None = None) -> SqlResult:
+                     timeout_ms: int | None = None, guard: ReadGuard | None = None,
+                     statement_check: Callable[[str], "str | None"] | None = None) -> SqlResult:
     """Execute one read-only statement; at most ``max_rows`` rows (``truncated`` when more), at most
-    ``timeout_ms`` of work (a clear refusal past it)."""
+    ``timeout_ms`` of work (a clear refusal past it). ``guard`` is checked before the statement runs and again
+    by the authorizer on every read while it runs."""
     rows_n, ms = effective_limits(limits, max_rows, timeout_ms)
-    columns = check(conn, sql)
+    columns = check(conn, sql, guard, statement_check)
     (prev_qo,) = conn.execute("PRAGMA query_only").fetchone()
     conn.execute("PRAGMA query_only=ON")
     started = time.perf_counter()
     deadline = started + ms / 1000.0
 
     def authorizer(action: int, p1: Any, p2: Any, db: Any, trigger: Any) -> int:
+        if action == apsw.SQLITE_READ and guard is not None and guard(p1, p2, db, trigger):
+            return apsw.SQLITE_DENY
         if action == apsw.SQLITE_FUNCTION and (p2 or "").lower() in BLOCKED_FUNCTIONS:
             return apsw.SQLITE_DENY
         name = (p1 or "").lower()

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation
 from kenning.intake.mining import attribution as attr
+from kenning.intake.mining import links
 from kenning.intake.mining.common import Mined, Span, create_op, get_node, node_id, provenance, write
 from kenning.knowledge.ops import Feedback, UpdateNode
 from kenning.store import knowledge as ksql
@@ -94,7 +95,12 @@ def write_item(ctx: ExtractionContext, obs: Observation, result: ExtractionResul
         else:
             m.lifecycle_state, m.lifecycle_substate = "suggested", "candidate"
             _with_attribution(m, "observation", "agent")
+    if how == "directive":
+        links.link(ctx, obs, m)   # the user's own goal/obligation names whom and what it is about (H2)
     ops: list[Any] = [create_op(ctx, m, prov, (event,) if existing is None else ())]
+    added = links.extend_payload(existing, m) if existing is not None else None
+    if added:
+        ops.append(UpdateNode(id=nid, payload_set=added))
     if existing is not None and how in ("directive", "accepted") and existing["lifecycle_state"] == "suggested" \
             and existing.get("lifecycle_substate") == "candidate" and m.kind != "standing_procedure":
         ops.append(UpdateNode(id=nid, lifecycle_state=m.lifecycle_state or "confirmed", by_user=True,

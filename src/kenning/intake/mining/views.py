@@ -10,6 +10,7 @@ from typing import Any
 import apsw
 
 from kenning.intake.mining.obligations import is_overdue
+from kenning.knowledge import said
 from kenning.store import knowledge as ksql
 
 CLASSES = {"goals": "goal", "obligations": "obligation", "procedures": "procedure",
@@ -40,18 +41,38 @@ def _summary(kind: str, n: dict[str, Any], now: str) -> dict[str, Any]:
             "does_not_apply_when": p.get("does_not_apply_when")}
 
 
-def items(conn: apsw.Connection, cls: str, now: str, *, include_inactive: bool = False) -> list[dict[str, Any]]:
-    """The class's nodes (``cls`` one of CLASSES), most confident first, with state, details and evidence."""
+# Goal statuses `kenning goals` lists without --all (H3): what the person still pursues, however long ago they said it.
+LIVE_GOAL = frozenset({"active", "on_hold"})
+
+
+def items(conn: apsw.Connection, cls: str, now: str, *, include_inactive: bool = False,
+          config: Any = None) -> list[dict[str, Any]]:
+    """The class's nodes (``cls`` one of CLASSES) with state, details and evidence. ``confidence`` is §5's value at
+    ``now`` (decayed); beside it ``beta_mean`` (the evidence alone) and ``last_said`` / ``days_since_said`` (H3).
+    Goals: live ones (active, on hold) unless ``include_inactive``, most recently said first (§29.8); obligations by
+    deadline; the rest most confident first."""
+    from kenning.config import load_config
+
+    config = config or load_config()
     kind = CLASSES[cls]
     rows = ksql.list_nodes(conn, kind=kind, active=None if include_inactive else True, limit=100000)
     out = []
     for n in rows:
+        summary = _summary(kind, n, now)
+        if kind == "goal" and not include_inactive and summary["status"] not in LIVE_GOAL:
+            continue
+        evidence = _evidence(conn, n["id"])
+        r = said.reading(conn, config, n, now, ksql.get_provenance(conn, n["id"]))
         out.append({"id": n["id"], "name": n["canonical_name"], "kind": kind, "lifecycle_state": n["lifecycle_state"],
-                    "lifecycle_substate": n.get("lifecycle_substate"), "confidence": round(n["confidence"], 3),
-                    "alpha": n["alpha"], "beta": n["beta"], **_summary(kind, n, now),
-                    "evidence": _evidence(conn, n["id"])})
+                    "lifecycle_substate": n.get("lifecycle_substate"), **r, "alpha": n["alpha"], "beta": n["beta"],
+                    **summary, "evidence": evidence})
     if kind == "obligation":
         out.sort(key=lambda o: (o["deadline"], o["name"]))
+    elif kind == "goal":
+        out.sort(key=lambda o: (-(o["days_since_said"] is not None), o["days_since_said"] or 0, -o["beta_mean"],
+                                o["name"], o["id"]))
+    else:
+        out.sort(key=lambda o: (-o["confidence"], -o["beta_mean"], o["name"], o["id"]))
     return out
 
 

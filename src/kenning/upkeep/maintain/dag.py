@@ -30,7 +30,10 @@ from kenning.upkeep.maintain.folding import run_folding
 from kenning.upkeep.maintain.hygiene import run_hygiene
 from kenning.upkeep.maintain.motifs import run_motifs
 
-STEPS: tuple[str, ...] = ("cleanup", "folding", "motifs", "hygiene", "compaction", "orphans")
+# "tier4": §42A.2.19's resolve_tier4_queue, only when a model is configured (H7). In the seed's DAG it depends on
+# the evidence bundles alone and nothing here depends on it, so it runs last: a slow or failing model call never
+# holds back the rule steps (a failure degrades the generation after they committed; the next run resumes it).
+STEPS: tuple[str, ...] = ("cleanup", "folding", "motifs", "hygiene", "compaction", "orphans", "tier4")
 # What the receipt reports, in this order; each is a change this run made (a second run on an unchanged vault
 # reports 0 for all of them).
 CHANGE_FIELDS: tuple[str, ...] = (
@@ -52,7 +55,29 @@ def _step_fn(step: str) -> Callable[..., dict[str, Any]]:
             "compaction": run_compaction, "orphans": flag_orphans}[step]
 
 
+def _run_tier4(sc: StepContext) -> dict[str, Any]:
+    """The queued Tier 4 batch (`kenning review tier4`) as a nightly step: skipped, saying why, without a model,
+    in a dry run, or when `maintain_tier4.enabled` is off."""
+    cfg = sc.config.maintain_tier4
+    if not cfg.enabled:
+        return {"tier4_skipped": "maintain_tier4.enabled is false"}
+    if sc.stage_ctx is None or sc.llm_mode == "none":
+        return {"tier4_skipped": "no model configured (llm.base_url / llm.model), or a dry run"}
+    from kenning.llm.client import open_llm_run
+    from kenning.llm.version import extractor_version
+    from kenning.upkeep.resolution import TIER4_PROMPT_NAME, endpoint_is_local, process_tier4
+
+    ctx = sc.stage_ctx
+    ev = extractor_version(ctx.config, prompts=[TIER4_PROMPT_NAME], llm_mode=ctx.llm_mode)
+    with open_llm_run(ctx, TIER4_PROMPT_NAME, extractor_version=ev) as llm:
+        counts = process_tier4(ctx.conn, ctx.config, sc.now, llm, limit=cfg.limit,
+                               local=ctx.llm_mode == "replay" or endpoint_is_local(ctx.config))
+        return {**counts, "llm_run_id": llm.run.run_id}
+
+
 def _run_step(sc: StepContext, step: str) -> dict[str, Any]:
+    if step == "tier4":
+        return _run_tier4(sc)
     if step != "folding" or sc.stage_ctx is None or sc.llm_mode == "none":
         return _step_fn(step)(sc)
     from kenning.llm.client import open_llm_run

@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from kenning.knowledge import said
 from kenning.knowledge.read import node_rows, node_view
 from kenning.serve.web import data
 from kenning.serve.web.charts import valid_time_svg
@@ -31,6 +32,8 @@ def node_page(request: Request, ref: str) -> HTMLResponse:
     state = request.app.state.web
     conn = state.reader().conn
     view = node_view(conn, state.reader().config, ref, now=state.clock_now())
+    # beside the decayed value: how strongly it was said and when last (H3), so an old live goal does not look dead
+    view["said"] = said.reading(conn, state.reader().config, view, state.clock_now(), view["provenance"])
     entity = web_sql.entity_by_name(conn, view["canonical_name"])
     return HTMLResponse(state.render("node.html", title=view["canonical_name"], node=view,
                                      undo=request.query_params.get("undo"),
