@@ -191,7 +191,7 @@ def test_status_counts_skip_vec0_shadow_tables(idx):
 
     idx.upsert("beliefs", BELIEFS)
     counts = runs_sql.table_counts(idx.conn)
-    assert counts["vector_items"] == 6 and counts["embedding_cache"] == 6
+    assert counts["vector_items"] == 6 and counts["embedding_cache"] == 0  # vec0 holds them once (X1)
     assert not [k for k in counts if k.startswith("vec_items_g")]
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from kenning.config import Config
 from kenning.config.models import Thresholds
-from kenning.llm.embed import Embedder, get_embedder, model_id_for
+from kenning.llm.embed import CachedEmbedder, Embedder, get_embedder, model_id_for
 from kenning.llm.errors import VectorIndexError
 from kenning.llm.thresholds import thresholds_for
 from kenning.sources.jcs import sha256_hex
@@ -47,6 +47,26 @@ from kenning.store import vectors as vsql
 from kenning.store.connection import read_snapshot, transaction, write_scope
 
 GENESIS = "genesis"
+
+# space → f(conn, config, item_ids) → {item_id: text or None}: where an item stored without its text (X2) gets it
+# back for a model migration. Registered by the module that owns the space's source (the search space: the vector
+# fill, :mod:`kenning.retrieve.vector_fill`).
+TEXT_SOURCES: dict[str, Callable[[Any, Config, list[str]], dict[str, str | None]]] = {}
+
+
+def register_text_source(space: str, fn: Callable[[Any, Config, list[str]], dict[str, str | None]]) -> None:
+    TEXT_SOURCES[space] = fn
+
+
+def _load_text_sources(config: Config) -> None:
+    from kenning.retrieve.vector_fill import register_text_source as search_space  # the one derived space today
+
+    search_space(config)
+
+
+def _decode(table: dict, blob: bytes) -> np.ndarray:
+    """A stored vector as float32."""
+    return np.frombuffer(blob, dtype="<f4")
 
 
 @dataclass(frozen=True)
@@ -797,9 +817,28 @@ class VectorIndex:
     def embedder_for(self, model_id: str, dimension: int) -> Embedder:
         key = (model_id, int(dimension))
         if key not in self._embedders:
-            self._embedders[key] = get_embedder(self.config, model_id, dimension=dimension, conn=self.conn,
-                                                clock=self.clock)
+            emb = get_embedder(self.config, model_id, dimension=dimension, conn=self.conn, clock=self.clock)
+            if isinstance(emb, CachedEmbedder):  # a text an item embeds: its vector is read back from vec0 (X1)
+                emb.stored = lambda hashes, m=model_id, d=int(dimension): self.stored_vectors(m, d, hashes)
+            self._embedders[key] = emb
         return self._embedders[key]
+
+    def stored_vectors(self, model_id: str, dimension: int, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """text sha256 → the vector an item with that text has in a vec0 table of ``model_id`` / ``dimension``
+        (the active table, or a building one up to its watermark): the embedding cache's second half (X1)."""
+        out: dict[str, np.ndarray] = {}
+        want = list(dict.fromkeys(hashes))
+        for t in (vsql.active_table(self.conn), vsql.building_table(self.conn)):
+            if not want or t is None or (t["model_id"], int(t["dimension"])) != (model_id, int(dimension)):
+                continue
+            by_sha = vsql.vids_by_sha(self.conn, want, None if t["status"] == "active" else t["built_through_rev"])
+            blobs = vsql.get_vectors(self.conn, t["table_name"], [v for vids in by_sha.values() for v in vids])
+            for h, vids in by_sha.items():
+                blob = next((blobs[v] for v in vids if v in blobs), None)
+                if blob is not None:
+                    out[h] = _decode(t, blob)
+            want = [h for h in want if h not in out]
+        return out
 
     def thresholds(self) -> Thresholds:
         t = self.active()
@@ -839,21 +878,32 @@ class VectorIndex:
                                                            for i, _, _ in changed):
             vecs = np.stack([given[i] for i, _, _ in changed])
         else:
-            vecs = self.embedder_for(table["model_id"], table["dimension"]).embed([t for _, t, _ in changed])
+            vecs = self._embed_for_items(table, [t for _, t, _ in changed])
         with _write(self.conn):
             now_table = vsql.active_table(self.conn)
             if (now_table["model_id"], now_table["dimension"]) != (table["model_id"], table["dimension"]):
-                vecs = self.embedder_for(now_table["model_id"], now_table["dimension"]).embed(
-                    [t for _, t, _ in changed])  # a migration swapped models meanwhile
+                vecs = self._embed_for_items(now_table, [t for _, t, _ in changed])  # a migration swapped models
             table = now_table
             first = vsql.reserve_revs(self.conn, len(changed))
             now = self._now()
+            keep = TEXT_SOURCES  # a space whose source derives the text stores none (X2)
+            shas = [sha256_hex(t) for _, t, _ in changed]
             vids = vsql.upsert_items(self.conn, [
-                {"space": space, "item_id": i, "kind": k, "text": t, "text_sha256": sha256_hex(t), "rev": first + n,
-                 "updated_at_utc": now} for n, (i, t, k) in enumerate(changed)])
+                {"space": space, "item_id": i, "kind": k, "text": None if space in keep else t, "text_sha256": h,
+                 "rev": first + n, "updated_at_utc": now} for n, ((i, t, k), h) in enumerate(zip(changed, shas))])
             rows = [(vid, space, i, k, v) for vid, (i, _, k), v in zip(vids, changed, vecs)]
             self._write_rows(table, rows)
+            # the vectors are in vec0 now: a cache row of the same text would be a second copy (X1)
+            cache_sql.delete_many(self.conn, table["model_id"], int(table["dimension"]), shas)
         return len(changed)
+
+    def _embed_for_items(self, table: dict, texts: list[str]) -> np.ndarray:
+        """Vectors for texts an upsert writes to vec0: through the cache and vec0 lookups, but no new cache rows —
+        vec0 holds them (X1)."""
+        emb = self.embedder_for(table["model_id"], table["dimension"])
+        if isinstance(emb, CachedEmbedder):
+            return emb.embed_unsaved(texts)[0]
+        return emb.embed(texts)
 
     def _write_rows(self, table: dict, rows: list[tuple[int, str, str, str | None, np.ndarray]]) -> None:
         vsql.write_vectors(self.conn, table["table_name"], [(vid, s, k, _blob(v)) for vid, s, _, k, v in rows])
@@ -869,6 +919,8 @@ class VectorIndex:
         vids = sorted(int(r["vid"]) for r in found.values())
         with _write(self.conn):
             table = vsql.active_table(self.conn)
+            if table is not None and self.config.embeddings.cache:
+                self._keep_in_cache(table, vids)
             vsql.delete_items(self.conn, vids)
             if table is not None:
                 vsql.delete_vectors(self.conn, table["table_name"], vids)
@@ -877,6 +929,21 @@ class VectorIndex:
                 vsql.set_version(self.conn, table["table_name"], new)
                 self._advance_mirror(table["table_name"], old, new, lambda m: m.delete(vids))
         return len(vids)
+
+    def _keep_in_cache(self, table: dict, vids: list[int]) -> None:
+        """Before items go: their vectors whose text no other item embeds move to the embedding cache, so that a
+        rebuild (a full reindex, a changed document changed back) does not encode them again (X1). Forgetting
+        deletes through :mod:`kenning.forget`, which keeps nothing."""
+        shas = vsql.shas_of_vids(self.conn, vids)
+        gone = set(vids)
+        held = {h for h, vs in vsql.vids_by_sha(self.conn, list(set(shas.values()))).items()
+                if any(v not in gone for v in vs)}
+        keep = {vid: h for vid, h in shas.items() if h not in held}
+        if not keep:
+            return
+        blobs = vsql.get_vectors(self.conn, table["table_name"], list(keep))
+        rows = {keep[vid]: _decode(table, blob).astype("<f4").tobytes() for vid, blob in sorted(blobs.items())}
+        cache_sql.put_many(self.conn, table["model_id"], int(table["dimension"]), sorted(rows.items()), self._now())
 
     def _advance_mirror(self, table: str, old: str, new: str, apply: Callable[[_Mirror], None]) -> None:
         key = _mirror_key(self.conn, table)
@@ -1060,6 +1127,37 @@ class VectorIndex:
             vsql.forget_table(self.conn, b["table_name"])
         return True
 
+    def _texts_of(self, items: list[dict]) -> list[str | None]:
+        """The text of each item: stored, or derived from its source (X2: a search document's item keeps none);
+        None when the source no longer gives one (the document went or is skipped now)."""
+        derived: dict[str, dict[str, str | None]] = {}
+        for space in sorted({it["space"] for it in items if it["text"] is None}):
+            source = TEXT_SOURCES.get(space)
+            if source is None:
+                _load_text_sources(self.config)
+                source = TEXT_SOURCES.get(space)
+            if source is None:
+                raise VectorIndexError(f"items of space {space!r} keep no text and no source derives it; "
+                                       "re-index that space instead of migrating it")
+            derived[space] = source(self.conn, self.config, [it["item_id"] for it in items
+                                                             if it["space"] == space and it["text"] is None])
+        return [it["text"] if it["text"] is not None else (derived[it["space"]].get(it["item_id"]) or None)
+                for it in items]
+
+    def _embed_items(self, embedder: Embedder, items: list[dict]) -> tuple[list[dict], np.ndarray]:
+        """(the items that still have a text, their vectors); an item whose source lost its text is removed (the
+        next index run or fill settles its document)."""
+        texts = self._texts_of(items)
+        lost: dict[str, list[str]] = {}
+        for it, t in zip(items, texts):
+            if t is None:
+                lost.setdefault(it["space"], []).append(it["item_id"])
+        for space, ids in lost.items():
+            self.delete(space, ids)
+        kept = [(it, t) for it, t in zip(items, texts) if t is not None]
+        vecs = embedder.embed([t for _, t in kept]) if kept else np.zeros((0, embedder.dimension), np.float32)
+        return [it for it, _ in kept], vecs
+
     def migrate(self, spec: str | None = None, *, dimension: int | None = None, batch_size: int | None = None,
                 pause_s: float | None = None, progress: Callable[[int, int], None] | None = None,
                 stop_after_batches: int | None = None) -> dict[str, Any]:
@@ -1106,14 +1204,15 @@ class VectorIndex:
             items = vsql.items_after_rev(self.conn, watermark, batch_size)
             if not items:
                 break
-            vecs = embedder.embed([it["text"] for it in items])
+            last = max(int(it["rev"]) for it in items)
+            items, vecs = self._embed_items(embedder, items)
             with _write(self.conn):
                 current = {int(r["vid"]): r for r in vsql.items_by_vids(self.conn, [it["vid"] for it in items]).values()}
                 rows = [(int(it["vid"]), it["space"], it["item_id"], it["kind"], v) for it, v in zip(items, vecs)
                         if int(it["vid"]) in current]
                 if rows:
                     vsql.write_vectors(self.conn, name, [(vid, s, k, _blob(v)) for vid, s, _, k, v in rows])
-                watermark = max(int(it["rev"]) for it in items)
+                watermark = last
                 vsql.set_built_through(self.conn, name, watermark)
             batches += 1
             if progress is not None:
@@ -1129,10 +1228,11 @@ class VectorIndex:
         with transaction(self.conn):
             late = vsql.items_after_rev(self.conn, watermark, 1 << 62)
             if late:
-                lv = embedder.embed([it["text"] for it in late])
+                last = max(int(it["rev"]) for it in late)
+                late, lv = self._embed_items(embedder, late)
                 vsql.write_vectors(self.conn, name, [(int(it["vid"]), it["space"], it["kind"], _blob(v))
                                                      for it, v in zip(late, lv)])
-                watermark = max(int(it["rev"]) for it in late)
+                watermark = last
                 vsql.set_built_through(self.conn, name, watermark)
             stale = sorted(vsql.vids_in_table(self.conn, name) - vsql.vids_of_items(self.conn))
             vsql.delete_vectors(self.conn, name, stale)

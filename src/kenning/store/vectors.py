@@ -112,7 +112,8 @@ def last_rev(conn: apsw.Connection) -> int:
 
 
 def upsert_items(conn: apsw.Connection, items: Sequence[dict[str, Any]]) -> list[int]:
-    """Insert or update items (space, item_id, kind, text, text_sha256, rev, updated_at_utc); returns their vids."""
+    """Insert or update items (space, item_id, kind, text, text_sha256, rev, updated_at_utc); returns their vids.
+    ``text`` None: the item's text is derived from its source when needed (X2)."""
     vids = []
     for it in items:
         (vid,) = conn.execute(
@@ -141,6 +142,29 @@ def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]
         q = marks(len(chunk))
         for r in rows(conn, f"SELECT vid, space, item_id, kind FROM vector_items WHERE vid IN ({q})", tuple(chunk)):
             found[int(r["vid"])] = r
+    return found
+
+
+def vids_by_sha(conn: apsw.Connection, hashes: Sequence[str], max_rev: int | None = None) -> dict[str, list[int]]:
+    """text_sha256 → the vids of the items embedding that text (``max_rev``: only items with rev <= it), each list
+    ascending: where the embedding cache finds a text's vector in vec0 (X1)."""
+    found: dict[str, list[int]] = {}
+    for chunk in chunks(list(dict.fromkeys(hashes))):
+        sql = f"SELECT text_sha256, vid FROM vector_items WHERE text_sha256 IN ({marks(len(chunk))})"
+        params: list[Any] = list(chunk)
+        if max_rev is not None:
+            sql += " AND rev <= ?"
+            params.append(int(max_rev))
+        for h, vid in conn.execute(sql + " ORDER BY vid", params):
+            found.setdefault(h, []).append(int(vid))
+    return found
+
+
+def shas_of_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, str]:
+    found: dict[int, str] = {}
+    for chunk in chunks(list(vids)):
+        found.update(conn.execute(f"SELECT vid, text_sha256 FROM vector_items WHERE vid IN ({marks(len(chunk))})",
+                                  tuple(chunk)).fetchall())
     return found
 
 
