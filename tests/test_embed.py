@@ -32,7 +32,10 @@ def test_search_uses_the_model_layer_embedder_and_cache(tmp_path, transcript_fil
         text = next(iter(texts_of_items(v.conn, v.config, ["1"]).values()))
         misses = emb.misses
         again = emb.embed([text])[0]
-        assert emb.misses == misses and np.allclose(again, get_embedder(v.config).embed([text])[0], atol=1e-6)
+        from kenning.llm.index import dequantize_int8, quantize_int8
+
+        fresh = get_embedder(v.config).embed([text])
+        assert emb.misses == misses and np.allclose(again, dequantize_int8(quantize_int8(fresh))[0], atol=1e-6)
         assert scalar(v.conn, "SELECT COUNT(*) FROM embedding_cache WHERE model_id='hash:kenning-hash-v1'") == 0
         q = emb.embed(["turtles"])[0]
         direct = get_embedder(v.config).embed(["turtles"])[0]
@@ -68,9 +71,11 @@ def test_model_migration_reembeds_search(tmp_path, transcript_file):
 
         items = {r[1]: r[0] for r in v.conn.execute("SELECT vid, item_id FROM vector_items WHERE space='search'")}
         texts = texts_of_items(v.conn, v.config, list(items))
+        from kenning.llm.index import quantize_int8
+
         got = vsql.get_vectors(v.conn, vsql.active_table(v.conn)["table_name"], list(items.values()))
-        want = HashEmbedder(128).embed([texts[i] for i in items])
-        assert np.allclose(np.stack([np.frombuffer(got[items[i]], "<f4") for i in items]), want, atol=1e-6)
+        want = quantize_int8(HashEmbedder(128).embed([texts[i] for i in items]))  # stored as int8 (X3)
+        assert np.array_equal(np.stack([np.frombuffer(got[items[i]], np.int8) for i in items]), want)
         s = Searcher(v.conn, v.config)
         assert s.embedder().dimension == 128
         after = s.search(q, now="2023-10-01", lanes=["vector"]).hits
