@@ -159,3 +159,23 @@ def test_old_format_vault_upgrades_and_finds_the_same_hits(tmp_path, monkeypatch
     assert f32.ensure_active()["element"] == "float32" and calls == []
     assert [h.item_id for h in f32.search(queries[0], k=5)][0] == before[queries[0]][0]
     conn.close()
+
+
+def test_cli_converts_and_reports_the_storage(tmp_path):
+    """`kenning embeddings migrate` to the active model converts the storage (a real subprocess); status says it."""
+    import json
+
+    from conftest import run_kenning
+
+    drop_mirrors()
+    db = tmp_path / "old.db"
+    _old_format_vault(db, _cfg())
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("embeddings:\n  backend: hash\n  dimension: 64\n", encoding="utf-8")
+    st = json.loads(run_kenning("embeddings", "status", "--db", str(db), "--config", str(cfg), "--json").stdout)
+    assert st["active"]["storage"] == "float32"  # a read does not convert
+    r = run_kenning("embeddings", "migrate", "hash", "--db", str(db), "--config", str(cfg), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["status"] == "converted"
+    r = run_kenning("embeddings", "status", "--db", str(db), "--config", str(cfg))
+    assert "stored as int8" in r.stdout and "119 vectors" in r.stdout
