@@ -70,17 +70,21 @@ def test_int8_mirror_bulk_load_equals_row_by_row(tmp_path):
     drop_mirrors()
     conn = open_store(tmp_path / "v.db")
     idx = VectorIndex(conn, _cfg(), engine="numpy")
-    idx.upsert("s", _items(1500))
+    idx.upsert("s", _items(1500)[:700])
+    idx.search("calm river", k=3)  # the mirror is loaded now; the writes below keep it current
+    idx.upsert("s", _items(1500)[700:])
     idx.delete("s", [f"i{j}" for j in range(0, 1500, 7)])
     table = idx.active()
+    kept = idx._mirror(table)  # the mirror the writes advanced (not a fresh load)
+    live = {int(v): kept.matrix[p] for v, p in kept.pos_of.items()}
     vids, matrix = ix._read_vectors(conn, table)
     bulk = ix._Mirror.filled(64, table["version"], vids, matrix, ix._item_columns(conn))
     ref = ix._rowwise_mirror(conn, table)
     assert bulk.n == ref.n and np.array_equal(bulk.matrix[:bulk.n], ref.matrix[:ref.n])
     assert np.array_equal(bulk.vids[:bulk.n], ref.vids[:ref.n])
-    # the mirror kept current by the writes holds what a fresh load reads back
-    live = idx._mirror(table)
-    assert np.array_equal(np.sort(live.vids[:live.n][live.valid[:live.n]]), np.sort(vids))
+    # the mirror kept current by the writes holds exactly what a fresh load reads back (dequantized rows, X3)
+    assert sorted(live) == sorted(vids.tolist())
+    assert all(np.array_equal(live[int(v)], matrix[i]) for i, v in enumerate(vids))
 
 
 def _old_format_vault(path, cfg):
