@@ -183,3 +183,41 @@ def test_cli_converts_and_reports_the_storage(tmp_path):
     assert json.loads(r.stdout)["status"] == "converted"
     r = run_kenning("embeddings", "status", "--db", str(db), "--config", str(cfg))
     assert "stored as int8" in r.stdout and "119 vectors" in r.stdout
+
+
+def test_forget_erases_the_vectors_and_keeps_no_copy(tmp_path):
+    """X1 moves the vectors of removed items to the cache; forgetting removes items its own way, so the vectors of
+    forgotten turns are gone from vec0 and are nowhere in the cache either."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from exportkit import conversation, write_export
+    from kenning.api import Vault
+    from kenning.forget import forget
+
+    planted = conversation("conv-forget-1", [("user", "My violin teacher lives by the harbour lantern."),
+                                             ("assistant", "That sounds like a lovely walk."),
+                                             ("user", "Winter letters from her arrive every week.")],
+                           title="violin", start=1_700_000_000.0)
+    other = conversation("conv-keep-1", [("user", "I ride my bicycle to the garden every morning."),
+                                         ("assistant", "Nice routine.")], title="bike", start=1_700_100_000.0)
+    export = write_export(tmp_path / "x.json", [planted, other])
+    with Vault.open(tmp_path / "v.db", overrides={"embeddings": {"backend": "hash"}}) as v:
+        v.ingest([export], as_of="2024-12-31T00:00:00Z")
+        conn = v.conn
+        t = vsql.active_table(conn)
+        doomed = [int(r[0]) for r in conn.execute(
+            "SELECT v.vid FROM vector_items v JOIN search_docs d ON CAST(d.doc_rowid AS TEXT) = v.item_id "
+            "JOIN messages m ON m.message_id = d.doc_id WHERE v.space='search' AND m.conversation_id=?",
+            ("conv-forget-1",))]
+        assert doomed
+        blobs = set(vsql.get_vectors(conn, t["table_name"], doomed).values())
+        report = forget(conn, v.config, "conversation", "conv-forget-1", apply=True, vacuum=False)
+        assert report.removed.get("vector_items", 0) >= len(doomed)
+        t = vsql.active_table(conn)
+        assert not vsql.get_vectors(conn, t["table_name"], doomed)
+        assert not vsql.items_by_vids(conn, doomed)
+        cached = {bytes(b) for (b,) in conn.execute("SELECT vector FROM embedding_cache")}
+        assert not {ix.dequantize_int8(np.frombuffer(b, np.int8))[0].astype("<f4").tobytes() for b in blobs} & cached
+        assert VectorIndex(conn, v.config).search("bicycle garden", k=3, space="search")  # the rest still found
