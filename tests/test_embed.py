@@ -66,6 +66,8 @@ def test_model_migration_reembeds_search(tmp_path, transcript_file):
         assert scalar(v.conn, "SELECT COUNT(*) FROM vector_items WHERE space='search' AND text IS NOT NULL") == 0
         out = VectorIndex(v.conn, v.config).migrate("hash", dimension=128)
         assert out["status"] == "swapped" and out["dimension"] == 128
+        # the new vectors are in the new vec0 table only, not a second time in the cache (X1)
+        assert scalar(v.conn, "SELECT COUNT(*) FROM embedding_cache WHERE dimension=128") == 0
         from kenning.retrieve.vector_fill import texts_of_items
         from kenning.store import vectors as vsql
 

@@ -1253,7 +1253,12 @@ class VectorIndex:
         for space, ids in lost.items():
             self.delete(space, ids)
         kept = [(it, t) for it, t in zip(items, texts) if t is not None]
-        vecs = embedder.embed([t for _, t in kept]) if kept else np.zeros((0, embedder.dimension), np.float32)
+        if not kept:
+            return [], np.zeros((0, embedder.dimension), np.float32)
+        if isinstance(embedder, CachedEmbedder):  # the vectors go to the new vec0 table: no cache rows (X1)
+            vecs = embedder.embed_unsaved([t for _, t in kept])[0]
+        else:
+            vecs = embedder.embed([t for _, t in kept])
         return [it for it, _ in kept], vecs
 
     def migrate(self, spec: str | None = None, *, dimension: int | None = None, batch_size: int | None = None,
