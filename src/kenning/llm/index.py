@@ -1027,6 +1027,13 @@ class VectorIndex:
                 self._advance_mirror(table["table_name"], old, new, lambda m: m.delete(vids))
         return len(vids)
 
+    def as_stored(self, vector: np.ndarray) -> np.ndarray:
+        """``vector`` as the active table reads it back (int8 storage: quantized and dequantized, X3) — what a
+        caller keeping its own copy of a vector it indexed scores with, to match the index exactly."""
+        t = vsql.active_table(self.conn)
+        v = np.asarray(vector, dtype=np.float32).reshape(-1)
+        return _stored_form(t, v.reshape(1, -1))[1][0] if t is not None else v
+
     def _keep_in_cache(self, table: dict, vids: list[int]) -> None:
         """Before items go: their vectors whose text no other item embeds move to the embedding cache, so that a
         rebuild (a full reindex, a changed document changed back) does not encode them again (X1). Forgetting
