@@ -26,8 +26,17 @@ def test_search_uses_the_model_layer_embedder_and_cache(tmp_path, transcript_fil
         assert idx.active()["model_id"] == "hash:kenning-hash-v1"
         n_docs = scalar(v.conn, "SELECT COUNT(*) FROM search_docs")
         assert scalar(v.conn, "SELECT COUNT(*) FROM vector_items WHERE space='search'") == n_docs
-        # every indexed text went through the embedding cache
-        assert scalar(v.conn, "SELECT COUNT(*) FROM embedding_cache WHERE model_id='hash:kenning-hash-v1'") >= 1
+        # an indexed text is not encoded again: the cache reads its vector back from vec0 (X1), kept nowhere else
+        from kenning.retrieve.vector_fill import texts_of_items
+
+        text = next(iter(texts_of_items(v.conn, v.config, ["1"]).values()))
+        misses = emb.misses
+        again = emb.embed([text])[0]
+        from kenning.llm.index import dequantize_int8, quantize_int8
+
+        fresh = get_embedder(v.config).embed([text])
+        assert emb.misses == misses and np.allclose(again, dequantize_int8(quantize_int8(fresh))[0], atol=1e-6)
+        assert scalar(v.conn, "SELECT COUNT(*) FROM embedding_cache WHERE model_id='hash:kenning-hash-v1'") == 0
         q = emb.embed(["turtles"])[0]
         direct = get_embedder(v.config).embed(["turtles"])[0]
         assert np.allclose(q, direct)
@@ -53,8 +62,22 @@ def test_model_migration_reembeds_search(tmp_path, transcript_file):
         v.ingest([transcript_file], as_of="2024-01-01T00:00:00Z")
         q = "a turtle named Shelly"
         before = Searcher(v.conn, v.config).search(q, now="2023-10-01", lanes=["vector"]).hits[0]["text"]
+        # the search items keep no text (X2): the migration derives it from the documents
+        assert scalar(v.conn, "SELECT COUNT(*) FROM vector_items WHERE space='search' AND text IS NOT NULL") == 0
         out = VectorIndex(v.conn, v.config).migrate("hash", dimension=128)
         assert out["status"] == "swapped" and out["dimension"] == 128
+        # the new vectors are in the new vec0 table only, not a second time in the cache (X1)
+        assert scalar(v.conn, "SELECT COUNT(*) FROM embedding_cache WHERE dimension=128") == 0
+        from kenning.retrieve.vector_fill import texts_of_items
+        from kenning.store import vectors as vsql
+
+        items = {r[1]: r[0] for r in v.conn.execute("SELECT vid, item_id FROM vector_items WHERE space='search'")}
+        texts = texts_of_items(v.conn, v.config, list(items))
+        from kenning.llm.index import quantize_int8
+
+        got = vsql.get_vectors(v.conn, vsql.active_table(v.conn)["table_name"], list(items.values()))
+        want = quantize_int8(HashEmbedder(128).embed([texts[i] for i in items]))  # stored as int8 (X3)
+        assert np.array_equal(np.stack([np.frombuffer(got[items[i]], np.int8) for i in items]), want)
         s = Searcher(v.conn, v.config)
         assert s.embedder().dimension == 128
         after = s.search(q, now="2023-10-01", lanes=["vector"]).hits

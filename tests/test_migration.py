@@ -104,11 +104,15 @@ def test_queries_answer_throughout_a_migration_and_the_swap_is_atomic(vault):
     old = [t for t in vsql.all_tables(conn) if t["status"] == "retired"]
     assert len(old) == 1 and scalar(conn, "SELECT COUNT(*) FROM sqlite_master WHERE name=?",
                                     (old[0]["table_name"],)) == 0       # dropped
-    # the new vectors are exactly what a fresh 32-d embedding gives
+    # the new vectors are exactly what a fresh 32-d embedding gives, stored as int8 (X3): sqlite-vec's cosine of
+    # the int8 query and row
+    from kenning.llm.index import dequantize_int8, quantize_int8
+
     e32 = readers["numpy"].embedder_for("hash:kenning-hash-v1", 32)
     top = readers["sqlite"].search("i am patient and calm", k=5, space="s")
-    assert top[0].score == pytest.approx(float(e32.embed(["i am patient and calm"])[0] @ e32.embed(
-        [dict((i, t) for i, t, _ in items(300) + items(5, start=1000))[top[0].item_id]])[0]), abs=1e-5)
+    q, d = (dequantize_int8(quantize_int8(e32.embed([t])))[0] for t in (
+        "i am patient and calm", dict((i, t) for i, t, _ in items(300) + items(5, start=1000))[top[0].item_id]))
+    assert top[0].score == pytest.approx(float(q @ d), abs=1e-5)
 
 
 def test_interrupted_migration_keeps_the_old_table_and_resumes(vault, kenning_cli):

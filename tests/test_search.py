@@ -251,10 +251,12 @@ def _search_vectors(vault):
 
     from kenning.store.connection import rows as _rows
 
-    table = _rows(vault.conn, "SELECT table_name FROM vector_tables WHERE status='active'")[0]["table_name"]
-    got = list(vault.conn.execute(f"SELECT i.item_id, v.embedding FROM {table} v JOIN vector_items i ON i.vid=v.rowid "
-                                  "WHERE i.space='search'"))
-    return [g[0] for g in got], [np.frombuffer(g[1], dtype=np.float32) for g in got]
+    from kenning.llm.index import _decode
+
+    table = _rows(vault.conn, "SELECT * FROM vector_tables WHERE status='active'")[0]
+    got = list(vault.conn.execute(f"SELECT i.item_id, v.embedding FROM {table['table_name']} v JOIN vector_items i "
+                                  "ON i.vid=v.rowid WHERE i.space='search'"))
+    return [g[0] for g in got], [_decode(table, g[1]) for g in got]  # float32, or int8 dequantized (X3)
 
 
 def test_entity_lane_names_aliases_and_owner(indexed):

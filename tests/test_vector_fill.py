@@ -161,20 +161,33 @@ def test_killed_fill_process_resumes(tmp_path, export):
         v for k, v in done["counts"].items() if k.startswith("vectors_skipped_"))
 
 
-def test_identical_texts_are_embedded_once_across_conversations_and_runs(tmp_path, export):
+def test_identical_texts_are_embedded_once_across_conversations_and_runs(tmp_path, export, monkeypatch):
+    from kenning.llm.embed import HashEmbedder
+
+    encoded: list[str] = []  # every text the encoder itself sees
+    orig = HashEmbedder._embed_batch
+    monkeypatch.setattr(HashEmbedder, "_embed_batch", lambda self, texts: (encoded.extend(texts), orig(self, texts))[1])
     with Vault.open(tmp_path / "v.db", overrides=DEFER) as v:
         v.ingest([export], as_of=AS_OF, defer_vectors=True)
         v.fill_vectors(as_of=AS_OF)
         q = lambda sql: v.conn.execute(sql).fetchone()[0]  # noqa: E731
         docs = q("SELECT COUNT(*) FROM vector_items WHERE space='search'")
         distinct = q("SELECT COUNT(DISTINCT text_sha256) FROM vector_items WHERE space='search'")
-        cached = q("SELECT COUNT(*) FROM embedding_cache")
         assert distinct < docs  # the synthetic export repeats user turns across conversations…
-        assert cached == q("SELECT COUNT(DISTINCT text_sha256) FROM vector_items")  # …each text cached once
-        v.reindex(full=True, as_of=AS_OF, defer_vectors=True)  # clears the index: every vector again, from the cache
+        ids = [r for (r,) in v.conn.execute("SELECT item_id FROM vector_items WHERE space='search'")]
+        search_texts = set(vector_fill.texts_of_items(v.conn, v.config, ids).values())
+        assert len(search_texts) == distinct
+        assert all(encoded.count(t) == 1 for t in search_texts)  # …each text encoded once
+        # …and its vector kept once: in vec0, none in the cache (X1); the search items keep no text (X2)
+        assert q("SELECT COUNT(*) FROM embedding_cache") == 0
+        assert q("SELECT COUNT(*) FROM vector_items WHERE space='search' AND text IS NOT NULL") == 0
+        before = len(encoded)
+        v.reindex(full=True, as_of=AS_OF, defer_vectors=True)  # clears the index: the removed vectors go to the cache
         assert not v.vector_lane()["complete"]
-        v.fill_vectors(as_of=AS_OF)
-        assert v.vector_lane()["complete"] and q("SELECT COUNT(*) FROM embedding_cache") == cached
+        assert 0 < q("SELECT COUNT(*) FROM embedding_cache") <= distinct
+        v.fill_vectors(as_of=AS_OF)  # every vector again, from the cache: nothing encoded
+        assert v.vector_lane()["complete"] and not search_texts & set(encoded[before:])
+        assert q("SELECT COUNT(*) FROM embedding_cache") == 0  # back in vec0, once
 
 
 def test_fill_leaves_a_document_changed_meanwhile_to_the_next_pass(tmp_path, export):

@@ -38,7 +38,7 @@ def test_table_created_from_the_config_dimension(idx):
     t = idx.ensure_active()
     assert t["model_id"] == "hash:kenning-hash-v1" and t["dimension"] == 64 and t["status"] == "active"
     ddl = scalar(idx.conn, "SELECT sql FROM sqlite_master WHERE name=?", (t["table_name"],))
-    assert "float[64]" in ddl and "distance_metric=cosine" in ddl
+    assert "int8[64]" in ddl and "distance_metric=cosine" in ddl and t["element"] == "int8"  # the default (X3)
 
 
 @pytest.mark.parametrize("engine", ["numpy", "sqlite"])
@@ -153,7 +153,9 @@ def test_reader_in_another_process_view(tmp_path, cfg):
 @given(n=st.integers(1, 120), k=st.integers(1, 15), n_kinds=st.integers(1, 3), seed=st.integers(0, 10_000))
 def test_numpy_and_sqlite_engines_agree_with_brute_force(tmp_path_factory, n, k, n_kinds, seed):
     drop_mirrors()
-    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 16}})
+    # float32 storage: this checks the engines' exactness; int8 storage: test_int8_storage_round_trip_and_ranking
+    cfg = load_config(overrides={"embeddings": {"backend": "hash", "dimension": 16,
+                                                "vector_index": {"storage": "float32"}}})
     conn = open_store(tmp_path_factory.mktemp("agree") / "v.db")
     rng = np.random.default_rng(seed)
     words = ["calm", "honest", "tired", "curious", "brave", "quiet", "loud", "kind", "late", "early"]
@@ -191,7 +193,7 @@ def test_status_counts_skip_vec0_shadow_tables(idx):
 
     idx.upsert("beliefs", BELIEFS)
     counts = runs_sql.table_counts(idx.conn)
-    assert counts["vector_items"] == 6 and counts["embedding_cache"] == 6
+    assert counts["vector_items"] == 6 and counts["embedding_cache"] == 0  # vec0 holds them once (X1)
     assert not [k for k in counts if k.startswith("vec_items_g")]
 
 

@@ -135,8 +135,8 @@ def embeddings_status(db: DbOpt = None, config: ConfigOpt = None, json_out: Json
         out.print(f"no vectors yet; the first will use {st['configured']['model_id']} "
                   f"({st['configured']['dimension']}-d)")
     else:
-        out.print(f"active: [bold]{a['model_id']}[/] ({a['dimension']}-d) in {a['table']}: {a['vectors']:,} vectors "
-                  f"for {st['items']:,} items (since {a['activated_at_utc']})")
+        out.print(f"active: [bold]{a['model_id']}[/] ({a['dimension']}-d, stored as {a['storage']}) in {a['table']}: "
+                  f"{a['vectors']:,} vectors for {st['items']:,} items (since {a['activated_at_utc']})")
     for s in st["spaces"]:
         out.print(f"  space {s['space']}: {s['items']:,}")
     b = st["building"]
@@ -194,6 +194,9 @@ def embeddings_migrate(
                       f"({result['dimension']}-d)" + (f", was {prev['model_id']} ({prev['dimension']}-d)" if prev else ""))
     elif status == "already_active":
         console.print(f"{result['model_id']} ({result['dimension']}-d) is already the active model")
+    elif status == "converted":
+        console.print(f"{result['model_id']} ({result['dimension']}-d): {result['items']:,} vectors now stored as "
+                      f"{result['storage']} (from the stored vectors; nothing re-embedded)")
     elif status == "created":
         console.print(f"no vectors yet: new items will use {result['model_id']} ({result['dimension']}-d)")
     else:

@@ -240,6 +240,7 @@ class VectorIndexConfig(Strict):
     rerank_min: int = Field(ge=1)
     migration_batch_size: int = Field(gt=0)
     migration_batch_pause_s: float = Field(ge=0)
+    storage: Literal["float32", "int8"]
 
 
 class EmbeddingsConfig(Strict):

@@ -420,13 +420,17 @@ class OpenAIEmbedder(_Batched):
 
 # -- the cache ----------------------------------------------------------------------------------------------
 class CachedEmbedder:
-    """Wraps an embedder with the vault's ``embedding_cache`` (model, dimension, sha256 of the text).
+    """Wraps an embedder with the vault's ``embedding_cache`` (model, dimension, sha256 of the text) and, through
+    ``stored``, the vectors the vault's vec0 tables hold (X1: a text is encoded once, and its vector kept once).
     Writes join the caller's transaction when one is open; a read-only vault is read, never written."""
 
-    def __init__(self, inner: Embedder, conn, clock=None):
+    def __init__(self, inner: Embedder, conn, clock=None,
+                 stored: Callable[[Sequence[str]], dict[str, np.ndarray]] | None = None):
         self.inner, self.conn = inner, conn
         self.model_id, self.model_name, self.dimension = inner.model_id, inner.model_name, inner.dimension
         self._clock = clock
+        # text sha256s → vectors some vec0 table already holds (the vector index's, X1): looked up after the cache
+        self.stored = stored
         self.hits = self.misses = 0
 
     def _writable(self) -> bool:
@@ -447,13 +451,15 @@ class CachedEmbedder:
 
         texts = list(texts)
         hashes = [sha256_hex(t) for t in texts]
-        found = cache_sql.get_many(self.conn, self.model_id, self.dimension, hashes)
+        found: dict[str, Any] = dict(cache_sql.get_many(self.conn, self.model_id, self.dimension, hashes))
+        if self.stored is not None and len(found) < len(set(hashes)):
+            found.update(self.stored([h for h in dict.fromkeys(hashes) if h not in found]))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         todo: dict[str, list[int]] = {}
         for i, h in enumerate(hashes):
-            blob = found.get(h)
-            if blob is not None:
-                out[i] = np.frombuffer(blob, dtype=np.float32)
+            v = found.get(h)
+            if v is not None:
+                out[i] = np.frombuffer(v, dtype=np.float32) if isinstance(v, bytes) else v
             else:
                 todo.setdefault(h, []).append(i)
         self.hits += len(texts) - sum(len(v) for v in todo.values())

@@ -37,7 +37,7 @@ import numpy as np
 
 from kenning.config import Config
 from kenning.config.models import Thresholds
-from kenning.llm.embed import Embedder, get_embedder, model_id_for
+from kenning.llm.embed import CachedEmbedder, Embedder, get_embedder, model_id_for
 from kenning.llm.errors import VectorIndexError
 from kenning.llm.thresholds import thresholds_for
 from kenning.sources.jcs import sha256_hex
@@ -47,6 +47,68 @@ from kenning.store import vectors as vsql
 from kenning.store.connection import read_snapshot, transaction, write_scope
 
 GENESIS = "genesis"
+
+# space → f(conn, config, item_ids) → {item_id: text or None}: where an item stored without its text (X2) gets it
+# back for a model migration. Registered by the module that owns the space's source (the search space: the vector
+# fill, :mod:`kenning.retrieve.vector_fill`).
+TEXT_SOURCES: dict[str, Callable[[Any, Config, list[str]], dict[str, str | None]]] = {}
+
+
+def register_text_source(space: str, fn: Callable[[Any, Config, list[str]], dict[str, str | None]]) -> None:
+    TEXT_SOURCES[space] = fn
+
+
+def _load_text_sources(config: Config) -> None:
+    from kenning.retrieve.vector_fill import register_text_source as search_space  # the one derived space today
+
+    search_space(config)
+
+
+def element_of(table: dict) -> str:
+    return table.get("element") or "float32"
+
+
+def quantize_int8(m: np.ndarray) -> np.ndarray:
+    """Rows → int8 (X3): each row scaled by 127 / its largest absolute component and rounded (half to even) — for a
+    cosine the scale of a row does not matter, so each row uses the whole int8 range (cosine to the float row
+    ≥ 0.9995 for MiniLM; a fixed scale of 127 gave ≥ 0.9989, RESULTS)."""
+    m = np.atleast_2d(np.asarray(m, dtype=np.float32)).astype(np.float64)
+    top = np.abs(m).max(axis=1, keepdims=True)
+    top[top == 0] = 1.0
+    return np.clip(np.rint(m * (127.0 / top)), -127, 127).astype(np.int8)
+
+
+def dequantize_int8(q: np.ndarray) -> np.ndarray:
+    """int8 rows → unit float32 rows. The norm comes from the integers (exact), so a row gives the same floats alone
+    or in a block: a mirror loaded in bulk equals one built row by row."""
+    q = np.atleast_2d(np.asarray(q, dtype=np.int8))
+    wide = q.astype(np.int32)  # a squared norm is at most D × 127²: exact in int32 (int64's einsum is ~80× slower)
+    n2 = np.einsum("ij,ij->i", wide, wide)
+    scale = np.where(n2 > 0, 1.0 / np.sqrt(np.maximum(n2, 1).astype(np.float64)), 0.0).astype(np.float32)
+    out = q.astype(np.float32)
+    out *= scale[:, None]
+    return out
+
+
+def _decode(table: dict, blob: bytes) -> np.ndarray:
+    """A stored vector as float32 (an int8 one dequantized to unit length)."""
+    if element_of(table) == "int8":
+        return dequantize_int8(np.frombuffer(blob, dtype=np.int8))[0]
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def _stored_form(table: dict, vecs: Sequence[np.ndarray] | np.ndarray) -> tuple[list[bytes], np.ndarray]:
+    """(the blobs table ``table`` stores for ``vecs``, the float32 rows those blobs read back as)."""
+    m = np.atleast_2d(np.asarray(vecs, dtype=np.float32)) if len(vecs) else np.zeros((0, int(table["dimension"])),
+                                                                                      np.float32)
+    if element_of(table) == "int8":
+        q = quantize_int8(m) if len(m) else np.zeros((0, m.shape[1]), np.int8)
+        return [r.tobytes() for r in q], dequantize_int8(q) if len(q) else m
+    return [_blob(v) for v in m], m
+
+
+def _query_blob(table: dict, q: np.ndarray) -> bytes:
+    return quantize_int8(q)[0].tobytes() if element_of(table) == "int8" else _blob(q)
 
 
 @dataclass(frozen=True)
@@ -658,17 +720,23 @@ def _read_vectors(conn, table: dict) -> tuple[np.ndarray, np.ndarray]:
         vids.append(vid)
         blobs.append(blob)
     matrix = _matrix(len(vids), dim)
+    int8 = element_of(table) == "int8"
     for i in range(0, len(blobs), 8192):
         part = blobs[i:i + 8192]
-        matrix[i:i + len(part)] = np.frombuffer(b"".join(part), dtype="<f4").reshape(len(part), dim)
+        if int8:
+            matrix[i:i + len(part)] = dequantize_int8(np.frombuffer(b"".join(part), dtype=np.int8).reshape(len(part), dim))
+        else:
+            matrix[i:i + len(part)] = np.frombuffer(b"".join(part), dtype="<f4").reshape(len(part), dim)
     return np.asarray(vids, dtype=np.int64), matrix
 
 
 def _read_vec0_chunks(conn, table: dict) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_read_vectors` from vec0's shadow tables — each chunk's vectors (1024 a chunk) read as one blob,
-    straight into the matrix, instead of a virtual-table step per vector (17 s → ~0.3 s at 1M, R60). None when the
-    storage is not one this code knows or does not add up (the caller then reads through the virtual table)."""
+    straight into the matrix, instead of a virtual-table step per vector (17 s → ~0.3 s at 1M, R60); an int8 table's
+    chunks through a scratch buffer, dequantized (X3). None when the storage is not one this code knows or does not
+    add up (the caller then reads through the virtual table)."""
     name, dim = table["table_name"], int(table["dimension"])
+    int8 = element_of(table) == "int8"
     loaded, created = vsql.vec0_versions(conn, name)
     if loaded not in vsql.VEC0_READ_VERSIONS or created not in vsql.VEC0_READ_VERSIONS:
         return None
@@ -688,17 +756,18 @@ def _read_vec0_chunks(conn, table: dict) -> tuple[np.ndarray, np.ndarray] | None
             if n + k > total:
                 return None
             ids = np.frombuffer(rowids, dtype="<i8")
-            if k == size:  # a full chunk: its vectors go straight into their rows
+            if k == size and not int8:  # a full chunk: its vectors go straight into their rows
                 if not reader.read_into(chunk_id, matrix[n:n + k]):
                     return None
                 vids[n:n + k] = ids
             elif k:
                 if scratch is None or scratch.shape[0] != size:
-                    scratch = np.empty((size, dim), dtype=np.float32)
+                    scratch = np.empty((size, dim), dtype=np.int8 if int8 else np.float32)
                 if not reader.read_into(chunk_id, scratch):
                     return None
-                vids[n:n + k] = ids[ok]
-                matrix[n:n + k] = scratch[ok]
+                vids[n:n + k] = ids[ok] if k < size else ids
+                rows = scratch[ok] if k < size else scratch
+                matrix[n:n + k] = dequantize_int8(rows) if int8 else rows
             n += k
     finally:
         reader.close()
@@ -731,7 +800,7 @@ def _rowwise_mirror(conn, table: dict) -> _Mirror:
     m = _Mirror(int(table["dimension"]), table["version"])
     batch: list[tuple[int, str, str, str | None, np.ndarray]] = []
     for vid, space, item_id, kind, blob in vsql.all_vectors(conn, table["table_name"]):
-        batch.append((int(vid), space, item_id, kind, np.frombuffer(blob, dtype="<f4")))
+        batch.append((int(vid), space, item_id, kind, _decode(table, blob)))
         if len(batch) >= 8192:
             m.upsert(batch)
             batch = []
@@ -779,27 +848,91 @@ class VectorIndex:
     def active(self) -> dict | None:
         return vsql.active_table(self.conn)
 
+    @property
+    def storage(self) -> str:
+        """The element type new tables store (embeddings.vector_index.storage, X3)."""
+        return self.config.embeddings.vector_index.storage
+
     def ensure_active(self) -> dict:
-        """The active table; on a vault without one, create it for the configured model and dimension."""
+        """The active table; on a vault without one, create it for the configured model and dimension. An active
+        table of the other storage (float32 / int8) is converted first (X4) — every caller is about to write."""
         t = vsql.active_table(self.conn)
         if t is not None:
+            if element_of(t) != self.storage and vsql.building_table(self.conn) is None:
+                return self.convert_storage()
             return t
         with _write(self.conn):
             t = vsql.active_table(self.conn)
             if t is None:
                 vsql.create_table(self.conn, generation=vsql.next_generation(self.conn),
                                   model_id=model_id_for(self.config), dimension=self.config.embeddings.dimension,
-                                  status="active", created_at_utc=self._now(), version=GENESIS)
+                                  status="active", created_at_utc=self._now(), version=GENESIS,
+                                  element=self.storage)
                 t = vsql.active_table(self.conn)
         assert t is not None
         return t
 
+    def convert_storage(self, element: str | None = None) -> dict:
+        """Re-store the active table's vectors as ``element`` (default: the configured storage) in a new generation
+        of the same model, from the stored vectors — nothing is encoded again (X4) — and swap it in, all in one
+        write transaction. Float32 → int8 quantizes; int8 → float32 keeps the dequantized vectors. Returns the
+        active table."""
+        element = element or self.storage
+        with _write(self.conn):
+            old = vsql.active_table(self.conn)
+            if old is None or element_of(old) == element:
+                return old if old is not None else self.ensure_active()
+            if vsql.building_table(self.conn) is not None:
+                raise VectorIndexError("a model migration is in progress: finish or cancel it before converting "
+                                       "the vector storage")
+            name = vsql.create_table(self.conn, generation=vsql.next_generation(self.conn), model_id=old["model_id"],
+                                     dimension=int(old["dimension"]), status="building", created_at_utc=self._now(),
+                                     version=GENESIS, element=element)
+            new = vsql.building_table(self.conn)
+            vids, matrix = _read_vectors(self.conn, old)
+            meta = vsql.items_by_vids(self.conn, vids.tolist())
+            keep = [i for i, v in enumerate(vids.tolist()) if v in meta]  # a vector without an item is stale
+            step = 4096
+            for a in range(0, len(keep), step):
+                part = keep[a:a + step]
+                blobs, _ = _stored_form(new, matrix[part])
+                vsql.write_vectors(self.conn, name, [(int(vids[i]), meta[int(vids[i])]["space"],
+                                                      meta[int(vids[i])]["kind"], b) for i, b in zip(part, blobs)],
+                                   element)
+            del matrix
+            vsql.set_built_through(self.conn, name, vsql.last_rev(self.conn))
+            vsql.set_version(self.conn, name, _chain(old["version"], "converted", f"{element}/{len(keep)}"))
+            vsql.swap_active(self.conn, old["table_name"], name, self._now())
+            active = vsql.active_table(self.conn)
+        with _MIRRORS_LOCK:
+            _MIRRORS.pop(_mirror_key(self.conn, old["table_name"]), None)
+        return active
+
     def embedder_for(self, model_id: str, dimension: int) -> Embedder:
         key = (model_id, int(dimension))
         if key not in self._embedders:
-            self._embedders[key] = get_embedder(self.config, model_id, dimension=dimension, conn=self.conn,
-                                                clock=self.clock)
+            emb = get_embedder(self.config, model_id, dimension=dimension, conn=self.conn, clock=self.clock)
+            if isinstance(emb, CachedEmbedder):  # a text an item embeds: its vector is read back from vec0 (X1)
+                emb.stored = lambda hashes, m=model_id, d=int(dimension): self.stored_vectors(m, d, hashes)
+            self._embedders[key] = emb
         return self._embedders[key]
+
+    def stored_vectors(self, model_id: str, dimension: int, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """text sha256 → the vector an item with that text has in a vec0 table of ``model_id`` / ``dimension``
+        (the active table, or a building one up to its watermark): the embedding cache's second half (X1)."""
+        out: dict[str, np.ndarray] = {}
+        want = list(dict.fromkeys(hashes))
+        for t in (vsql.active_table(self.conn), vsql.building_table(self.conn)):
+            if not want or t is None or (t["model_id"], int(t["dimension"])) != (model_id, int(dimension)):
+                continue
+            by_sha = vsql.vids_by_sha(self.conn, want, None if t["status"] == "active" else t["built_through_rev"])
+            blobs = vsql.get_vectors(self.conn, t["table_name"], [v for vids in by_sha.values() for v in vids])
+            for h, vids in by_sha.items():
+                blob = next((blobs[v] for v in vids if v in blobs), None)
+                if blob is not None:
+                    out[h] = _decode(t, blob)
+            want = [h for h in want if h not in out]
+        return out
 
     def thresholds(self) -> Thresholds:
         t = self.active()
@@ -839,24 +972,38 @@ class VectorIndex:
                                                            for i, _, _ in changed):
             vecs = np.stack([given[i] for i, _, _ in changed])
         else:
-            vecs = self.embedder_for(table["model_id"], table["dimension"]).embed([t for _, t, _ in changed])
+            vecs = self._embed_for_items(table, [t for _, t, _ in changed])
         with _write(self.conn):
             now_table = vsql.active_table(self.conn)
             if (now_table["model_id"], now_table["dimension"]) != (table["model_id"], table["dimension"]):
-                vecs = self.embedder_for(now_table["model_id"], now_table["dimension"]).embed(
-                    [t for _, t, _ in changed])  # a migration swapped models meanwhile
+                vecs = self._embed_for_items(now_table, [t for _, t, _ in changed])  # a migration swapped models
             table = now_table
             first = vsql.reserve_revs(self.conn, len(changed))
             now = self._now()
+            keep = TEXT_SOURCES  # a space whose source derives the text stores none (X2)
+            shas = [sha256_hex(t) for _, t, _ in changed]
             vids = vsql.upsert_items(self.conn, [
-                {"space": space, "item_id": i, "kind": k, "text": t, "text_sha256": sha256_hex(t), "rev": first + n,
-                 "updated_at_utc": now} for n, (i, t, k) in enumerate(changed)])
+                {"space": space, "item_id": i, "kind": k, "text": None if space in keep else t, "text_sha256": h,
+                 "rev": first + n, "updated_at_utc": now} for n, ((i, t, k), h) in enumerate(zip(changed, shas))])
             rows = [(vid, space, i, k, v) for vid, (i, _, k), v in zip(vids, changed, vecs)]
             self._write_rows(table, rows)
+            # the vectors are in vec0 now: a cache row of the same text would be a second copy (X1)
+            cache_sql.delete_many(self.conn, table["model_id"], int(table["dimension"]), shas)
         return len(changed)
 
+    def _embed_for_items(self, table: dict, texts: list[str]) -> np.ndarray:
+        """Vectors for texts an upsert writes to vec0: through the cache and vec0 lookups, but no new cache rows —
+        vec0 holds them (X1)."""
+        emb = self.embedder_for(table["model_id"], table["dimension"])
+        if isinstance(emb, CachedEmbedder):
+            return emb.embed_unsaved(texts)[0]
+        return emb.embed(texts)
+
     def _write_rows(self, table: dict, rows: list[tuple[int, str, str, str | None, np.ndarray]]) -> None:
-        vsql.write_vectors(self.conn, table["table_name"], [(vid, s, k, _blob(v)) for vid, s, _, k, v in rows])
+        blobs, stored = _stored_form(table, [r[4] for r in rows])
+        rows = [(vid, s, i, k, v) for (vid, s, i, k, _), v in zip(rows, stored)]  # what the table reads back (X3)
+        vsql.write_vectors(self.conn, table["table_name"], [(vid, s, k, b) for (vid, s, _, k, _), b in zip(rows, blobs)],
+                           element_of(table))
         old = table["version"]
         new = _chain(old, "upsert", _digest_rows(rows))
         vsql.set_version(self.conn, table["table_name"], new)
@@ -869,6 +1016,8 @@ class VectorIndex:
         vids = sorted(int(r["vid"]) for r in found.values())
         with _write(self.conn):
             table = vsql.active_table(self.conn)
+            if table is not None and self.config.embeddings.cache:
+                self._keep_in_cache(table, vids)
             vsql.delete_items(self.conn, vids)
             if table is not None:
                 vsql.delete_vectors(self.conn, table["table_name"], vids)
@@ -877,6 +1026,28 @@ class VectorIndex:
                 vsql.set_version(self.conn, table["table_name"], new)
                 self._advance_mirror(table["table_name"], old, new, lambda m: m.delete(vids))
         return len(vids)
+
+    def as_stored(self, vector: np.ndarray) -> np.ndarray:
+        """``vector`` as the active table reads it back (int8 storage: quantized and dequantized, X3) — what a
+        caller keeping its own copy of a vector it indexed scores with, to match the index exactly."""
+        t = vsql.active_table(self.conn)
+        v = np.asarray(vector, dtype=np.float32).reshape(-1)
+        return _stored_form(t, v.reshape(1, -1))[1][0] if t is not None else v
+
+    def _keep_in_cache(self, table: dict, vids: list[int]) -> None:
+        """Before items go: their vectors whose text no other item embeds move to the embedding cache, so that a
+        rebuild (a full reindex, a changed document changed back) does not encode them again (X1). Forgetting
+        deletes through :mod:`kenning.forget`, which keeps nothing."""
+        shas = vsql.shas_of_vids(self.conn, vids)
+        gone = set(vids)
+        held = {h for h, vs in vsql.vids_by_sha(self.conn, list(set(shas.values()))).items()
+                if any(v not in gone for v in vs)}
+        keep = {vid: h for vid, h in shas.items() if h not in held}
+        if not keep:
+            return
+        blobs = vsql.get_vectors(self.conn, table["table_name"], list(keep))
+        rows = {keep[vid]: _decode(table, blob).astype("<f4").tobytes() for vid, blob in sorted(blobs.items())}
+        cache_sql.put_many(self.conn, table["model_id"], int(table["dimension"]), sorted(rows.items()), self._now())
 
     def _advance_mirror(self, table: str, old: str, new: str, apply: Callable[[_Mirror], None]) -> None:
         key = _mirror_key(self.conn, table)
@@ -1016,7 +1187,8 @@ class VectorIndex:
                                               max(k * vcfg.rerank_factor, vcfg.rerank_min))
         kinds_l = [x or "" for x in kinds] if kinds is not None else None
         want = k if allow is None else k * oversample
-        found = vsql.knn(self.conn, table["table_name"], _blob(q), want, space=space, kinds=kinds_l, vids=vids)
+        found = vsql.knn(self.conn, table["table_name"], _query_blob(table, q), want, space=space, kinds=kinds_l,
+                         vids=vids, element=element_of(table))
         if allow is not None and found:
             ok = np.asarray(allow(np.asarray([v for v, _ in found], dtype=np.int64)), dtype=bool)
             found = [f for f, keep in zip(found, ok) if keep][:k]
@@ -1040,7 +1212,7 @@ class VectorIndex:
             }
             if active is not None:
                 out["active"] = {"table": active["table_name"], "model_id": active["model_id"],
-                                 "dimension": active["dimension"], "activated_at_utc": active["activated_at_utc"],
+                                 "dimension": active["dimension"], "storage": element_of(active), "activated_at_utc": active["activated_at_utc"],
                                  "vectors": vsql.count_vectors(self.conn, active["table_name"])}
             if building is not None:
                 left = vsql.count_items_after_rev(self.conn, building["built_through_rev"])
@@ -1059,6 +1231,42 @@ class VectorIndex:
                 return False
             vsql.forget_table(self.conn, b["table_name"])
         return True
+
+    def _texts_of(self, items: list[dict]) -> list[str | None]:
+        """The text of each item: stored, or derived from its source (X2: a search document's item keeps none);
+        None when the source no longer gives one (the document went or is skipped now)."""
+        derived: dict[str, dict[str, str | None]] = {}
+        for space in sorted({it["space"] for it in items if it["text"] is None}):
+            source = TEXT_SOURCES.get(space)
+            if source is None:
+                _load_text_sources(self.config)
+                source = TEXT_SOURCES.get(space)
+            if source is None:
+                raise VectorIndexError(f"items of space {space!r} keep no text and no source derives it; "
+                                       "re-index that space instead of migrating it")
+            derived[space] = source(self.conn, self.config, [it["item_id"] for it in items
+                                                             if it["space"] == space and it["text"] is None])
+        return [it["text"] if it["text"] is not None else (derived[it["space"]].get(it["item_id"]) or None)
+                for it in items]
+
+    def _embed_items(self, embedder: Embedder, items: list[dict]) -> tuple[list[dict], np.ndarray]:
+        """(the items that still have a text, their vectors); an item whose source lost its text is removed (the
+        next index run or fill settles its document)."""
+        texts = self._texts_of(items)
+        lost: dict[str, list[str]] = {}
+        for it, t in zip(items, texts):
+            if t is None:
+                lost.setdefault(it["space"], []).append(it["item_id"])
+        for space, ids in lost.items():
+            self.delete(space, ids)
+        kept = [(it, t) for it, t in zip(items, texts) if t is not None]
+        if not kept:
+            return [], np.zeros((0, embedder.dimension), np.float32)
+        if isinstance(embedder, CachedEmbedder):  # the vectors go to the new vec0 table: no cache rows (X1)
+            vecs = embedder.embed_unsaved([t for _, t in kept])[0]
+        else:
+            vecs = embedder.embed([t for _, t in kept])
+        return [it for it, _ in kept], vecs
 
     def migrate(self, spec: str | None = None, *, dimension: int | None = None, batch_size: int | None = None,
                 pause_s: float | None = None, progress: Callable[[int, int], None] | None = None,
@@ -1082,9 +1290,14 @@ class VectorIndex:
                 with _write(self.conn):
                     vsql.forget_table(self.conn, active["table_name"])
                     vsql.create_table(self.conn, generation=vsql.next_generation(self.conn), model_id=target,
-                                      dimension=dim, status="active", created_at_utc=self._now(), version=GENESIS)
+                                      dimension=dim, status="active", created_at_utc=self._now(), version=GENESIS,
+                                      element=self.storage)
                 return {"status": "created", "model_id": target, "dimension": dim, "items": 0}
         if (active["model_id"], active["dimension"]) == (target, dim):
+            if element_of(active) != self.storage and vsql.building_table(self.conn) is None:
+                self.convert_storage()  # the same model, another storage: no re-encoding (X4)
+                return {"status": "converted", "model_id": target, "dimension": dim, "storage": self.storage,
+                        "items": vsql.count_items(self.conn)}
             return {"status": "already_active", "model_id": target, "dimension": dim,
                     "items": vsql.count_items(self.conn)}
         embedder = self.embedder_for(target, dim)  # fails now (clearly) if the target model cannot load
@@ -1096,7 +1309,8 @@ class VectorIndex:
                     f"with `kenning embeddings migrate {building['model_id']}` or drop it with --cancel")
             if building is None:
                 vsql.create_table(self.conn, generation=vsql.next_generation(self.conn), model_id=target,
-                                  dimension=dim, status="building", created_at_utc=self._now(), version=GENESIS)
+                                  dimension=dim, status="building", created_at_utc=self._now(), version=GENESIS,
+                                  element=self.storage)
                 building = vsql.building_table(self.conn)
         name = building["table_name"]
         watermark = int(building["built_through_rev"])
@@ -1106,14 +1320,17 @@ class VectorIndex:
             items = vsql.items_after_rev(self.conn, watermark, batch_size)
             if not items:
                 break
-            vecs = embedder.embed([it["text"] for it in items])
+            last = max(int(it["rev"]) for it in items)
+            items, vecs = self._embed_items(embedder, items)
             with _write(self.conn):
                 current = {int(r["vid"]): r for r in vsql.items_by_vids(self.conn, [it["vid"] for it in items]).values()}
                 rows = [(int(it["vid"]), it["space"], it["item_id"], it["kind"], v) for it, v in zip(items, vecs)
                         if int(it["vid"]) in current]
                 if rows:
-                    vsql.write_vectors(self.conn, name, [(vid, s, k, _blob(v)) for vid, s, _, k, v in rows])
-                watermark = max(int(it["rev"]) for it in items)
+                    blobs, _ = _stored_form(building, [r[4] for r in rows])
+                    vsql.write_vectors(self.conn, name, [(vid, s, k, b) for (vid, s, _, k, _), b in zip(rows, blobs)],
+                                       element_of(building))
+                watermark = last
                 vsql.set_built_through(self.conn, name, watermark)
             batches += 1
             if progress is not None:
@@ -1129,10 +1346,12 @@ class VectorIndex:
         with transaction(self.conn):
             late = vsql.items_after_rev(self.conn, watermark, 1 << 62)
             if late:
-                lv = embedder.embed([it["text"] for it in late])
-                vsql.write_vectors(self.conn, name, [(int(it["vid"]), it["space"], it["kind"], _blob(v))
-                                                     for it, v in zip(late, lv)])
-                watermark = max(int(it["rev"]) for it in late)
+                last = max(int(it["rev"]) for it in late)
+                late, lv = self._embed_items(embedder, late)
+                blobs, _ = _stored_form(building, lv)
+                vsql.write_vectors(self.conn, name, [(int(it["vid"]), it["space"], it["kind"], b)
+                                                     for it, b in zip(late, blobs)], element_of(building))
+                watermark = last
                 vsql.set_built_through(self.conn, name, watermark)
             stale = sorted(vsql.vids_in_table(self.conn, name) - vsql.vids_of_items(self.conn))
             vsql.delete_vectors(self.conn, name, stale)

@@ -86,6 +86,20 @@ def texts_for(conn, config: Config, docs: list[dict]) -> list[tuple[str | None, 
     return out
 
 
+def texts_of_items(conn, config: Config, item_ids: list[str]) -> dict[str, str | None]:
+    """item_id (a doc_rowid) → the text its search document embeds now: the search space's items keep no text of
+    their own (X2); a model migration re-embeds from this."""
+    docs = vf_sql.docs_for_fill(conn, [int(i) for i in item_ids])
+    return {str(d["doc_rowid"]): t for d, (t, _) in zip(docs, texts_for(conn, config, docs))}
+
+
+def register_text_source(config: Config) -> None:
+    """Tell the vector index where the search space's texts come from (it stores none for them, X2)."""
+    from kenning.llm.index import register_text_source as register
+
+    register(config.retrieval.vector.space, texts_of_items)
+
+
 # -- one batch ----------------------------------------------------------------------------------------------
 def embed_batch(conn, config: Config, idx: Any, docs: list[dict], counts: Counter, *, own_transaction: bool,
                 before_write: Callable[[], Any] | None = None) -> None:
@@ -93,6 +107,7 @@ def embed_batch(conn, config: Config, idx: Any, docs: list[dict], counts: Counte
     transaction, then write in one short transaction after re-checking that each document is unchanged (the fill);
     else everything joins the caller's transaction (the index stage)."""
     space = config.retrieval.vector.space
+    register_text_source(config)
     texts = texts_for(conn, config, docs)
     items = [(str(d["doc_rowid"]), t, d["doc_kind"]) for d, (t, _) in zip(docs, texts) if t is not None]
     skips = [(d["doc_rowid"], d["content_sha256"], why) for d, (_, why) in zip(docs, texts) if why is not None]
@@ -101,8 +116,8 @@ def embed_batch(conn, config: Config, idx: Any, docs: list[dict], counts: Counte
     save: Callable[[], None] = lambda: None  # noqa: E731
     if own_transaction and items:
         emb = idx.embedder_for(table["model_id"], table["dimension"])
-        if hasattr(emb, "embed_unsaved"):  # the cache rows are written with the vectors, in the short transaction
-            vectors, save = emb.embed_unsaved([t for _, t, _ in items])
+        if hasattr(emb, "embed_unsaved"):  # no cache rows: the vectors go to vec0, where the cache finds them (X1)
+            vectors, _ = emb.embed_unsaved([t for _, t, _ in items])
         else:
             vectors = emb.embed([t for _, t, _ in items])
         model = table["model_id"]

@@ -169,7 +169,8 @@ class HTNBeliefEmbedder:
             self.index.upsert(self.space, [(belief_id, canonical, polarity)],
                               vectors=[vector] if vector is not None else None, model_id=self.model_id)
             if vector is not None and fresh:
-                self._created.append((belief_id, polarity, np.asarray(vector, dtype=np.float32)))
+                # as the index stores it (int8: X3), so the cached answers equal a fresh search's
+                self._created.append((belief_id, polarity, self.index.as_stored(vector)))
                 self._version = self._table_version()      # our own write: the cache stays exact
             else:
                 self.forget()

@@ -1,4 +1,5 @@
-"""SQL of the embedding cache: vectors keyed by (model, dimension, sha256 of the text)."""
+"""SQL of the embedding cache: vectors keyed by (model, dimension, sha256 of the text) — only those no vec0 table
+holds (queries, texts of removed items): a text an item embeds is found through ``vector_items.text_sha256`` (X1)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ def put_many(conn: apsw.Connection, model_id: str, dimension: int, items: Iterab
         "VALUES (?,?,?,?,?)",
         [(model_id, dimension, h, blob, created_at_utc) for h, blob in items],
     )
+
+
+def delete_many(conn: apsw.Connection, model_id: str, dimension: int, hashes: Sequence[str]) -> None:
+    """Drop the rows of ``hashes``: their vectors are in a vec0 table now (X1)."""
+    for chunk in chunks(list(dict.fromkeys(hashes))):
+        conn.execute(f"DELETE FROM embedding_cache WHERE model_id=? AND dimension=? AND text_sha256 IN "
+                     f"({marks(len(chunk))})", (model_id, dimension, *chunk))
 
 
 def stats(conn: apsw.Connection) -> list[dict]:

@@ -54,17 +54,31 @@ def next_generation(conn: apsw.Connection) -> int:
     return int(scalar(conn, "SELECT COALESCE(MAX(generation), 0) + 1 FROM vector_tables"))
 
 
+ELEMENTS = {"float32": "float", "int8": "int8"}  # vector_tables.element → vec0's column type (X3)
+
+
+def _element(element: str) -> str:
+    if element not in ELEMENTS:
+        raise VectorStoreError(f"not a vector element type: {element!r}")
+    return element
+
+
+def _param(element: str) -> str:
+    """The SQL that reads a vector parameter of ``element``: vec0 takes an int8 vector only through vec_int8()."""
+    return "vec_int8(?)" if _element(element) == "int8" else "?"
+
+
 def create_table(conn: apsw.Connection, *, generation: int, model_id: str, dimension: int, status: str,
-                 created_at_utc: str, version: str) -> str:
-    """Create the vec0 table of one model generation and register it."""
+                 created_at_utc: str, version: str, element: str = "float32") -> str:
+    """Create the vec0 table of one model generation (vectors stored as ``element``) and register it."""
     name = _checked(table_name(generation))
     conn.execute(f"CREATE VIRTUAL TABLE {name} USING vec0(space TEXT PARTITION KEY, kind TEXT, "
-                 f"embedding float[{int(dimension)}] distance_metric=cosine)")
+                 f"embedding {ELEMENTS[_element(element)]}[{int(dimension)}] distance_metric=cosine)")
     conn.execute(
         "INSERT INTO vector_tables(table_name, generation, model_id, dimension, status, created_at_utc, "
-        "activated_at_utc, built_through_rev, version) VALUES (?,?,?,?,?,?,?,0,?)",
+        "activated_at_utc, built_through_rev, version, element) VALUES (?,?,?,?,?,?,?,0,?,?)",
         (name, generation, model_id, dimension, status, created_at_utc,
-         created_at_utc if status == "active" else None, version),
+         created_at_utc if status == "active" else None, version, element),
     )
     return name
 
@@ -112,7 +126,8 @@ def last_rev(conn: apsw.Connection) -> int:
 
 
 def upsert_items(conn: apsw.Connection, items: Sequence[dict[str, Any]]) -> list[int]:
-    """Insert or update items (space, item_id, kind, text, text_sha256, rev, updated_at_utc); returns their vids."""
+    """Insert or update items (space, item_id, kind, text, text_sha256, rev, updated_at_utc); returns their vids.
+    ``text`` None: the item's text is derived from its source when needed (X2)."""
     vids = []
     for it in items:
         (vid,) = conn.execute(
@@ -144,6 +159,29 @@ def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]
     return found
 
 
+def vids_by_sha(conn: apsw.Connection, hashes: Sequence[str], max_rev: int | None = None) -> dict[str, list[int]]:
+    """text_sha256 → the vids of the items embedding that text (``max_rev``: only items with rev <= it), each list
+    ascending: where the embedding cache finds a text's vector in vec0 (X1)."""
+    found: dict[str, list[int]] = {}
+    for chunk in chunks(list(dict.fromkeys(hashes))):
+        sql = f"SELECT text_sha256, vid FROM vector_items WHERE text_sha256 IN ({marks(len(chunk))})"
+        params: list[Any] = list(chunk)
+        if max_rev is not None:
+            sql += " AND rev <= ?"
+            params.append(int(max_rev))
+        for h, vid in conn.execute(sql + " ORDER BY vid", params):
+            found.setdefault(h, []).append(int(vid))
+    return found
+
+
+def shas_of_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, str]:
+    found: dict[int, str] = {}
+    for chunk in chunks(list(vids)):
+        found.update(conn.execute(f"SELECT vid, text_sha256 FROM vector_items WHERE vid IN ({marks(len(chunk))})",
+                                  tuple(chunk)).fetchall())
+    return found
+
+
 def delete_items(conn: apsw.Connection, vids: Sequence[int]) -> None:
     for chunk in chunks(list(vids)):
         conn.execute(f"DELETE FROM vector_items WHERE vid IN ({marks(len(chunk))})", tuple(chunk))
@@ -169,12 +207,14 @@ def spaces(conn: apsw.Connection) -> list[dict]:
 
 
 # -- vectors in one vec0 table ------------------------------------------------------------------------------
-def write_vectors(conn: apsw.Connection, name: str, vectors: Sequence[tuple[int, str, str | None, bytes]]) -> None:
-    """Upsert (vid, space, kind, float32 blob) rows. vec0 has no INSERT OR REPLACE: delete, then insert."""
+def write_vectors(conn: apsw.Connection, name: str, vectors: Sequence[tuple[int, str, str | None, bytes]],
+                  element: str = "float32") -> None:
+    """Upsert (vid, space, kind, blob) rows; the blob holds ``element`` values (the table's). vec0 has no INSERT OR
+    REPLACE: delete, then insert."""
     name = _checked(name)
     vids = [v[0] for v in vectors]
     delete_vectors(conn, name, vids)
-    conn.executemany(f"INSERT INTO {name}(rowid, space, kind, embedding) VALUES (?,?,?,?)",
+    conn.executemany(f"INSERT INTO {name}(rowid, space, kind, embedding) VALUES (?,?,?,{_param(element)})",
                      [(vid, space, kind or "", blob) for vid, space, kind, blob in vectors])
 
 
@@ -227,7 +267,7 @@ UNIT_SEP = "\x1f"  # char(31): what the *_joined reads put between values
 
 # sqlite-vec versions whose vec0 storage :func:`vec0_chunks` reads directly (R60): a ``{name}_chunks`` row per chunk
 # (size, a validity bitmap, the slots' rowids as int64) and its vectors in ``{name}_vector_chunks00`` (size x D
-# float32); the full scan returns the valid slots chunk by chunk (chunk_id ascending, then slot). Another version:
+# float32, or int8 for an int8 table: X3); the full scan returns the valid slots chunk by chunk (chunk_id ascending, then slot). Another version:
 # the mirror reads through the virtual table (:func:`vector_blobs`), ~10x slower at 1M vectors.
 VEC0_READ_VERSIONS = ("v0.1.9",)
 
@@ -251,7 +291,7 @@ def vec0_chunks(conn: apsw.Connection, name: str) -> list[tuple[int, int, bytes,
 
 
 class Vec0Vectors:
-    """A chunk's vectors (``{name}_vector_chunks00.vectors``, size x D float32) read straight into a caller's buffer
+    """A chunk's vectors (``{name}_vector_chunks00.vectors``, size x D float32 or int8) read straight into a caller's buffer
     through SQLite's incremental blob I/O — no 1.5 MB bytes object per chunk (their allocations cost more than the
     reading, R60). Use inside the caller's read transaction; ``close()`` after."""
 
@@ -296,14 +336,17 @@ def get_vectors(conn: apsw.Connection, name: str, vids: Sequence[int]) -> dict[i
 
 
 def knn(conn: apsw.Connection, name: str, query: bytes, k: int, *, space: str | None = None,
-        kinds: Sequence[str] | None = None, vids: Sequence[int] | None = None) -> list[tuple[int, float]]:
-    """Exact top-k by cosine distance with sqlite-vec; returns (vid, distance) nearest first."""
+        kinds: Sequence[str] | None = None, vids: Sequence[int] | None = None,
+        element: str = "float32") -> list[tuple[int, float]]:
+    """Exact top-k by cosine distance with sqlite-vec; returns (vid, distance) nearest first. ``query`` holds
+    ``element`` values (the table's)."""
     name = _checked(name)
+    qp = _param(element)
     if vids is not None:
         # An allow-list: score exactly those rows (a small set, typically) instead of a KNN scan.
         out: list[tuple[int, float]] = []
         for chunk in chunks(list(vids)):
-            sql = (f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {name} "
+            sql = (f"SELECT rowid, vec_distance_cosine(embedding, {qp}) FROM {name} "
                    f"WHERE rowid IN ({marks(len(chunk))})")
             params: list[Any] = [query, *chunk]
             if space is not None:
@@ -315,7 +358,7 @@ def knn(conn: apsw.Connection, name: str, query: bytes, k: int, *, space: str | 
             out.extend((int(v), float(d)) for v, d in conn.execute(sql, params))
         out.sort(key=lambda t: (t[1], t[0]))
         return out[:k]
-    sql = f"SELECT rowid, distance FROM {name} WHERE embedding MATCH ? AND k = ?"
+    sql = f"SELECT rowid, distance FROM {name} WHERE embedding MATCH {qp} AND k = ?"
     params = [query, int(k)]
     if space is not None:
         sql += " AND space = ?"
