@@ -170,9 +170,11 @@ def embeddings_migrate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from kenning.llm.index import VectorIndex
+    from kenning.retrieve.vector_fill import register_text_source
 
     with open_vault(db, config) as vault, user_errors():
         idx = VectorIndex(vault.conn, vault.config)
+        register_text_source(vault.config)  # the search space keeps no text; the fill says where it comes from (X2)
         if cancel:
             dropped = idx.cancel_migration()
             result: dict[str, Any] = {"status": "cancelled" if dropped else "nothing_to_cancel"}

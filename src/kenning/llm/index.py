@@ -58,12 +58,6 @@ def register_text_source(space: str, fn: Callable[[Any, Config, list[str]], dict
     TEXT_SOURCES[space] = fn
 
 
-def _load_text_sources(config: Config) -> None:
-    from kenning.retrieve.vector_fill import register_text_source as search_space  # the one derived space today
-
-    search_space(config)
-
-
 def element_of(table: dict) -> str:
     return table.get("element") or "float32"
 
@@ -1237,10 +1231,7 @@ class VectorIndex:
         None when the source no longer gives one (the document went or is skipped now)."""
         derived: dict[str, dict[str, str | None]] = {}
         for space in sorted({it["space"] for it in items if it["text"] is None}):
-            source = TEXT_SOURCES.get(space)
-            if source is None:
-                _load_text_sources(self.config)
-                source = TEXT_SOURCES.get(space)
+            source = TEXT_SOURCES.get(space)  # registered from above (the index stage, the CLI): llm is the floor
             if source is None:
                 raise VectorIndexError(f"items of space {space!r} keep no text and no source derives it; "
                                        "re-index that space instead of migrating it")
