@@ -1,0 +1,113 @@
+"""Y1 (issue 24 §2): the forward index in 4-byte records — token ids from the vocabulary, a count code byte with
+escaped counts — gives FTS5's pool float for float, and a vault indexed in the 12-byte format upgrades."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from kenning.config import load_config
+from kenning.retrieve.search import Searcher
+from kenning.store import search as search_sql
+from tests.conftest import HASH
+
+NOW = "2023-10-01"
+TERMS = ["lake", "violin", "ben", "camping", "zzzunseen"]
+
+
+@pytest.fixture
+def indexed(vault, transcript_file):
+    vault.ingest([transcript_file], as_of="2024-01-01T00:00:00Z", self_name="Ana")
+    return vault
+
+
+def _s(vault, **fts) -> Searcher:
+    fts = {"pool_min_ratio": 0, "rank_all_below": 1, "common_term_cap": 10**9, **fts}
+    return Searcher(vault.conn, load_config(overrides={**HASH, "retrieval": {"fts": fts}}))
+
+
+def _arrays(pool) -> tuple[list, list, list]:
+    return pool.rowids.tolist(), pool.hits.tolist(), pool.length.tolist()
+
+
+def test_count_codes_round_trip_and_escape():
+    grid = np.array([(s, b, e, c) for s in range(3) for b in range(10) for e in range(3) for c in range(10)
+                     if s + b + e + c], dtype=np.int64)
+    code = search_sql.encode_counts(grid)
+    fits = (grid[:, 0] <= 1) & (grid[:, 2] <= 1) & (grid[:, 1] <= 7) & (grid[:, 3] <= 7)
+    assert ((code == 0) == ~fits).all()  # only a row that does not fit escapes; code 0 is never a real row
+    rec = (np.arange(len(grid), dtype=np.uint32) + 1) | (code << search_sql.ID_BITS)
+    escaped = grid[~fits]
+    rank = np.cumsum(code == 0) - 1
+    assert (search_sql.decode_counts(rec, escaped, rank) == grid).all()
+
+
+def test_records_are_four_bytes_and_escapes_match_fts5(indexed):
+    """Counts past a code (8 in the body, 2 speaker words) go in `counts`; the pool still equals FTS5's."""
+    conn = indexed.conn
+    with conn:
+        rowid = search_sql.insert_doc(conn, {
+            "doc_kind": "message", "doc_id": "m-rep", "conversation_id": None, "speaker": "Ben Ben", "role": "user",
+            "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
+            "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+        search_sql.fts_insert(conn, [(rowid, "Ben Ben", "lake " * 8 + "violin", "camping", "the lake " * 9)])
+    n, terms, counts = conn.execute("SELECT length, terms, counts FROM search_doc_terms WHERE doc_rowid=?",
+                                    (rowid,)).fetchone()
+    assert n == 2 + 9 + 1 + 18 and len(terms) == 4 * 5  # ben, lake, violin, camping, the
+    assert len(counts) == 4 * 3  # ben (speaker 2), lake (body 8), the (context 9) escape; the rest fit a code
+    a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
+    assert rowid in a.rowids.tolist() and _arrays(a) == _arrays(b)
+    assert search_sql.query_term_ids(conn, [search_sql.term_key("zzzunseen")]) == [-1]  # no id: no hits
+    from kenning.retrieve.search import FtsPool
+
+    s = _s(indexed)
+    words = ["lake", "zzzunseen"]
+    pool = FtsPool.from_doc_terms(s, words, s._term_keys(words), [rowid], [1.0, 1.0, 1.0, 1.0], None, [1, 0], 10, 100)
+    assert pool.hits.tolist() == [[8.0 + 9.0, 0.0]]
+
+
+def test_term_ids_are_assigned_once_in_key_order(indexed):
+    conn = indexed.conn
+    ids = dict(conn.execute("SELECT key, id FROM search_term_docs"))
+    assert sorted(ids.values()) == list(range(1, len(ids) + 1))
+    keys = np.asarray(sorted({np.int64(k).view(np.uint64) for k in ids}), dtype=np.uint64)
+    assert (search_sql.term_ids(conn, keys, assign=False) > 0).all()
+    new = np.asarray([1, 2, 3], dtype=np.uint64)
+    assert search_sql.term_ids(conn, new, assign=False).tolist() == [-1, -1, -1]
+    got = search_sql.term_ids(conn, new)
+    assert got.tolist() == [len(ids) + 1, len(ids) + 2, len(ids) + 3]
+    assert search_sql.term_ids(conn, new).tolist() == got.tolist()
+
+
+def test_upgrade_from_the_twelve_byte_rows_keeps_search(indexed):
+    """Migration 0112 empties the old rows: search reads FTS5 (the same results) until the next index run
+    refills them in the new records; the document counts are recounted, equal to fts5vocab's."""
+    from kenning.pipeline.clock import Clock
+    from kenning.pipeline.runner import run_stage
+    from kenning.pipeline.stages import STAGES
+
+    conn = indexed.conn
+    q = "What did Ben say about the lake and the violin?"
+    want = indexed.search(q, now=NOW, k=20)
+    vocab = dict(conn.execute("SELECT term, doc FROM search_fts_vocab"))
+    sql = (resources.files("kenning.store.migrations") / "0112_search_term_ids.sql").read_text()
+    with conn:
+        conn.execute("DROP TABLE search_doc_terms")  # the 12-byte layout of migration 0063, one fake row
+        conn.execute("CREATE TABLE search_doc_terms (doc_rowid INTEGER PRIMARY KEY, length INTEGER NOT NULL, "
+                     "terms BLOB)")
+        conn.execute("INSERT INTO search_doc_terms VALUES (1, 3, ?)", (b"\x01" * 12,))
+        conn.execute(sql)
+    assert conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
+    assert not search_sql.doc_terms_complete(conn) and not search_sql.term_docs_complete(conn)
+    assert [h.get("message_id") for h in indexed.search(q, now=NOW, k=20).hits] == \
+        [h.get("message_id") for h in want.hits]
+    r = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
+    assert r.counts["doc_terms_filled"] > 0 and r.counts["term_docs_counted"] == len(vocab)
+    assert search_sql.doc_terms_complete(conn) and search_sql.term_docs_complete(conn)
+    assert search_sql.term_doc_counts(conn, list(vocab)) == vocab
+    assert [h.get("message_id") for h in indexed.search(q, now=NOW, k=20).hits] == \
+        [h.get("message_id") for h in want.hits]
+    a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
+    assert _arrays(a) == _arrays(b) and len(a) > 0
