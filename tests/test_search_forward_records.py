@@ -81,33 +81,87 @@ def test_term_ids_are_assigned_once_in_key_order(indexed):
     assert search_sql.term_ids(conn, new).tolist() == got.tolist()
 
 
-def test_upgrade_from_the_twelve_byte_rows_keeps_search(indexed):
-    """Migration 0112 empties the old rows: search reads FTS5 (the same results) until the next index run
-    refills them in the new records; the document counts are recounted, equal to fts5vocab's."""
+def _to_twelve_bytes(conn) -> None:
+    """Rewrite the vault's forward index in the layout of migrations 0063/0064 (12-byte records, keys, no ids)."""
+    key_of = {i: np.int64(k).view(np.uint64) for k, i in conn.execute("SELECT key, id FROM search_term_docs")}
+    old_dtype = np.dtype([("key", "<u8"), ("n", "u1", (4,))])
+    rows = []
+    for r, n, terms, counts in conn.execute("SELECT doc_rowid, length, terms, counts FROM search_doc_terms").fetchall():
+        if terms is None:
+            rows.append((r, n, None))
+            continue
+        rec = np.frombuffer(terms, dtype=search_sql.TERM_RECORD)
+        esc = np.frombuffer(counts or b"", dtype=np.uint8).reshape(-1, 4).astype(np.int64)
+        cnt = search_sql.decode_counts(rec, esc, np.cumsum((rec >> search_sql.ID_BITS) == 0) - 1)
+        old = np.empty(len(rec), dtype=old_dtype)
+        old["key"] = [key_of[int(i)] for i in (rec & 0xFFFFFF)]
+        old["n"] = cnt
+        rows.append((r, n, np.sort(old, order="key").tobytes()))
+    keys = [(r, np.asarray([key_of[int(i)] for i in np.frombuffer(k, dtype="<u4")], dtype="<u8").tobytes())
+            for r, k in conn.execute("SELECT doc_rowid, keys FROM search_doc_keys").fetchall()]
+    docs = conn.execute("SELECT key, docs FROM search_term_docs").fetchall()
+    for t in ("search_doc_terms", "search_term_docs"):
+        conn.execute(f"DROP TABLE {t}")
+    conn.execute("CREATE TABLE search_doc_terms (doc_rowid INTEGER PRIMARY KEY, length INTEGER NOT NULL, terms BLOB)")
+    conn.execute("CREATE TABLE search_term_docs (key INTEGER PRIMARY KEY, docs INTEGER NOT NULL)")
+    conn.executemany("INSERT INTO search_doc_terms VALUES (?,?,?)", rows)
+    conn.executemany("UPDATE search_doc_keys SET keys=? WHERE doc_rowid=?", [(k, r) for r, k in keys])
+    conn.executemany("INSERT INTO search_term_docs VALUES (?,?)", docs)
+
+
+def _migrate_0112(conn) -> None:
+    from kenning.store import search_recode
+
+    search_recode.register(conn)
+    sql = (resources.files("kenning.store.migrations") / "0112_search_term_ids.sql").read_text()
+    with conn:
+        conn.execute(sql)
+
+
+def _ids(result) -> list:
+    return [h.get("message_id") or h.get("entity_id") for h in result.hits]
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_upgrade_from_the_twelve_byte_rows_keeps_search(indexed, counted):
+    """Migration 0112 on a vault indexed in the 12-byte layout: with complete counts it recodes every row (the pool
+    still FTS5's, the counts fts5vocab's, no index run needed); else it empties them, search reads FTS5 until the
+    next index run refills the rows and recounts. Search gives the same hits before, between and after."""
     from kenning.pipeline.clock import Clock
     from kenning.pipeline.runner import run_stage
     from kenning.pipeline.stages import STAGES
 
     conn = indexed.conn
     q = "What did Ben say about the lake and the violin?"
-    want = indexed.search(q, now=NOW, k=20)
+    with conn:  # a document with a count past a byte: a NULL row whose keys are kept
+        rowid = search_sql.insert_doc(conn, {
+            "doc_kind": "message", "doc_id": "m-long", "conversation_id": None, "speaker": "Ben", "role": "user",
+            "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
+            "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
+        search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "violin", "", "the lake " * 9)])
+    want = _ids(indexed.search(q, now=NOW, k=20))
     vocab = dict(conn.execute("SELECT term, doc FROM search_fts_vocab"))
-    sql = (resources.files("kenning.store.migrations") / "0112_search_term_ids.sql").read_text()
     with conn:
-        conn.execute("DROP TABLE search_doc_terms")  # the 12-byte layout of migration 0063, one fake row
-        conn.execute("CREATE TABLE search_doc_terms (doc_rowid INTEGER PRIMARY KEY, length INTEGER NOT NULL, "
-                     "terms BLOB)")
-        conn.execute("INSERT INTO search_doc_terms VALUES (1, 3, ?)", (b"\x01" * 12,))
-        conn.execute(sql)
-    assert conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0] == 0
-    assert not search_sql.doc_terms_complete(conn) and not search_sql.term_docs_complete(conn)
-    assert [h.get("message_id") for h in indexed.search(q, now=NOW, k=20).hits] == \
-        [h.get("message_id") for h in want.hits]
+        _to_twelve_bytes(conn)
+        if not counted:
+            conn.execute("UPDATE search_state SET term_docs_complete = 0")
+    _migrate_0112(conn)
+    n_rows = conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0]
+    assert search_sql.doc_terms_complete(conn) is counted and search_sql.term_docs_complete(conn) is counted
+    assert (n_rows > 0) is counted
+    assert _ids(indexed.search(q, now=NOW, k=20)) == want
+    if counted:  # recoded: ids are ranks in key order; the NULL row's keys became ids
+        assert conn.execute("SELECT terms FROM search_doc_terms WHERE doc_rowid=?", (rowid,)).fetchone()[0] is None
+        assert len(conn.execute("SELECT keys FROM search_doc_keys WHERE doc_rowid=?", (rowid,)).fetchone()[0]) == 4 * 4
+        a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
+        assert _arrays(a) == _arrays(b) and len(a) > 0
     r = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
-    assert r.counts["doc_terms_filled"] > 0 and r.counts["term_docs_counted"] == len(vocab)
+    assert ("doc_terms_filled" in r.counts) is not counted
+    # the long document has no message behind it: the run deletes it, its counts taken back through its ids
+    assert r.counts["docs_removed"] == 1
     assert search_sql.doc_terms_complete(conn) and search_sql.term_docs_complete(conn)
+    vocab = dict(conn.execute("SELECT term, doc FROM search_fts_vocab"))
     assert search_sql.term_doc_counts(conn, list(vocab)) == vocab
-    assert [h.get("message_id") for h in indexed.search(q, now=NOW, k=20).hits] == \
-        [h.get("message_id") for h in want.hits]
+    assert _ids(_s(indexed).search(q, now=NOW, k=20)) == _ids(_s(indexed, forward_index=False).search(q, now=NOW, k=20))
     a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
     assert _arrays(a) == _arrays(b) and len(a) > 0
