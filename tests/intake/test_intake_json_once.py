@@ -79,3 +79,19 @@ def test_the_view_takes_the_store_writes_and_deletes():
         conn.execute("DELETE FROM intake_observations WHERE observation_id = 'obs_1'")
     assert [r[0] for r in _all(conn)] == ["obs_2"]
     assert conn.execute("SELECT COUNT(*) FROM intake_observation_rows").fetchone()[0] == 1
+
+
+def test_the_dropped_audit_source_index_served_no_query():
+    """Y3: on a vault that still has idx_extraction_audit_source, the one statement reading extraction_audit by its
+    source (forget's instr() match) scans the table; the store's other read is by extraction_id (its key)."""
+    old = _vault(112)
+    old.execute("CREATE TEMP TABLE forget_keys (kind TEXT, id TEXT)")
+    plan = " ".join(r[3] for r in old.execute(
+        "EXPLAIN QUERY PLAN DELETE FROM extraction_audit WHERE EXISTS (SELECT 1 FROM temp.forget_keys k WHERE "
+        "k.kind IN ('message', 'conversation') AND instr(extraction_audit.source_content_ref, k.id) > 0)"))
+    assert "SCAN extraction_audit" in plan and "idx_extraction_audit_source" not in plan
+    plan = " ".join(r[3] for r in old.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM extraction_audit WHERE extraction_id = 'x'"))
+    assert "idx_extraction_audit_source" not in plan
+    new = _vault(113)
+    assert new.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'idx_extraction_audit_source'").fetchone()[0] == 0

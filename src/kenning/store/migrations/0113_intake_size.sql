@@ -1,4 +1,4 @@
--- Vault size (issue 24 §2, decision Y2): an intake observation's memory_mode_snapshot (~300 bytes) and features
+-- Vault size (issue 24 §2, decisions Y2, Y3): an intake observation's memory_mode_snapshot (~300 bytes) and features
 -- (~200 bytes) JSON are the same few values on most rows (one snapshot and ~17k feature sets in 98k rows at 100k
 -- messages): each distinct value is stored once in intake_json_values and a row keeps its id. The seed's
 -- §20A.2 columns come back under their names through the view `intake_observations`; inserts and deletes on the
@@ -39,3 +39,6 @@ END;
 CREATE TRIGGER intake_observations_delete INSTEAD OF DELETE ON intake_observations BEGIN
     DELETE FROM intake_observation_rows WHERE observation_id = OLD.observation_id;
 END;
+-- Y3: extraction_audit's index on source_content_ref (a Kenning addition of migration 0070, not the seed's) serves
+-- no query: the only reader by source is forget's instr() match, a scan either way; 5.3 MB at 100k messages.
+DROP INDEX IF EXISTS idx_extraction_audit_source;
