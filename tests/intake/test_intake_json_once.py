@@ -8,7 +8,7 @@ import apsw
 import pytest
 
 from kenning.store import intake as isql
-from kenning.store import rawpack
+from kenning.store import rawpack, search_recode
 from kenning.store.migrate import available_migrations
 
 SNAP = '{"mode":"normal","ttl_minutes":null}'
@@ -24,6 +24,7 @@ def _obs(i: int, features: str) -> dict:
 def _vault(upto: int) -> apsw.Connection:
     conn = apsw.Connection(":memory:")
     rawpack.register(conn)
+    search_recode.register(conn)
     conn.execute("PRAGMA foreign_keys=ON")
     for version, _name, sql in available_migrations():
         if version <= upto:

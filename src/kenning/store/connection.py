@@ -109,7 +109,6 @@ def open_store(
         from kenning.store import search_recode
         from kenning.store.migrate import apply_migrations
 
-        search_recode.register(conn)  # migration 0112 recodes the search forward index (Y1)
         try:
             # a migration that rewrote an existing vault's rows gives the freed pages back, once (V1, Y1, Y2)
             if {rawpack.MIGRATION, search_recode.MIGRATION, 113} & set(apply_migrations(conn)):
