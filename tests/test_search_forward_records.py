@@ -38,10 +38,22 @@ def test_count_codes_round_trip_and_escape():
     code = search_sql.encode_counts(grid)
     fits = (grid[:, 0] <= 1) & (grid[:, 2] <= 1) & (grid[:, 1] <= 7) & (grid[:, 3] <= 7)
     assert ((code == 0) == ~fits).all()  # only a row that does not fit escapes; code 0 is never a real row
-    rec = (np.arange(len(grid), dtype=np.uint32) + 1) | (code << search_sql.ID_BITS)
     escaped = grid[~fits]
     rank = np.cumsum(code == 0) - 1
-    assert (search_sql.decode_counts(rec, escaped, rank) == grid).all()
+    assert (search_sql.decode_counts(code.astype(np.uint8), escaped, rank) == grid).all()
+
+
+def test_varint_gaps_round_trip_per_document():
+    rng = np.random.default_rng(7)
+    docs = [np.unique(rng.integers(1, hi, size=n)) for n, hi in [(5, 50), (0, 10), (40, 10**6), (1, 2**30), (7, 300)]]
+    blobs = []
+    for ids in docs:
+        gaps = ids.copy()
+        gaps[1:] -= ids[:-1]
+        blobs.append(search_sql.encode_varints(gaps)[0].tobytes())
+    assert len(blobs[0]) == 5 and blobs[1] == b""  # small gaps: a byte each
+    got = search_sql.decode_ids(b"".join(blobs), [len(d) for d in docs])
+    assert got.tolist() == np.concatenate(docs).tolist()
 
 
 def test_records_are_four_bytes_and_escapes_match_fts5(indexed):
@@ -53,9 +65,9 @@ def test_records_are_four_bytes_and_escapes_match_fts5(indexed):
             "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
             "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
         search_sql.fts_insert(conn, [(rowid, "Ben Ben", "lake " * 8 + "violin", "camping", "the lake " * 9)])
-    n, terms, counts = conn.execute("SELECT length, terms, counts FROM search_doc_terms WHERE doc_rowid=?",
-                                    (rowid,)).fetchone()
-    assert n == 2 + 9 + 1 + 18 and len(terms) == 4 * 5  # ben, lake, violin, camping, the
+    n, terms, codes, counts = conn.execute("SELECT length, terms, codes, counts FROM search_doc_terms "
+                                           "WHERE doc_rowid=?", (rowid,)).fetchone()
+    assert n == 2 + 9 + 1 + 18 and len(codes) == 5 and len(terms) <= 2 * 5  # ben, lake, violin, camping, the
     assert len(counts) == 4 * 3  # ben (speaker 2), lake (body 8), the (context 9) escape; the rest fit a code
     a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
     assert rowid in a.rowids.tolist() and _arrays(a) == _arrays(b)
@@ -86,15 +98,16 @@ def _to_twelve_bytes(conn) -> None:
     key_of = {i: np.int64(k).view(np.uint64) for k, i in conn.execute("SELECT key, id FROM search_term_docs")}
     old_dtype = np.dtype([("key", "<u8"), ("n", "u1", (4,))])
     rows = []
-    for r, n, terms, counts in conn.execute("SELECT doc_rowid, length, terms, counts FROM search_doc_terms").fetchall():
+    for r, n, terms, codes, counts in conn.execute("SELECT doc_rowid, length, terms, codes, counts "
+                                                   "FROM search_doc_terms").fetchall():
         if terms is None:
             rows.append((r, n, None))
             continue
-        rec = np.frombuffer(terms, dtype=search_sql.TERM_RECORD)
+        code = np.frombuffer(codes, dtype=np.uint8)
         esc = np.frombuffer(counts or b"", dtype=np.uint8).reshape(-1, 4).astype(np.int64)
-        cnt = search_sql.decode_counts(rec, esc, np.cumsum((rec >> search_sql.ID_BITS) == 0) - 1)
-        old = np.empty(len(rec), dtype=old_dtype)
-        old["key"] = [key_of[int(i)] for i in (rec & 0xFFFFFF)]
+        cnt = search_sql.decode_counts(code, esc, np.cumsum(code == 0) - 1)
+        old = np.empty(len(code), dtype=old_dtype)
+        old["key"] = [key_of[int(i)] for i in search_sql.decode_ids(terms, [len(code)])]
         old["n"] = cnt
         rows.append((r, n, np.sort(old, order="key").tobytes()))
     keys = [(r, np.asarray([key_of[int(i)] for i in np.frombuffer(k, dtype="<u4")], dtype="<u8").tobytes())

@@ -107,9 +107,8 @@ def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
 
 # -- the forward index: per document its tokens' counts per column (R51, records of Y1) -----------------------
 
-TERM_RECORD = np.dtype("<u4")  # token id (low 24 bits) | count code << 24 (Y1, migration 0112)
-ID_BITS = 24
-_ID_MASK = (1 << ID_BITS) - 1
+# Y1 (migration 0112): per document, `terms` = its token ids ascending as LEB128 varints of the gaps (the first: the
+# id itself), `codes` = one count code byte per token (encode_counts), `counts` = u8 × 4 per code 0, in order
 _TOKENIZERS: "weakref.WeakKeyDictionary[apsw.Connection, Any]" = None  # type: ignore[assignment]
 
 
@@ -176,9 +175,9 @@ def query_term_ids(conn: apsw.Connection, keys: Sequence[int]) -> list[int]:
     return ids[np.searchsorted(uniq, np.asarray(keys, dtype=np.uint64))].tolist()
 
 
-def doc_terms(conn: apsw.Connection, columns: Sequence[str]) -> tuple[int, bytes | None, bytes | None]:
-    """(length in tokens, packed records, escaped counts) of one document's FTS columns, tokenized as FTS5
-    tokenizes them."""
+def doc_terms(conn: apsw.Connection, columns: Sequence[str]) -> tuple[int, bytes | None, bytes | None, bytes | None]:
+    """(length in tokens, token id gaps, count codes, escaped counts) of one document's FTS columns, tokenized as
+    FTS5 tokenizes them (Y1)."""
     return doc_terms_many(conn, [columns])[0]
 
 
@@ -190,9 +189,9 @@ def encode_counts(counts: np.ndarray) -> np.ndarray:
     return np.where(fits, (s << 7) | (e << 6) | (b << 3) | c, 0).astype(np.uint32)
 
 
-def decode_counts(rec: np.ndarray, escaped: np.ndarray, esc_rank: np.ndarray) -> np.ndarray:
-    """(n, 4) counts of records ``rec`` (u32); those with code 0 take row ``esc_rank`` of ``escaped`` (m, 4)."""
-    code = (rec >> ID_BITS).astype(np.int64)
+def decode_counts(codes: np.ndarray, escaped: np.ndarray, esc_rank: np.ndarray) -> np.ndarray:
+    """(n, 4) counts of count codes ``codes``; those with code 0 take row ``esc_rank`` of ``escaped`` (m, 4)."""
+    code = codes.astype(np.int64)
     out = np.stack([code >> 7, (code >> 3) & 7, (code >> 6) & 1, code & 7], axis=1)
     esc = code == 0
     if esc.any():
@@ -200,8 +199,39 @@ def decode_counts(rec: np.ndarray, escaped: np.ndarray, esc_rank: np.ndarray) ->
     return out
 
 
+def encode_varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LEB128 of non-negative ``values`` (< 2^35): (the bytes, how many bytes each value took)."""
+    v = values.astype(np.int64)
+    nb = 1 + (v >= 1 << 7) + (v >= 1 << 14) + (v >= 1 << 21) + (v >= 1 << 28)
+    start = np.cumsum(nb) - nb
+    out = np.empty(int(nb.sum()), dtype=np.uint8)
+    for k in range(int(nb.max()) if len(nb) else 0):
+        has = nb > k
+        more = (nb > k + 1)[has]
+        out[start[has] + k] = ((v[has] >> (7 * k)) & 0x7F) | np.where(more, 0x80, 0)
+    return out, nb
+
+
+def decode_ids(buf: bytes, per_doc: Sequence[int]) -> np.ndarray:
+    """The absolute token ids of documents whose varint gap streams are concatenated in ``buf``, ``per_doc``
+    tokens each (each document's first gap is its first id)."""
+    b = np.frombuffer(buf, dtype=np.uint8)
+    if not len(b):
+        return np.empty(0, np.int64)
+    last = (b & 0x80) == 0
+    vid = np.cumsum(last) - last  # the value each byte belongs to
+    starts = np.flatnonzero(np.r_[True, last[:-1]])
+    shift = 7 * (np.arange(len(b)) - starts[vid])
+    gaps = np.bincount(vid, weights=((b & 0x7F).astype(np.int64) << shift).astype(np.float64)).astype(np.int64)
+    run = np.cumsum(gaps)
+    n = np.asarray(per_doc, dtype=np.int64)
+    first = np.cumsum(n) - n  # each document's first token
+    base = np.where(first > 0, run[np.maximum(first - 1, 0)], 0)  # the running sum before each document
+    return run - np.repeat(base, n)
+
+
 def doc_terms_many(conn: apsw.Connection, docs: Sequence[Sequence[str]]
-                   ) -> list[tuple[int, bytes | None, bytes | None]]:
+                   ) -> list[tuple[int, bytes | None, bytes | None, bytes | None]]:
     """:func:`doc_terms` of many documents at once: the tokens' keys in one array, their ids in one vocabulary
     lookup, grouped per (document, token) and counted per column in numpy (a batch costs a few µs a document
     beyond tokenizing it)."""
@@ -228,7 +258,7 @@ def doc_terms_many(conn: apsw.Connection, docs: Sequence[Sequence[str]]
                 run_doc.append(d)
                 run_col.append(c)
                 lengths[d] += len(ks)
-    out: list[tuple[int, bytes | None, bytes | None]] = [(n, b"", None) for n in lengths]
+    out: list[tuple[int, bytes | None, bytes | None, bytes | None]] = [(n, b"", b"", None) for n in lengths]
     if not keys:
         return out
     k = np.asarray(keys, dtype=np.uint64)
@@ -244,23 +274,26 @@ def doc_terms_many(conn: apsw.Connection, docs: Sequence[Sequence[str]]
     n_groups = int(group[-1]) + 1
     counts = np.bincount(group * 4 + col, minlength=n_groups * 4).reshape(n_groups, 4)
     gid = ids[new]
-    code = encode_counts(counts)
-    rec = ((gid.astype(np.uint64) & _ID_MASK) | (code.astype(np.uint64) << ID_BITS)).astype(TERM_RECORD)
+    code = encode_counts(counts).astype(np.uint8)
     gdoc = doc[new]
-    # a count past one byte or an id past 24 bits: hits from FTS5 (R51, Y1)
-    over = set(gdoc[(counts > 255).any(axis=1) | (gid > _ID_MASK)].tolist())
+    over = set(gdoc[(counts > 255).any(axis=1)].tolist())  # a count past one byte: hits from FTS5 (R51)
+    gap = gid.copy()
+    gap[1:] -= gid[:-1]
+    firsts = np.searchsorted(gdoc, np.arange(len(docs) + 1))  # each document's first record
+    starts = firsts[:-1][firsts[:-1] < len(gid)]
+    gap[starts] = gid[starts]  # a document's first id is its own
+    vbytes, nb = encode_varints(gap)
+    vbounds = np.r_[0, np.cumsum(nb)][firsts]
     esc = code == 0
     esc_counts = counts[esc].astype(np.uint8)
-    esc_doc = gdoc[esc]
-    bounds = np.searchsorted(gdoc, np.arange(len(docs) + 1)) * TERM_RECORD.itemsize
-    ebounds = np.searchsorted(esc_doc, np.arange(len(docs) + 1)) * 4
-    raw, eraw = rec.tobytes(), esc_counts.tobytes()
+    ebounds = np.searchsorted(gdoc[esc], np.arange(len(docs) + 1)) * 4
+    raw, craw, eraw = vbytes.tobytes(), code.tobytes(), esc_counts.tobytes()
     for d in range(len(docs)):
         if d in over:
-            out[d] = (lengths[d], None, None)
+            out[d] = (lengths[d], None, None, None)
         else:
             e = eraw[ebounds[d]:ebounds[d + 1]]
-            out[d] = (lengths[d], raw[bounds[d]:bounds[d + 1]], e or None)
+            out[d] = (lengths[d], raw[vbounds[d]:vbounds[d + 1]], craw[firsts[d]:firsts[d + 1]], e or None)
     return out
 
 
@@ -270,19 +303,21 @@ def doc_terms_insert(conn: apsw.Connection, items: Sequence[tuple[int, str, str,
     made = doc_terms_many(conn, [cols for _r, *cols in items])
     ids = [int(it[0]) for it in items]
     term_docs_add(conn, forward_keys(conn, ids), -1)  # rows replaced (none, normally)
-    conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms, counts) VALUES (?,?,?,?)",
-                     [(r, n, b, e) for r, (n, b, e) in zip(ids, made)])
-    over = {r: _token_ids(conn, cols) for r, (_r, *cols), (_n, b, _e) in zip(ids, items, made) if b is None}
+    conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms, codes, counts) "
+                     "VALUES (?,?,?,?,?)", [(r, n, b, c, e) for r, (n, b, c, e) in zip(ids, made)])
+    over = {r: _token_ids(conn, cols) for r, (_r, *cols), (_n, b, _c, _e) in zip(ids, items, made) if b is None}
     conn.executemany("DELETE FROM search_doc_keys WHERE doc_rowid=?", [(r,) for r in ids if r not in over])
     conn.executemany("INSERT OR REPLACE INTO search_doc_keys(doc_rowid, keys) VALUES (?,?)",
                      [(r, k.astype("<u4").tobytes()) for r, k in over.items()])
-    term_docs_add(conn, np.concatenate([_record_ids(b"".join(b for _n, b, _e in made if b)), *over.values()]), +1)
+    term_docs_add(conn, np.concatenate([_record_ids([(b, c) for _n, b, c, _e in made if b is not None]),
+                                        *over.values()]), +1)
 
 
 # -- per-token document counts (R54): a query word's document frequency without an fts5vocab doclist walk -----
 
-def _record_ids(buf: bytes) -> np.ndarray:
-    return (np.frombuffer(buf, dtype=TERM_RECORD) & _ID_MASK).astype(np.int64) if buf else np.empty(0, np.int64)
+def _record_ids(rows: Sequence[tuple[bytes, bytes]]) -> np.ndarray:
+    """The token ids of forward rows (terms, codes), concatenated."""
+    return decode_ids(b"".join(t for t, _c in rows), [len(c) for _t, c in rows])
 
 
 def _token_ids(conn: apsw.Connection, columns: Sequence[str | None]) -> np.ndarray:
@@ -302,13 +337,13 @@ def forward_keys(conn: apsw.Connection, doc_rowids: Sequence[int]) -> np.ndarray
 
     if not doc_rowids:
         return np.empty(0, np.int64)
-    got = conn.execute("SELECT t.terms, t.terms IS NULL, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
+    got = conn.execute("SELECT t.terms, t.codes, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
                        "ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid IN (SELECT value FROM json_each(?))",
                        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
-    if any(null and k is None for _b, null, k in got):
+    if any(b is None and k is None for b, _c, k in got):
         conn.execute("UPDATE search_state SET term_docs_complete = -1 WHERE id = 1 AND term_docs_complete = 1")
-    return np.concatenate([_record_ids(b"".join(b for b, _n, _k in got if b)),
-                           *[np.frombuffer(k, dtype="<u4").astype(np.int64) for b, _n, k in got if b is None and k]])
+    return np.concatenate([_record_ids([(b, c) for b, c, _k in got if b is not None]),
+                           *[np.frombuffer(k, dtype="<u4").astype(np.int64) for b, _c, k in got if b is None and k]])
 
 
 def term_docs_add(conn: apsw.Connection, ids: np.ndarray, sign: int) -> None:
@@ -346,15 +381,15 @@ def term_docs_rebuild(conn: apsw.Connection, chunk: int = 50_000) -> int:
     after = -(1 << 62)
     lost = False
     while True:
-        got = conn.execute("SELECT t.doc_rowid, t.terms, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
-                           "ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid > ? ORDER BY t.doc_rowid LIMIT ?",
-                           (after, chunk)).fetchall()
+        got = conn.execute("SELECT t.doc_rowid, t.terms, t.codes, k.keys FROM search_doc_terms t LEFT JOIN "
+                           "search_doc_keys k ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid > ? "
+                           "ORDER BY t.doc_rowid LIMIT ?", (after, chunk)).fetchall()
         if not got:
             break
         after = got[-1][0]
-        lost = lost or any(b is None and k is None for _r, b, k in got)
-        ids = np.concatenate([_record_ids(b"".join(b for _r, b, _k in got if b)),
-                              *[np.frombuffer(k, dtype="<u4").astype(np.int64) for _r, b, k in got
+        lost = lost or any(b is None and k is None for _r, b, _c, k in got)
+        ids = np.concatenate([_record_ids([(b, c) for _r, b, c, _k in got if b is not None]),
+                              *[np.frombuffer(k, dtype="<u4").astype(np.int64) for _r, b, _c, k in got
                                 if b is None and k]])
         u, n = np.unique(ids, return_counts=True)
         parts_k.append(u)
@@ -396,35 +431,36 @@ def doc_terms_complete(conn: apsw.Connection) -> bool:
 
 
 def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]
-                  ) -> tuple[list[int], list[int], list, bytes, bytes]:
+                  ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
     """These documents' forward-index rows, in rowid order, as one aggregate row (no Python object per
-    document): (rowids, lengths, bytes of records per document — None where the records are NULL —, every
-    non-NULL record concatenated, every escaped count concatenated — Y1). Documents without a row are left out."""
+    document): (rowids, lengths, tokens per document — None where the row is NULL —, and concatenated over the
+    non-NULL rows: the id gaps, the count codes, the escaped counts — Y1). Documents without a row are left out."""
     import orjson
 
-    ids, lens, nbytes, buf, esc = conn.execute(
-        "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(terms)), "
-        "CAST(group_concat(terms, '') AS BLOB), CAST(group_concat(counts, '') AS BLOB) FROM (SELECT doc_rowid, "
-        "length, terms, counts FROM search_doc_terms WHERE doc_rowid IN (SELECT value FROM json_each(?)) "
-        "ORDER BY doc_rowid)",
+    ids, lens, ntok, buf, codes, esc = conn.execute(
+        "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(codes)), "
+        "CAST(group_concat(terms, '') AS BLOB), CAST(group_concat(codes, '') AS BLOB), "
+        "CAST(group_concat(counts, '') AS BLOB) FROM (SELECT doc_rowid, length, terms, codes, counts "
+        "FROM search_doc_terms WHERE doc_rowid IN (SELECT value FROM json_each(?)) ORDER BY doc_rowid)",
         (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchone()
-    ids, lens, nbytes = orjson.loads(ids), orjson.loads(lens), orjson.loads(nbytes)
+    ids, lens, ntok = orjson.loads(ids), orjson.loads(lens), orjson.loads(ntok)
     if ids != sorted(ids):  # the aggregates did not keep the subquery's order (SQLite does): row by row
         return doc_term_rows_plain(conn, doc_rowids)
-    return ids, lens, nbytes, buf or b"", esc or b""
+    return ids, lens, ntok, buf or b"", codes or b"", esc or b""
 
 
 def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int]
-                        ) -> tuple[list[int], list[int], list, bytes, bytes]:
+                        ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
     """:func:`doc_term_rows` a row at a time (~2× the CPU; the aggregate's order is SQLite's, not a promise)."""
     import orjson
 
-    got = conn.execute("SELECT doc_rowid, length, terms, counts FROM search_doc_terms WHERE doc_rowid IN "
+    got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms WHERE doc_rowid IN "
                        "(SELECT value FROM json_each(?)) ORDER BY doc_rowid",
                        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
-    return ([int(r) for r, _n, _b, _e in got], [int(n) for _r, n, _b, _e in got],
-            [None if b is None else len(b) for _r, _n, b, _e in got], b"".join(b for _r, _n, b, _e in got if b),
-            b"".join(e for _r, _n, b, e in got if b and e))
+    return ([int(r) for r, *_ in got], [int(n) for _r, n, *_ in got],
+            [None if c is None else len(c) for _r, _n, _b, c, _e in got],
+            b"".join(b for _r, _n, b, _c, _e in got if b), b"".join(c for _r, _n, _b, c, _e in got if c),
+            b"".join(e for _r, _n, _b, _c, e in got if e))
 
 
 def orphan_message_docs(conn: apsw.Connection) -> list[int]:

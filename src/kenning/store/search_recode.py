@@ -16,7 +16,8 @@ _OLD = None  # the 12-byte record of migration 0063: key u64 LE, a count byte pe
 
 
 def register(conn: apsw.Connection) -> None:
-    """``kenning_forward_terms(old)``, ``kenning_forward_counts(old)`` and ``kenning_forward_keys(keys)``."""
+    """``kenning_forward_terms|codes|counts(old)`` (a 12-byte row's three new blobs) and
+    ``kenning_forward_keys(keys)`` (a NULL row's u64 keys as u32 ids)."""
     state: dict[str, Any] = {}
 
     def sorted_keys() -> Any:
@@ -38,7 +39,7 @@ def register(conn: apsw.Connection) -> None:
             return None
         return pos + 1
 
-    def recode(old: bytes) -> tuple[bytes | None, bytes | None]:
+    def recode(old: bytes) -> tuple[bytes | None, bytes | None, bytes | None]:
         import numpy as np
 
         from kenning.store import search as search_sql
@@ -47,23 +48,28 @@ def register(conn: apsw.Connection) -> None:
             return state["last"][1]
         rec = np.frombuffer(old, dtype=np.dtype([("key", "<u8"), ("n", "u1", (4,))]))
         ids = ids_of(rec["key"])
-        if ids is None or (len(ids) and ids.max() > (1 << search_sql.ID_BITS) - 1):
-            out: tuple[bytes | None, bytes | None] = (None, None)  # hits from FTS5 (cannot happen when counted)
+        if ids is None:
+            out: tuple[bytes | None, ...] = (None, None, None)  # hits from FTS5 (cannot happen when counted)
         else:
             order = np.argsort(ids, kind="stable")
+            ids = ids[order]
             counts = rec["n"][order].astype(np.int64)
-            code = search_sql.encode_counts(counts)
-            new = (ids[order].astype(np.uint32) | (code << search_sql.ID_BITS)).astype(search_sql.TERM_RECORD)
+            code = search_sql.encode_counts(counts).astype(np.uint8)
+            gaps = ids.copy()
+            gaps[1:] -= ids[:-1]
             esc = counts[code == 0].astype(np.uint8).tobytes()
-            out = (new.tobytes(), esc or None)
+            out = (search_sql.encode_varints(gaps)[0].tobytes(), code.tobytes(), esc or None)
         state["last"] = (old, out)
         return out
 
     def terms(old: bytes | None) -> bytes | None:
         return None if old is None else recode(old)[0]
 
-    def counts(old: bytes | None) -> bytes | None:
+    def codes(old: bytes | None) -> bytes | None:
         return None if old is None else recode(old)[1]
+
+    def counts(old: bytes | None) -> bytes | None:
+        return None if old is None else recode(old)[2]
 
     def keys(old: bytes | None) -> bytes | None:
         import numpy as np
@@ -74,5 +80,6 @@ def register(conn: apsw.Connection) -> None:
         return None if ids is None else ids.astype("<u4").tobytes()
 
     conn.create_scalar_function("kenning_forward_terms", terms, 1, deterministic=True)
+    conn.create_scalar_function("kenning_forward_codes", codes, 1, deterministic=True)
     conn.create_scalar_function("kenning_forward_counts", counts, 1, deterministic=True)
     conn.create_scalar_function("kenning_forward_keys", keys, 1, deterministic=True)

@@ -1,9 +1,9 @@
--- Vault size (issue 24 §2, decision Y1): the forward index (R51) in 4-byte records instead of 12. Each token gets a
--- small integer id in search_term_docs (the vocabulary, already one row per token key, R54), and a record is one
--- little-endian u32: the token's id in the low 24 bits, its counts per FTS column (speaker, body, extra, context) in
--- the high 8 bits as speaker<<7 | extra<<6 | body<<3 | context when speaker, extra ≤ 1 and body, context ≤ 7
--- (97.6% of records at 100k messages); else the code is 0 and the four counts are one u8 each in `counts`, in
--- record order. A count past a byte or an id past 24 bits: `terms` NULL, hits from FTS5, as before.
+-- Vault size (issue 24 §2, decision Y1): the forward index (R51) in ~2 bytes a token instead of 12. Each token gets a
+-- small integer id in search_term_docs (the vocabulary, already one row per token key, R54). Per document, `terms`
+-- holds its token ids ascending as LEB128 varints of the gaps (the first gap is the first id), `codes` one byte per
+-- token: its counts per FTS column (speaker, body, extra, context) as speaker<<7 | extra<<6 | body<<3 | context when
+-- speaker, extra ≤ 1 and body, context ≤ 7 (97.6% of tokens at 100k messages), else 0 with the four counts as u8
+-- each in `counts`, in token order. A count past a byte: the row's blobs are NULL, hits from FTS5, as before.
 -- A vault whose counts are complete is recoded here (store/search_recode.py: ids = rank in key order); any other
 -- is emptied, and the next index run refills the rows and recounts (search reads FTS5 until then: same counts).
 CREATE TEMP TABLE search_y1_state AS SELECT COALESCE((SELECT term_docs_complete FROM search_state WHERE id = 1), 0) = 1
@@ -21,11 +21,13 @@ CREATE UNIQUE INDEX idx_search_term_docs_id ON search_term_docs(id);
 CREATE TABLE search_doc_terms_y1 (
   doc_rowid INTEGER PRIMARY KEY,        -- search_docs.doc_rowid = search_fts rowid
   length INTEGER NOT NULL,              -- tokens in all columns
-  terms BLOB,                           -- sorted u32 records: token id (24 bits) | count code << 24
-  counts BLOB                           -- u8 × 4 per record whose code is 0, in record order; NULL when none
+  terms BLOB,                           -- the token ids ascending, varint gaps
+  codes BLOB,                           -- a count code per token
+  counts BLOB                           -- u8 × 4 per token whose code is 0, in token order; NULL when none
 );
-INSERT INTO search_doc_terms_y1(doc_rowid, length, terms, counts)
-  SELECT doc_rowid, length, kenning_forward_terms(terms), kenning_forward_counts(terms) FROM search_doc_terms
+INSERT INTO search_doc_terms_y1(doc_rowid, length, terms, codes, counts)
+  SELECT doc_rowid, length, kenning_forward_terms(terms), kenning_forward_codes(terms), kenning_forward_counts(terms)
+  FROM search_doc_terms
   WHERE (SELECT recode FROM search_y1_state) ORDER BY doc_rowid;
 DROP TABLE search_doc_terms;
 ALTER TABLE search_doc_terms_y1 RENAME TO search_doc_terms;
