@@ -178,3 +178,20 @@ def test_upgrade_from_the_twelve_byte_rows_keeps_search(indexed, counted):
     assert _ids(_s(indexed).search(q, now=NOW, k=20)) == _ids(_s(indexed, forward_index=False).search(q, now=NOW, k=20))
     a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
     assert _arrays(a) == _arrays(b) and len(a) > 0
+
+
+def test_a_document_without_tokens_between_others(indexed):
+    """A document whose columns hold no token (punctuation only) keeps empty blobs, and the documents around it
+    decode to their own ids."""
+    conn = indexed.conn
+    with conn:
+        made = search_sql.doc_terms_many(conn, [("Ben", "lake lake violin", "", ""), ("", "!!! ...", "", ""),
+                                                ("", "violin", "", "lake")])
+    assert made[1] == (0, b"", b"", None)
+    ids = search_sql.decode_ids(b"".join(m[1] for m in made), [len(m[2]) for m in made])
+    want = search_sql.term_ids(conn, np.unique(np.asarray(
+        [search_sql.term_key(t) for t in ("ben", "lake", "violin")], dtype=np.uint64)), assign=False)
+    by_key = dict(zip(sorted(np.asarray([search_sql.term_key(t) for t in ("ben", "lake", "violin")],
+                                        dtype=np.uint64).tolist()), want.tolist()))
+    ben, lake, violin = (by_key[search_sql.term_key(t)] for t in ("ben", "lake", "violin"))
+    assert ids.tolist() == sorted([ben, lake, violin]) + sorted([lake, violin])
