@@ -49,6 +49,8 @@ def _all(conn: apsw.Connection) -> list[tuple]:
 
 def test_old_rows_move_over_unchanged_and_values_are_stored_once():
     rows = [_obs(i, '{"novelty_score":1}' if i % 2 else '{"novelty_score":0.5}') for i in range(6)]
+    rows[2]["source_ref"] = "mail:abc"  # not derived from the message id: kept
+    rows[3].update(message_id=None, unit_kind="conversation", source_ref="conversation:c1")
     old = _vault(112)
     _insert_raw(old, rows)
     want = _all(old)
@@ -56,7 +58,9 @@ def test_old_rows_move_over_unchanged_and_values_are_stored_once():
     with old:
         old.execute(sql)
     assert _all(old) == want
-    assert old.execute("SELECT COUNT(*) FROM intake_json_values").fetchone()[0] == 3  # 1 snapshot, 2 feature sets
+    # 1 snapshot, 2 feature sets, 1 time, 1 run id; source_ref kept on the two rows it does not derive from
+    assert old.execute("SELECT COUNT(*) FROM intake_values").fetchone()[0] == 5
+    assert old.execute("SELECT COUNT(source_ref_other) FROM intake_observation_rows").fetchone()[0] == 2
     assert "intake_observation_rows" in old.execute(
         "SELECT sql FROM sqlite_master WHERE name='intake_dispatch_decisions'").fetchone()[0]
     assert old.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -71,7 +75,9 @@ def test_the_view_takes_the_store_writes_and_deletes():
                                        "features": {"a": 1, "b": 2}})
     got = isql.get_observation(conn, "obs_2")
     assert got["features"] == {"a": 1, "b": 2} and got["memory_mode_snapshot"] == {"mode": "normal"}
-    assert conn.execute("SELECT COUNT(*) FROM intake_json_values").fetchone()[0] == 2
+    assert conn.execute("SELECT COUNT(*) FROM intake_values").fetchone()[0] == 4  # snapshot, features, time, run
+    assert got["source_ref"] == "message:m2" and got["observed_at"] == "2024-06-01T00:00:00.000Z"
+    assert got["run_id"] == "r1"
     with pytest.raises(apsw.ConstraintError):  # the seed's unique dedup key still holds
         with conn:
             isql.insert_observation(conn, {**_obs(3, ""), "dedup_key": "k1", "memory_mode_snapshot": {},

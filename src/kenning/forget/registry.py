@@ -224,8 +224,8 @@ NO_USER_TEXT: frozenset[str] = frozenset({
     "forget_log", "forgotten_conversations",
     # issue 24: search documents the vector lane skips — a document rowid, a content hash and a reason code (Q7)
     "search_vector_skips",
-    # issue 24 (Y2): the distinct memory-mode snapshots and feature scores of intake observations, stored once
-    "intake_json_values",
+    # issue 24 (Y2): intake observations' repeated values stored once: mode snapshots, feature scores, run ids, times
+    "intake_values",
     # bookkeeping of model runs: model names, config, counts (their per-message I/O is in registered tables)
     "ner_model_runs", "llm_extraction_runs", "entity_canonicalization_runs", "lexicon_builds",
     # an import's file path and sizes; a workspace's folder
