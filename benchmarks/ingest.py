@@ -52,6 +52,30 @@ def table_sizes(db: Path, top: int = 8) -> list[tuple[str, int]]:
         conn.close()
 
 
+# the vault's areas, for the full-vault size split (issue 24 §2): a table or index goes to the first area whose
+# prefix it starts with (an index by its table's name), else "other"
+AREAS = {"search": ("search_",), "vectors": ("vec_", "vector_", "embedding_cache"),
+         "raw": ("messages", "message_parts", "conversations", "sources"),
+         "intake": ("intake_", "extraction_audit", "pending_extraction")}
+
+
+def area_sizes(db: Path) -> dict[str, int]:
+    """Bytes per area (AREAS), every table and index counted once (dbstat; an index under its table)."""
+    import apsw
+
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        out: dict[str, int] = {}
+        for name, tbl, size in conn.execute(
+                "SELECT d.name, COALESCE(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d "
+                "LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY d.name"):
+            area = next((a for a, pre in AREAS.items() if tbl.startswith(pre)), "other")
+            out[area] = out.get(area, 0) + size
+        return out
+    finally:
+        conn.close()
+
+
 def bench_size(label: str, n: int, workdir: Path) -> dict:
     src = workdir / f"synth-{label}.json"
     stats = write_export(src, n, seed=42)
@@ -82,8 +106,8 @@ def bench_big(workdir: Path) -> dict:
 def bench_full(row: dict, workdir: Path) -> dict:
     db = workdir / f"{row['label']}-full.db"
     m = measure_code(FULL_INGEST, str(row["src"]), str(db))
-    return {"vault_mb": vault_bytes(db) / 1e6, "tables": table_sizes(db, 12), "wall": m.wall, "cpu": m.cpu,
-            "rss": m.peak_rss_mb}
+    return {"vault_mb": vault_bytes(db) / 1e6, "tables": table_sizes(db, 12), "areas": area_sizes(db),
+            "wall": m.wall, "cpu": m.cpu, "rss": m.peak_rss_mb}
 
 
 def main() -> None:
@@ -118,6 +142,9 @@ def main() -> None:
         print(f"\nfull default ingest (hash embedder) of the {r['label']} export ({r['mb']:.1f} MB): {f['wall']:.0f} s wall, "
               f"{f['cpu']:.0f} s CPU, peak RSS {f['rss']:.0f} MB; vault {f['vault_mb']:.1f} MB = "
               f"**{f['vault_mb'] / r['mb']:.2f}× the export**; largest parts (MB): {parts}")
+        print("by area (MB, tables with their indexes): " + ", ".join(
+            f"{a} {b / 1e6:.1f} ({b / 1e6 / r['mb']:.2f}× the export)"
+            for a, b in sorted(f["areas"].items(), key=lambda kv: -kv[1])))
     if args.big:
         b = bench_big(workdir)
         print(f"\n1 GB export: {b['messages']:,} messages, {b['mb']:.0f} MB; import {b['import_wall']:.0f} s wall, "

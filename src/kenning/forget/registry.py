@@ -114,7 +114,7 @@ REGISTRY: list[Delete | Update | Step] = [
     Delete("pending_extraction_audits", "pending_id IN {pending}"),
     Delete("pending_extractions", "pending_id IN {pending}"),
     Delete("intake_dispatch_decisions", "observation_id IN {observation}"),
-    Delete("intake_observations", "observation_id IN {observation}"),
+    Delete("intake_observation_rows", "observation_id IN {observation}"),   # the view intake_observations (Y2)
     Delete("review_queue_derived", "primary_ref IN {bundle} OR primary_ref IN {entity_candidate} "
                                    "OR primary_ref IN {mention}"),
     Delete("backlink_tier4_queue", "mention_id IN {mention} OR observation_id IN {message}"),
@@ -224,6 +224,8 @@ NO_USER_TEXT: frozenset[str] = frozenset({
     "forget_log", "forgotten_conversations",
     # issue 24: search documents the vector lane skips — a document rowid, a content hash and a reason code (Q7)
     "search_vector_skips",
+    # issue 24 (Y2): intake observations' repeated values stored once: mode snapshots, feature scores, run ids, times
+    "intake_values",
     # bookkeeping of model runs: model names, config, counts (their per-message I/O is in registered tables)
     "ner_model_runs", "llm_extraction_runs", "entity_canonicalization_runs", "lexicon_builds",
     # an import's file path and sizes; a workspace's folder

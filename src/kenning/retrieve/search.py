@@ -897,7 +897,7 @@ class FtsPool:
         column-weighted counts ``kenning_hits`` takes from FTS5. A document with no records (a count past a
         byte) is measured by FTS5 as before."""
         conn = searcher.conn
-        ids_l, len_l, nbytes, buf = search_sql.doc_term_rows(conn, rowids)
+        ids_l, len_l, nbytes, buf, code_buf, esc_buf = search_sql.doc_term_rows(conn, rowids)
         found: dict[int, tuple[int, list[float]]] = {}
         n = len(terms)
         if len(ids_l) != len(rowids) or None in nbytes:
@@ -912,25 +912,31 @@ class FtsPool:
         ids = np.asarray(ids_l, dtype=np.int64)
         length = np.asarray(len_l, dtype=np.float64)
         hits = np.zeros((m, n), dtype=np.float64)
-        if m:
-            rec = np.frombuffer(buf, dtype=search_sql.TERM_RECORD)
-            allkeys = np.ascontiguousarray(rec["key"])
-            uk = np.asarray(sorted(set(keys)), dtype=np.uint64)
-            hit = allkeys == uk[0]
+        tids = search_sql.query_term_ids(conn, keys)  # -1: a word no document holds (Y1)
+        known = sorted({t for t in tids if t >= 0})
+        if m and known:
+            allids = search_sql.decode_ids(buf, nbytes)  # nbytes: each document's tokens (Y1)
+            codes = np.frombuffer(code_buf, dtype=np.uint8)
+            uk = np.asarray(known, dtype=np.int64)
+            hit = allids == uk[0]
             for k in uk[1:]:
-                hit |= allkeys == k
+                hit |= allids == k
             sel = np.flatnonzero(hit)
-            ends = np.cumsum(np.asarray(nbytes, dtype=np.int64) // search_sql.TERM_RECORD.itemsize)
+            ends = np.cumsum(np.asarray(nbytes, dtype=np.int64))
             doc = np.searchsorted(ends, sel, side="right")  # the document each matching record belongs to
-            pos = np.searchsorted(uk, allkeys[sel])
+            pos = np.searchsorted(uk, allids[sel])
             w = np.asarray(weights, dtype=np.float64)
-            cnt = rec["n"][sel].astype(np.float64)
+            # a record whose counts did not fit its code byte takes the next row of the escaped counts (Y1)
+            escaped = np.frombuffer(esc_buf, dtype=np.uint8).reshape(-1, 4).astype(np.int64)
+            rank = (np.cumsum(codes == 0) - 1)[sel] if len(escaped) else np.zeros(len(sel), dtype=np.int64)
+            cnt = search_sql.decode_counts(codes[sel], escaped, rank).astype(np.float64)
             # as kenning_hits: the sum over the columns of weight × count, column by column (a column the query
             # leaves out — ``columns`` — has weight 0: its counts add nothing, as in FTS5)
             val = ((cnt[:, 0] * w[0] + cnt[:, 1] * w[1]) + cnt[:, 2] * w[2]) + cnt[:, 3] * w[3]
-            per_key = np.zeros((m, len(uk)), dtype=np.float64)
+            per_key = np.zeros((m, len(uk) + 1), dtype=np.float64)  # the last column: words no document holds
             per_key[doc, pos] = val
-            hits = per_key[:, np.searchsorted(uk, np.asarray(keys, dtype=np.uint64))]
+            col_of = np.asarray([int(np.searchsorted(uk, t)) if t >= 0 else len(uk) for t in tids], dtype=np.int64)
+            hits = per_key[:, col_of]
         if found:  # the few measured by FTS5 join the rest, in rowid order
             ids = np.concatenate([ids, np.fromiter(found, dtype=np.int64, count=len(found))])
             hits = np.vstack([hits, np.asarray([v[1] for v in found.values()], dtype=np.float64).reshape(-1, n)])

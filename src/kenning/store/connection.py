@@ -106,10 +106,12 @@ def open_store(
     if readonly:
         conn.execute("PRAGMA query_only=ON")
     elif migrate:
+        from kenning.store import search_recode
         from kenning.store.migrate import apply_migrations
 
         try:
-            if rawpack.MIGRATION in apply_migrations(conn):
+            # a migration that rewrote an existing vault's rows gives the freed pages back, once (V1, Y1, Y2)
+            if {rawpack.MIGRATION, search_recode.MIGRATION, 113} & set(apply_migrations(conn)):
                 rawpack.reclaim(conn)
         except apsw.NotADBError as e:
             raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e

@@ -52,6 +52,9 @@ def applied_versions(conn: apsw.Connection) -> set[int]:
 
 
 def apply_migrations(conn: apsw.Connection) -> list[int]:
+    from kenning.store import search_recode
+
+    search_recode.register(conn)  # migration 0112 recodes the search forward index in SQL (Y1)
     done = applied_versions(conn)
     newly = []
     for version, name, sql in available_migrations():

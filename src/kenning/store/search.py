@@ -106,9 +106,10 @@ def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
     conn.executemany("DELETE FROM search_doc_keys WHERE doc_rowid=?", doc_rowids)
 
 
-# -- the forward index: per document its tokens' counts per column (R51) -----------------------------------
+# -- the forward index: per document its tokens' counts per column (R51, records of Y1) -----------------------
 
-TERM_RECORD = np.dtype([("key", "<u8"), ("n", "u1", (4,))])  # 12 bytes: token key, count in each FTS column
+# Y1 (migration 0112): per document, `terms` = its token ids ascending as LEB128 varints of the gaps (the first: the
+# id itself), `codes` = one count code byte per token (encode_counts), `counts` = u8 × 4 per code 0, in order
 _TOKENIZERS: "weakref.WeakKeyDictionary[apsw.Connection, Any]" = None  # type: ignore[assignment]
 
 
@@ -127,7 +128,7 @@ _KEYS: dict[str, int] = {}  # token → key: a vault's vocabulary is small next 
 
 
 def term_key(token: str) -> int:
-    """A token's 64-bit key in ``search_doc_terms`` (BLAKE2b, so the same on every machine and run)."""
+    """A token's 64-bit key in ``search_term_docs`` (BLAKE2b, so the same on every machine and run)."""
     k = _KEYS.get(token)
     if k is None:
         import hashlib
@@ -138,14 +139,118 @@ def term_key(token: str) -> int:
     return k
 
 
-def doc_terms(tok: Any, columns: Sequence[str]) -> tuple[int, bytes | None]:
-    """(length in tokens, packed records) of one document's FTS columns, tokenized as FTS5 tokenizes them."""
-    return doc_terms_many(tok, [columns])[0]
+def _signed(keys: np.ndarray) -> list[int]:
+    return np.ascontiguousarray(keys, dtype=np.uint64).view(np.int64).tolist()
 
 
-def doc_terms_many(tok: Any, docs: Sequence[Sequence[str]]) -> list[tuple[int, bytes | None]]:
-    """:func:`doc_terms` of many documents at once: the tokens' keys in one array, grouped per (document, token)
-    and counted per column in numpy (a batch costs a few µs a document beyond tokenizing it)."""
+def term_ids(conn: apsw.Connection, keys: np.ndarray, assign: bool = True) -> np.ndarray:
+    """Each token key's id in the vocabulary (``search_term_docs.id``, Y1), for sorted distinct ``keys``. New
+    keys get the next ids in key order (so the same input gives the same ids) when ``assign``; else -1."""
+    import orjson
+
+    out = np.full(len(keys), -1, dtype=np.int64)
+    if not len(keys):
+        return out
+    signed = _signed(keys)
+    got = dict(conn.execute("SELECT key, id FROM search_term_docs WHERE key IN (SELECT value FROM json_each(?))",
+                            (orjson.dumps(signed).decode(),)).fetchall())
+    if got:
+        out[:] = [got.get(k, -1) for k in signed]
+    missing = np.flatnonzero(out < 0)
+    if assign and len(missing):
+        first = int(scalar(conn, "SELECT COALESCE(MAX(id), 0) FROM search_term_docs")) + 1
+        out[missing] = np.arange(first, first + len(missing))
+        conn.executemany("INSERT INTO search_term_docs(key, docs, id) VALUES (?, 0, ?)",
+                         zip([signed[i] for i in missing.tolist()], out[missing].tolist()))
+    return out
+
+
+def query_term_ids(conn: apsw.Connection, keys: Sequence[int]) -> list[int]:
+    """The ids of query words' keys (-1: a token no document holds)."""
+    if not keys:
+        return []
+    uniq = np.unique(np.asarray(keys, dtype=np.uint64))
+    ids = term_ids(conn, uniq, assign=False)
+    return ids[np.searchsorted(uniq, np.asarray(keys, dtype=np.uint64))].tolist()
+
+
+def doc_terms(conn: apsw.Connection, columns: Sequence[str]) -> tuple[int, bytes | None, bytes | None, bytes | None]:
+    """(length in tokens, token id gaps, count codes, escaped counts) of one document's FTS columns, tokenized as
+    FTS5 tokenizes them (Y1)."""
+    return doc_terms_many(conn, [columns])[0]
+
+
+def encode_counts(counts: np.ndarray) -> np.ndarray:
+    """The count code of each (speaker, body, extra, context) row: speaker<<7 | extra<<6 | body<<3 | context when
+    it fits (speaker, extra ≤ 1; body, context ≤ 7), else 0 — the counts then go in the escape bytes (Y1)."""
+    s, b, e, c = counts[:, 0], counts[:, 1], counts[:, 2], counts[:, 3]
+    fits = (s <= 1) & (e <= 1) & (b <= 7) & (c <= 7)
+    return np.where(fits, (s << 7) | (e << 6) | (b << 3) | c, 0).astype(np.uint32)
+
+
+def decode_counts(codes: np.ndarray, escaped: np.ndarray, esc_rank: np.ndarray) -> np.ndarray:
+    """(n, 4) counts of count codes ``codes``; those with code 0 take row ``esc_rank`` of ``escaped`` (m, 4)."""
+    code = codes.astype(np.int64)
+    out = np.stack([code >> 7, (code >> 3) & 7, (code >> 6) & 1, code & 7], axis=1)
+    esc = code == 0
+    if esc.any():
+        out[esc] = escaped[esc_rank[esc]]
+    return out
+
+
+def encode_varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LEB128 of non-negative ``values`` (< 2^35): (the bytes, how many bytes each value took)."""
+    v = values.astype(np.int64)
+    nb = 1 + (v >= 1 << 7) + (v >= 1 << 14) + (v >= 1 << 21) + (v >= 1 << 28)
+    start = np.cumsum(nb) - nb
+    out = np.empty(int(nb.sum()), dtype=np.uint8)
+    for k in range(int(nb.max()) if len(nb) else 0):
+        has = nb > k
+        more = (nb > k + 1)[has]
+        out[start[has] + k] = ((v[has] >> (7 * k)) & 0x7F) | np.where(more, 0x80, 0)
+    return out, nb
+
+
+def decode_ids(buf: bytes, per_doc: Sequence[int]) -> np.ndarray:
+    """The absolute token ids of documents whose varint gap streams are concatenated in ``buf``, ``per_doc``
+    tokens each (each document's first gap is its first id). A search decodes every pool document's tokens, so
+    this is on the query path: a few whole-array passes in int32 (sums wrap modulo 2^32 and the differences are
+    exact: an id fits), the rare multi-byte gaps (~0.3%) fixed up sparsely."""
+    b = np.frombuffer(buf, dtype=np.uint8)
+    if not len(b):
+        return np.empty(0, np.int64)
+    cont = np.flatnonzero(b >= 0x80)  # bytes a gap continues after
+    if not len(cont):
+        gaps = b.astype(np.int32)
+    else:
+        x = (b & 0x7F).astype(np.int32)
+        # each continuation byte's gap ends at the next byte that does not continue; j: its place in the gap
+        run_start = np.ones(len(cont), dtype=bool)
+        run_start[1:] = cont[1:] != cont[:-1] + 1
+        rid = np.cumsum(run_start) - 1
+        first = cont[run_start]
+        j = cont - first[rid]
+        width = np.bincount(rid)  # continuation bytes per multi-byte gap
+        end = first + width  # the gap's last byte
+        tail = x[end] << (7 * width)
+        np.add.at(tail, rid, x[cont] << (7 * j))
+        x[end] = tail
+        keep = np.ones(len(b), dtype=bool)
+        keep[cont] = False
+        gaps = x[keep]
+    run = np.cumsum(gaps, dtype=np.int32)
+    n = np.asarray(per_doc, dtype=np.int64)
+    first_tok = np.cumsum(n) - n  # each document's first token
+    base = np.where(first_tok > 0, run[np.maximum(first_tok - 1, 0)], 0).astype(np.int32)
+    return (run - np.repeat(base, n)).astype(np.int64)
+
+
+def doc_terms_many(conn: apsw.Connection, docs: Sequence[Sequence[str]]
+                   ) -> list[tuple[int, bytes | None, bytes | None, bytes | None]]:
+    """:func:`doc_terms` of many documents at once: the tokens' keys in one array, their ids in one vocabulary
+    lookup, grouped per (document, token) and counted per column in numpy (a batch costs a few µs a document
+    beyond tokenizing it)."""
+    tok = fts_tokenizer(conn)
     keys: list[int] = []
     runs: list[int] = []  # tokens per (document, column), in order
     run_doc: list[int] = []
@@ -168,86 +273,101 @@ def doc_terms_many(tok: Any, docs: Sequence[Sequence[str]]) -> list[tuple[int, b
                 run_doc.append(d)
                 run_col.append(c)
                 lengths[d] += len(ks)
-    out: list[tuple[int, bytes | None]] = [(n, b"") for n in lengths]
+    out: list[tuple[int, bytes | None, bytes | None, bytes | None]] = [(n, b"", b"", None) for n in lengths]
     if not keys:
         return out
     k = np.asarray(keys, dtype=np.uint64)
+    uk, inv = np.unique(k, return_inverse=True)
+    ids = term_ids(conn, uk)[inv]
     doc = np.repeat(np.asarray(run_doc, dtype=np.int64), runs)
     col = np.repeat(np.asarray(run_col, dtype=np.int64), runs)
-    order = np.lexsort((k, doc))  # by document, then key
-    k, doc, col = k[order], doc[order], col[order]
-    new = np.ones(len(k), dtype=bool)
-    new[1:] = (k[1:] != k[:-1]) | (doc[1:] != doc[:-1])
+    order = np.lexsort((ids, doc))  # by document, then token id
+    ids, doc, col = ids[order], doc[order], col[order]
+    new = np.ones(len(ids), dtype=bool)
+    new[1:] = (ids[1:] != ids[:-1]) | (doc[1:] != doc[:-1])
     group = np.cumsum(new) - 1
     n_groups = int(group[-1]) + 1
     counts = np.bincount(group * 4 + col, minlength=n_groups * 4).reshape(n_groups, 4)
-    rec = np.empty(n_groups, dtype=TERM_RECORD)
-    rec["key"] = k[new]
-    rec["n"] = np.minimum(counts, 255)
+    gid = ids[new]
+    code = encode_counts(counts).astype(np.uint8)
     gdoc = doc[new]
     over = set(gdoc[(counts > 255).any(axis=1)].tolist())  # a count past one byte: hits from FTS5 (R51)
-    bounds = np.searchsorted(gdoc, np.arange(len(docs) + 1)) * TERM_RECORD.itemsize
-    raw = rec.tobytes()
+    gap = gid.copy()
+    gap[1:] -= gid[:-1]
+    firsts = np.searchsorted(gdoc, np.arange(len(docs) + 1))  # each document's first record
+    starts = firsts[:-1][firsts[:-1] < len(gid)]
+    gap[starts] = gid[starts]  # a document's first id is its own
+    vbytes, nb = encode_varints(gap)
+    vbounds = np.r_[0, np.cumsum(nb)][firsts]
+    esc = code == 0
+    esc_counts = counts[esc].astype(np.uint8)
+    ebounds = np.searchsorted(gdoc[esc], np.arange(len(docs) + 1)) * 4
+    raw, craw, eraw = vbytes.tobytes(), code.tobytes(), esc_counts.tobytes()
     for d in range(len(docs)):
-        out[d] = (lengths[d], None if d in over else raw[bounds[d]:bounds[d + 1]])
+        if d in over:
+            out[d] = (lengths[d], None, None, None)
+        else:
+            e = eraw[ebounds[d]:ebounds[d + 1]]
+            out[d] = (lengths[d], raw[vbounds[d]:vbounds[d + 1]], craw[firsts[d]:firsts[d + 1]], e or None)
     return out
 
 
 def doc_terms_insert(conn: apsw.Connection, items: Sequence[tuple[int, str, str, str, str]]) -> None:
     if not items:
         return
-    tok = fts_tokenizer(conn)
-    made = doc_terms_many(tok, [cols for _r, *cols in items])
+    made = doc_terms_many(conn, [cols for _r, *cols in items])
     ids = [int(it[0]) for it in items]
     term_docs_add(conn, forward_keys(conn, ids), -1)  # rows replaced (none, normally)
-    conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms) VALUES (?,?,?)",
-                     [(r, n, b) for r, (n, b) in zip(ids, made)])
-    over = {r: _token_keys(tok, cols) for r, (_r, *cols), (_n, b) in zip(ids, items, made) if b is None}
+    conn.executemany("INSERT OR REPLACE INTO search_doc_terms(doc_rowid, length, terms, codes, counts) "
+                     "VALUES (?,?,?,?,?)", [(r, n, b, c, e) for r, (n, b, c, e) in zip(ids, made)])
+    over = {r: _token_ids(conn, cols) for r, (_r, *cols), (_n, b, _c, _e) in zip(ids, items, made) if b is None}
     conn.executemany("DELETE FROM search_doc_keys WHERE doc_rowid=?", [(r,) for r in ids if r not in over])
     conn.executemany("INSERT OR REPLACE INTO search_doc_keys(doc_rowid, keys) VALUES (?,?)",
-                     [(r, k.astype("<u8").tobytes()) for r, k in over.items()])
-    term_docs_add(conn, np.concatenate([_record_keys(b"".join(b for _n, b in made if b)), *over.values()]), +1)
+                     [(r, k.astype("<u4").tobytes()) for r, k in over.items()])
+    term_docs_add(conn, np.concatenate([_record_ids([(b, c) for _n, b, c, _e in made if b is not None]),
+                                        *over.values()]), +1)
 
 
 # -- per-token document counts (R54): a query word's document frequency without an fts5vocab doclist walk -----
 
-def _record_keys(buf: bytes) -> np.ndarray:
-    return np.frombuffer(buf, dtype=TERM_RECORD)["key"] if buf else np.empty(0, np.uint64)
+def _record_ids(rows: Sequence[tuple[bytes, bytes]]) -> np.ndarray:
+    """The token ids of forward rows (terms, codes), concatenated."""
+    return decode_ids(b"".join(t for t, _c in rows), [len(c) for _t, c in rows])
 
 
-def _token_keys(tok: Any, columns: Sequence[str | None]) -> np.ndarray:
-    """The distinct token keys of one document's FTS columns (for a document whose forward row is NULL, R51)."""
+def _token_ids(conn: apsw.Connection, columns: Sequence[str | None]) -> np.ndarray:
+    """The distinct token ids of one document's FTS columns (for a document whose forward row is NULL, R51)."""
+    tok = fts_tokenizer(conn)
     ks = {term_key(t) for text in columns if text
           for t in tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
                        include_colocated=False)}
-    return np.fromiter(ks, dtype=np.uint64, count=len(ks))
+    return term_ids(conn, np.unique(np.fromiter(ks, dtype=np.uint64, count=len(ks))))
 
 
 def forward_keys(conn: apsw.Connection, doc_rowids: Sequence[int]) -> np.ndarray:
-    """Every (document, distinct token) key of these documents' forward rows, one entry per pair (documents
-    without a row add nothing; a NULL row's keys come from ``search_doc_keys``). A NULL row without its keys (made
+    """Every (document, distinct token) id of these documents' forward rows, one entry per pair (documents
+    without a row add nothing; a NULL row's ids come from ``search_doc_keys``). A NULL row without its ids (made
     before migration 0064) makes the counts uncountable: marked so (-1), read from fts5vocab from then on."""
     import orjson
 
     if not doc_rowids:
-        return np.empty(0, np.uint64)
-    got = conn.execute("SELECT t.terms, t.terms IS NULL, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
+        return np.empty(0, np.int64)
+    got = conn.execute("SELECT t.terms, t.codes, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
                        "ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid IN (SELECT value FROM json_each(?))",
                        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
-    if any(null and k is None for _b, null, k in got):
+    if any(b is None and k is None for b, _c, k in got):
         conn.execute("UPDATE search_state SET term_docs_complete = -1 WHERE id = 1 AND term_docs_complete = 1")
-    return np.concatenate([_record_keys(b"".join(b for b, _n, _k in got if b)),
-                           *[np.frombuffer(k, dtype="<u8") for b, _n, k in got if b is None and k]])
+    return np.concatenate([_record_ids([(b, c) for b, c, _k in got if b is not None]),
+                           *[np.frombuffer(k, dtype="<u4").astype(np.int64) for b, _c, k in got if b is None and k]])
 
 
-def term_docs_add(conn: apsw.Connection, keys: np.ndarray, sign: int) -> None:
-    """Add ``sign`` to the document count of each key, once per occurrence in ``keys``."""
-    if not len(keys):
+def term_docs_add(conn: apsw.Connection, ids: np.ndarray, sign: int) -> None:
+    """Add ``sign`` to the document count of each token id, once per occurrence in ``ids``."""
+    if not len(ids):
         return
-    uniq, n = np.unique(keys, return_counts=True)
-    conn.executemany("INSERT INTO search_term_docs(key, docs) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
-                     "SET docs = docs + excluded.docs",
-                     zip(uniq.view(np.int64).tolist(), (n * sign).tolist()))
+    uniq, n = np.unique(ids, return_counts=True)
+    conn.executemany("UPDATE search_term_docs SET docs = docs + ? WHERE id = ?", zip((n * sign).tolist(),
+                                                                                      uniq.tolist()))
 
 
 def term_docs_state(conn: apsw.Connection) -> int:
@@ -269,30 +389,31 @@ def term_docs_complete(conn: apsw.Connection) -> bool:
 
 def term_docs_rebuild(conn: apsw.Connection, chunk: int = 50_000) -> int:
     """Count every document's tokens again from the forward index (which must be complete) and mark the counts
-    complete (-1 if a NULL forward row has no keys: fts5vocab stays in use). Returns how many distinct tokens."""
-    conn.execute("DELETE FROM search_term_docs")
+    complete (-1 if a NULL forward row has no ids: fts5vocab stays in use). The ids stay (the forward rows use
+    them). Returns how many distinct tokens."""
+    conn.execute("UPDATE search_term_docs SET docs = 0 WHERE docs != 0")
     parts_k, parts_n = [], []
     after = -(1 << 62)
     lost = False
     while True:
-        got = conn.execute("SELECT t.doc_rowid, t.terms, k.keys FROM search_doc_terms t LEFT JOIN search_doc_keys k "
-                           "ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid > ? ORDER BY t.doc_rowid LIMIT ?",
-                           (after, chunk)).fetchall()
+        got = conn.execute("SELECT t.doc_rowid, t.terms, t.codes, k.keys FROM search_doc_terms t LEFT JOIN "
+                           "search_doc_keys k ON k.doc_rowid = t.doc_rowid WHERE t.doc_rowid > ? "
+                           "ORDER BY t.doc_rowid LIMIT ?", (after, chunk)).fetchall()
         if not got:
             break
         after = got[-1][0]
-        lost = lost or any(b is None and k is None for _r, b, k in got)
-        keys = np.concatenate([_record_keys(b"".join(b for _r, b, _k in got if b)),
-                               *[np.frombuffer(k, dtype="<u8") for _r, b, k in got if b is None and k]])
-        u, n = np.unique(keys, return_counts=True)
+        lost = lost or any(b is None and k is None for _r, b, _c, k in got)
+        ids = np.concatenate([_record_ids([(b, c) for _r, b, c, _k in got if b is not None]),
+                              *[np.frombuffer(k, dtype="<u4").astype(np.int64) for _r, b, _c, k in got
+                                if b is None and k]])
+        u, n = np.unique(ids, return_counts=True)
         parts_k.append(u)
         parts_n.append(n)
     n_keys = 0
     if parts_k:
         u, inv = np.unique(np.concatenate(parts_k), return_inverse=True)
         n = np.bincount(inv, weights=np.concatenate(parts_n)).astype(np.int64)
-        conn.executemany("INSERT INTO search_term_docs(key, docs) VALUES (?, ?)",
-                         zip(u.view(np.int64).tolist(), n.tolist()))
+        conn.executemany("UPDATE search_term_docs SET docs = ? WHERE id = ?", zip(n.tolist(), u.tolist()))
         n_keys = len(u)
     conn.execute("UPDATE search_state SET term_docs_complete = ? WHERE id = 1", (-1 if lost else 1,))
     return n_keys
@@ -324,32 +445,37 @@ def doc_terms_complete(conn: apsw.Connection) -> bool:
     return int(scalar(conn, "SELECT COUNT(*) FROM search_doc_terms")) >= doc_count(conn)
 
 
-def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]) -> tuple[list[int], list[int], list, bytes]:
+def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]
+                  ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
     """These documents' forward-index rows, in rowid order, as one aggregate row (no Python object per
-    document): (rowids, lengths, bytes of records per document — None where the records are NULL —, every
-    non-NULL record concatenated). Documents without a row are left out."""
+    document): (rowids, lengths, tokens per document — None where the row is NULL —, and concatenated over the
+    non-NULL rows: the id gaps, the count codes, the escaped counts — Y1). Documents without a row are left out."""
     import orjson
 
-    ids, lens, nbytes, buf = conn.execute(
-        "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(terms)), "
-        "CAST(group_concat(terms, '') AS BLOB) FROM (SELECT doc_rowid, length, terms FROM search_doc_terms "
-        "WHERE doc_rowid IN (SELECT value FROM json_each(?)) ORDER BY doc_rowid)",
+    ids, lens, ntok, buf, codes, esc = conn.execute(
+        "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(codes)), "
+        "CAST(group_concat(terms, '') AS BLOB), CAST(group_concat(codes, '') AS BLOB), "
+        "CAST(group_concat(counts, '') AS BLOB) FROM (SELECT doc_rowid, length, terms, codes, counts "
+        "FROM search_doc_terms WHERE doc_rowid IN (SELECT value FROM json_each(?)) ORDER BY doc_rowid)",
         (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchone()
-    ids, lens, nbytes = orjson.loads(ids), orjson.loads(lens), orjson.loads(nbytes)
+    ids, lens, ntok = orjson.loads(ids), orjson.loads(lens), orjson.loads(ntok)
     if ids != sorted(ids):  # the aggregates did not keep the subquery's order (SQLite does): row by row
         return doc_term_rows_plain(conn, doc_rowids)
-    return ids, lens, nbytes, buf or b""
+    return ids, lens, ntok, buf or b"", codes or b"", esc or b""
 
 
-def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int]) -> tuple[list[int], list[int], list, bytes]:
+def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int]
+                        ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
     """:func:`doc_term_rows` a row at a time (~2× the CPU; the aggregate's order is SQLite's, not a promise)."""
     import orjson
 
-    got = conn.execute("SELECT doc_rowid, length, terms FROM search_doc_terms WHERE doc_rowid IN "
+    got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms WHERE doc_rowid IN "
                        "(SELECT value FROM json_each(?)) ORDER BY doc_rowid",
                        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
-    return ([int(r) for r, _n, _b in got], [int(n) for _r, n, _b in got],
-            [None if b is None else len(b) for _r, _n, b in got], b"".join(b for _r, _n, b in got if b))
+    return ([int(r) for r, *_ in got], [int(n) for _r, n, *_ in got],
+            [None if c is None else len(c) for _r, _n, _b, c, _e in got],
+            b"".join(b for _r, _n, b, _c, _e in got if b), b"".join(c for _r, _n, _b, c, _e in got if c),
+            b"".join(e for _r, _n, _b, _c, e in got if e))
 
 
 def orphan_message_docs(conn: apsw.Connection) -> list[int]:
