@@ -13,7 +13,7 @@ from kenning.sources.chatgpt import Built, RecordError, build_conversation, pars
 from kenning.sources.inputs import ExportFile, HashingReader, InputError, resolve_export
 from kenning.sources.jcs import canonicalize, jcs_hash, sha256_hex
 from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
-from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem, nesting_depth
+from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem
 from kenning.store import forget as forget_sql
 from kenning.store import raw as raw_sql
 from kenning.store.raw import MESSAGE_COLUMNS
@@ -92,8 +92,9 @@ class _FileImport:
             if len(data) > limits.max_record_bytes:
                 raise RecordError("RECORD_TOO_LARGE", f"{len(data):,} bytes, more than import_limits.max_record_bytes "
                                   f"({limits.max_record_bytes:,}); raise the limit to import it")
-            depth = item.nesting() if item is not None else nesting_depth(data)
-            if depth > limits.max_nesting_depth:
+            element = item if item is not None else Element(index, 0, data)
+            if not element.nests_within(limits.max_nesting_depth):  # the scanner's bound usually says so
+                depth = element.nesting()
                 raise RecordError("TOO_DEEP", f"arrays/objects nest {depth:,} deep, more than "
                                   f"import_limits.max_nesting_depth ({limits.max_nesting_depth})")
             obj, repairs = parse_record(data)

@@ -1,0 +1,81 @@
+"""Stage 0–1 speed work (issue 24 §3, decisions J1–J19): every shortcut gives exactly what the slow path gives."""
+
+import io
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.sources import json_stream
+from kenning.sources.json_stream import FAST_LEVELS, Element, StreamProblem, iter_elements, nesting_depth
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=st.characters(blacklist_categories=("Cs",))),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=6), c, max_size=4),
+    max_leaves=30,
+)
+# bytes the bracket scanner must survive: quotes, escapes and brackets inside and outside strings
+noisy = st.lists(st.sampled_from([b'"', b"\\", b"{", b"}", b"[", b"]", b",", b" ", b"a", b'\\"', b"\xc3\xa9"]),
+                 max_size=40).map(b"".join)
+
+
+def _slow(data: bytes, chunk: int, monkeypatch) -> list:
+    """The same scan with the whole-element match switched off: the bracket loop alone (J1)."""
+    with monkeypatch.context() as m:
+        m.setattr(json_stream, "_ELEMENT", _Never())
+        return list(iter_elements(io.BytesIO(data), chunk))
+
+
+class _Never:
+    def match(self, *_a):
+        return None
+
+
+def _shape(items: list) -> list:
+    return [(type(x).__name__, x.index, x.offset, x.data, getattr(x, "code", None)) for x in items]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(values, max_size=6), st.integers(1, 64), st.sampled_from([None, 1]))
+def test_whole_element_match_gives_what_the_bracket_loop_gives(items, chunk, indent):
+    data = json.dumps(items, indent=indent, ensure_ascii=False).encode()
+    mp = pytest.MonkeyPatch()
+    try:
+        assert _shape(list(iter_elements(io.BytesIO(data), chunk))) == _shape(_slow(data, chunk, mp))
+    finally:
+        mp.undo()
+
+
+@settings(max_examples=400, deadline=None)
+@given(noisy, noisy, st.integers(1, 32))
+def test_damaged_bytes_split_the_same_way_with_and_without_the_shortcut(a, b, chunk):
+    data = b'[{"k": "' + a + b'"}, {' + b + b'}, {"z": [1]}]'
+    mp = pytest.MonkeyPatch()
+    try:
+        assert _shape(list(iter_elements(io.BytesIO(data), chunk))) == _shape(_slow(data, chunk, mp))
+    finally:
+        mp.undo()
+
+
+def test_the_depth_bound_and_the_exact_depth():
+    shallow = b'[{"a": [[{"b": 1}]]}]'
+    (el,) = list(iter_elements(io.BytesIO(shallow)))
+    assert el.depth is None and el.depth_max == FAST_LEVELS  # matched whole: only the bound is known
+    assert el.nests_within(128) and el.depth is None          # no count needed under the default limit
+    assert not el.nests_within(3) and el.depth == 4            # a lower limit counts exactly
+    deep_value = "[" * (FAST_LEVELS + 5) + "]" * (FAST_LEVELS + 5)
+    deep = ('[{"a": ' + deep_value + '}, {"b": 2}]').encode()
+    out = list(iter_elements(io.BytesIO(deep)))
+    assert [type(x) for x in out] == [Element, Element]
+    assert out[0].depth == FAST_LEVELS + 6 == nesting_depth(out[0].data)  # the bracket loop counted it
+    assert out[1].data == b'{"b": 2}' and out[1].depth_max == FAST_LEVELS
+
+
+def test_an_element_cut_by_the_buffer_end_falls_back_and_is_still_whole():
+    data = json.dumps([{"t": "x" * 100, "n": [1, 2, {"y": "}"}]} for _ in range(20)]).encode()
+    out = list(iter_elements(io.BytesIO(data), 37))
+    assert all(isinstance(e, Element) for e in out) and len(out) == 20
+    assert all(data[e.offset:e.offset + len(e.data)] == e.data for e in out)
+    truncated = list(iter_elements(io.BytesIO(data[:-30]), 37))
+    assert [p.code for p in truncated if isinstance(p, StreamProblem)] == ["TRUNCATED_RECORD", "ARRAY_NOT_CLOSED"]
