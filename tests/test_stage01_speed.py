@@ -79,3 +79,34 @@ def test_an_element_cut_by_the_buffer_end_falls_back_and_is_still_whole():
     assert all(data[e.offset:e.offset + len(e.data)] == e.data for e in out)
     truncated = list(iter_elements(io.BytesIO(data[:-30]), 37))
     assert [p.code for p in truncated if isinstance(p, StreamProblem)] == ["TRUNCATED_RECORD", "ARRAY_NOT_CLOSED"]
+
+
+# -- JCS fast path (J2, J4) ---------------------------------------------------------------------------------------
+
+import rfc8785  # noqa: E402
+
+from kenning.sources.jcs import _fast_bytes, canonical_bytes, canonicalize  # noqa: E402
+
+tricky_floats = st.sampled_from([1e21, 1e20, 2e-6, 9.99e-6, 1e-5, 1e-7, -0.0, 0.0, 5e-324, 1.5e16, 1e16, 1.0, -3.0,
+                                 12.05, 1.7976931348623157e308, 2.5e-6, 1e-60, 123.0e-6])
+numberish = st.lists(st.sampled_from(["0e-6", "9e+1", "1.0", ",", ":", "[", "-", "a", "2.0]", "e-6", "\u00e9", "\""]),
+                     max_size=8).map("".join)
+mixed = st.recursive(
+    tricky_floats | st.floats(allow_nan=False, allow_infinity=False) | st.integers(-2**53 + 1, 2**53 - 1) | numberish,
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(numberish, c, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(mixed)
+def test_fast_jcs_equals_rfc8785_on_numbers_next_to_number_like_text(value):
+    assert canonicalize(value).encode("utf-8") == rfc8785.dumps(value) == canonical_bytes(value)
+
+
+def test_uuid_hex_that_looks_like_an_exponent_stays_on_the_fast_path():
+    node = {"id": "8946cd0e-6b97-4fdc-8008-2eb265290253", "children": ["379a513b-9d83-455a-9c7e-6e78ef6b5041"],
+            "t": "version 2.0, see 1e+5", "weight": 1}
+    assert _fast_bytes(node) is not None                      # no false alarm: the exact path is not needed
+    assert _fast_bytes({"w": 2e-6}) is None and _fast_bytes([1.0]) is None and _fast_bytes({"x": -0.0}) is None
+    assert canonicalize({"w": 2e-6, "id": "0e-6"}) == '{"id":"0e-6","w":0.000002}'
