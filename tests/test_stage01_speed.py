@@ -110,3 +110,31 @@ def test_uuid_hex_that_looks_like_an_exponent_stays_on_the_fast_path():
     assert _fast_bytes(node) is not None                      # no false alarm: the exact path is not needed
     assert _fast_bytes({"w": 2e-6}) is None and _fast_bytes([1.0]) is None and _fast_bytes({"x": -0.0}) is None
     assert canonicalize({"w": 2e-6, "id": "0e-6"}) == '{"id":"0e-6","w":0.000002}'
+
+
+# -- one decoder for every record (J7) ----------------------------------------------------------------------------
+
+from kenning.sources.chatgpt import RecordError, parse_record  # noqa: E402
+
+
+@pytest.mark.parametrize("data", [b'{"a": 1.0, "b": -0.0, "c": 1e400, "d": 12345678901234567890123}', b'\xef\xbb\xbf{"a": 1}',
+                                  b'{"a": NaN}', b'{"a": 1} x', b'{"a": "\\ud800"}', b"[1, 2", b'{"a": 1, "a": 2}'])
+def test_parse_record_gives_what_json_loads_gives(data):
+    def reference():
+        return json.loads(data.decode("utf-8"), parse_constant=_refuse, parse_float=_parse_float)
+
+    from kenning.sources.chatgpt import _parse_float
+
+    try:
+        want = ("ok", reference())
+    except (ValueError, RecursionError) as e:
+        want = ("error", f"not valid JSON: {e}")
+    try:
+        got = ("ok", parse_record(data)[0])
+    except RecordError as e:
+        got = ("error", str(e))
+    assert repr(got) == repr(want)
+
+
+def _refuse(name):
+    raise ValueError(f"{name} is not valid JSON")

@@ -46,6 +46,17 @@ def _parse_float(text: str) -> float | int:
     return x
 
 
+# One decoder for every record: json.loads with keyword arguments builds a new decoder (and its C scanner) per
+# call (J7). decode() is what json.loads runs, less its check for a leading BOM, which _decode keeps.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float)
+
+
+def _decode(text: str) -> Any:
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
+
+
 def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
     """Parse one record's bytes. Returns (value, repairs); raises RecordError when unreadable.
 
@@ -59,7 +70,7 @@ def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
         text = data.decode("utf-8", errors="replace")
         repairs.append(("INVALID_UTF8", f"invalid UTF-8 at byte {e.start} of the record; replaced with U+FFFD"))
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float), repairs
+        return _decode(text), repairs
     except (json.JSONDecodeError, ValueError, RecursionError) as e:
         raise RecordError("MALFORMED_JSON", f"not valid JSON: {e}") from None
 
