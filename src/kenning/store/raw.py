@@ -161,6 +161,11 @@ def get_source(conn: apsw.Connection, source_id: str) -> dict | None:
     return src
 
 
+def any_source_of_size(conn: apsw.Connection, size: int) -> bool:
+    """Was any file of exactly ``size`` bytes imported? (None was: a file of that size cannot be one seen before.)"""
+    return conn.execute("SELECT 1 FROM sources WHERE size_bytes=? LIMIT 1", (size,)).fetchone() is not None
+
+
 def touch_source(conn: apsw.Connection, source_id: str, run_id: str) -> None:
     conn.execute("UPDATE sources SET last_run_id=? WHERE source_id=?", (run_id, source_id))
 
