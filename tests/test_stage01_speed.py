@@ -138,3 +138,22 @@ def test_parse_record_gives_what_json_loads_gives(data):
 
 def _refuse(name):
     raise ValueError(f"{name} is not valid JSON")
+
+
+# -- ids from strings and integers (J9) ---------------------------------------------------------------------------
+
+from kenning.sources.ids import IdFactory  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.text() | st.floats(allow_nan=False,
+                                                                                               allow_infinity=False),
+                min_size=1, max_size=4))
+def test_ids_equal_uuid5_of_the_exact_jcs(components):
+    import uuid
+
+    from kenning.sources.ids import encode_component
+
+    name = canonicalize([encode_component(c) for c in components])
+    want = str(uuid.uuid5(uuid.UUID("550e8400-e29b-41d4-a716-446655440000"), name))  # lone surrogates: escaped
+    assert IdFactory().make(*components) == want
