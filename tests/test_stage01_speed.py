@@ -157,3 +157,43 @@ def test_ids_equal_uuid5_of_the_exact_jcs(components):
     name = canonicalize([encode_component(c) for c in components])
     want = str(uuid.uuid5(uuid.UUID("550e8400-e29b-41d4-a716-446655440000"), name))  # lone surrogates: escaped
     assert IdFactory().make(*components) == want
+
+
+# -- compiled JSON pointers (J3) ------------------------------------------------------------------------------------
+
+from collections import OrderedDict  # noqa: E402
+
+from kenning.sources.jsonpointer import MISSING, _walk, _tokens, resolve, resolve_first  # noqa: E402
+
+keys = st.sampled_from(["a", "b", "0", "1", "01", "", "~", "/", "m~n"])
+docs = st.recursive(st.none() | st.integers() | st.text(max_size=3),
+                    lambda c: st.lists(c, max_size=3) | st.dictionaries(keys, c, max_size=3)
+                    | st.dictionaries(keys, c, max_size=3).map(OrderedDict), max_leaves=15)
+pointers = st.lists(keys.map(lambda k: k.replace("~", "~0").replace("/", "~1")), max_size=4).map(
+    lambda toks: "".join("/" + t for t in toks))
+
+
+@settings(max_examples=500, deadline=None)
+@given(docs, pointers, st.lists(pointers, max_size=3))
+def test_compiled_pointers_give_what_the_walk_gives(doc, pointer, alternatives):
+    assert resolve(doc, pointer) == _walk(doc, _tokens(pointer)) or (
+        resolve(doc, pointer) is MISSING and _walk(doc, _tokens(pointer)) is MISSING)
+    expected = next((v for p in alternatives if (v := _walk(doc, _tokens(p))) is not MISSING and v is not None),
+                    MISSING)
+    got = resolve_first(doc, alternatives)
+    assert got is expected or got == expected
+    assert resolve(doc, None) is MISSING and resolve(doc, "no-slash") is MISSING
+
+
+def test_compiled_pointers_on_every_path_length():
+    doc = {"a": {"b": {"c": {"d": 4}, "l": [10, {"x": 11}]}, "n": None, "a": 1}, "o": OrderedDict(p={"q": 2}),
+           "l": [{"m": 3}], "": {"": 5}, "~/": 6}
+    cases = {"/a": doc["a"], "/a/b": doc["a"]["b"], "/a/a": 1, "/a/b/c": {"d": 4}, "/a/b/c/d": 4, "/a/b/l/1/x": 11,
+             "/a/n": None, "/a/n/x": MISSING, "/a/zz": MISSING, "/zz/b": MISSING, "/a/b/zz": MISSING,
+             "/o/p/q": 2, "/l/0/m": 3, "/l/01/m": MISSING, "/l/1": MISSING, "//": 5, "/~0~1": 6, "/a/b/c/zz": MISSING}
+    for pointer, want in cases.items():
+        got = resolve(doc, pointer)
+        assert got is want or got == want, pointer
+    assert resolve_first(doc, ["/a/n", "/a/zz", "/a/a"]) == 1 and resolve_first(doc, ["/a/n"]) is MISSING
+    assert resolve_first(doc, "/a/n") is None  # a single pointer gives null as null
+    assert resolve([{"a": 1}], "/0/a") == 1 and resolve("text", "/a") is MISSING
