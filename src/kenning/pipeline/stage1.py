@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import orjson
 
@@ -13,7 +15,7 @@ from kenning.sources.chatgpt import Built, RecordError, build_conversation, pars
 from kenning.sources.inputs import ExportFile, HashingReader, InputError, resolve_export
 from kenning.sources.jcs import canonicalize, jcs_hash, sha256_hex
 from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
-from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem, nesting_depth
+from kenning.sources.json_stream import Element, NotJsonArray, RecordStream, StreamProblem
 from kenning.store import forget as forget_sql
 from kenning.store import raw as raw_sql
 from kenning.store.raw import MESSAGE_COLUMNS
@@ -92,8 +94,9 @@ class _FileImport:
             if len(data) > limits.max_record_bytes:
                 raise RecordError("RECORD_TOO_LARGE", f"{len(data):,} bytes, more than import_limits.max_record_bytes "
                                   f"({limits.max_record_bytes:,}); raise the limit to import it")
-            depth = item.nesting() if item is not None else nesting_depth(data)
-            if depth > limits.max_nesting_depth:
+            element = item if item is not None else Element(index, 0, data)
+            if not element.nests_within(limits.max_nesting_depth):  # the scanner's bound usually says so
+                depth = element.nesting()
                 raise RecordError("TOO_DEEP", f"arrays/objects nest {depth:,} deep, more than "
                                   f"import_limits.max_nesting_depth ({limits.max_nesting_depth})")
             obj, repairs = parse_record(data)
@@ -209,6 +212,8 @@ class _FileImport:
     # -- the whole file ---------------------------------------------------------------------------
     def already_imported(self) -> bool:
         """The exact same bytes were imported before under the same import config: nothing to do."""
+        if not raw_sql.any_source_of_size(self.ctx.conn, self.export.size):
+            return False  # no file of this size was imported: skip hashing the whole file twice (J8)
         with self.export.open() as f:
             reader = HashingReader(f)
             reader.drain()
@@ -274,11 +279,28 @@ def reader_head(export: ExportFile, n: int = 2048) -> bytes:
         return f.read(n)
 
 
+@contextmanager
+def _rarer_young_collections() -> Iterator[None]:
+    """Each record's parsed tree is thousands of containers that live until the record is stored: with the
+    default threshold (700) the collector examines, promotes and re-examines them dozens of times a record.
+    They die by reference counting, so a higher first threshold only saves that work (J6); it is restored after."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], 50_000), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 class RawImport:
     name = "1"
     title = "raw import"
 
     def run(self, ctx: StageContext) -> dict[str, Any]:
+        with _rarer_young_collections():
+            return self._run(ctx)
+
+    def _run(self, ctx: StageContext) -> dict[str, Any]:
         check_namespace(ctx)
         paths = ctx.inputs.get("paths") or []
         counts: Counter = Counter()

@@ -13,7 +13,7 @@ from typing import Any
 from kenning.config.models import Config
 from kenning.sources import textstruct
 from kenning.sources.ids import IdFactory
-from kenning.sources.jcs import FlaggedJcs, canonicalize, scrub_surrogates, sha256_hex
+from kenning.sources.jcs import FlaggedJcs, _encode_string, canonicalize, scrub_surrogates, sha256_hex
 from kenning.sources.jsonpointer import MISSING, resolve, resolve_first
 from kenning.sources.parts import Part, content_items, message_parts
 from kenning.sources.timestamps import normalize_to_utc
@@ -45,6 +45,17 @@ def _parse_float(text: str) -> float | int:
     return x
 
 
+# One decoder for every record: json.loads with keyword arguments builds a new decoder (and its C scanner) per
+# call (J7). decode() is what json.loads runs, less its check for a leading BOM, which _decode keeps.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float)
+
+
+def _decode(text: str) -> Any:
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
+
+
 def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
     """Parse one record's bytes. Returns (value, repairs); raises RecordError when unreadable.
 
@@ -58,7 +69,7 @@ def parse_record(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
         text = data.decode("utf-8", errors="replace")
         repairs.append(("INVALID_UTF8", f"invalid UTF-8 at byte {e.start} of the record; replaced with U+FFFD"))
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float), repairs
+        return _decode(text), repairs
     except (json.JSONDecodeError, ValueError, RecursionError) as e:
         raise RecordError("MALFORMED_JSON", f"not valid JSON: {e}") from None
 
@@ -351,8 +362,9 @@ def build_conversation(
         content_type, text_raw, part_map = _texts(m.parts)
         if text_raw is not None:
             fences = textstruct.code_fences(text_raw)
-            fences_json = canonicalize(fences)
-            quotes_json = canonicalize(textstruct.blockquotes(text_raw, fences))
+            fences_json = canonicalize(fences) if fences else "[]"   # most messages have neither
+            quotes = textstruct.blockquotes(text_raw, fences)
+            quotes_json = canonicalize(quotes) if quotes else "[]"
             cites = textstruct.citation_markers(text_raw, citation_patterns)
             cites_json = canonicalize(cites) if cites else None
         else:
@@ -430,7 +442,7 @@ def _spliced_jcs(obj: dict, messages_path: str, memo: dict[int, str], jcs, node_
     if isinstance(container, dict):
         for k in _jcs_key_order(container):
             v = container[k]
-            label = canonicalize(k) + ":"
+            label = _key_label(k)
             text = memo.get(id(v)) or jcs(v)
             local.append((id(v), pos + len(label)))
             pieces.append(label + text)
@@ -445,7 +457,7 @@ def _spliced_jcs(obj: dict, messages_path: str, memo: dict[int, str], jcs, node_
         container_text = "[" + ",".join(pieces) + "]"
     parts, at = [], 1
     for k in _jcs_key_order(obj):
-        label = canonicalize(k) + ":"
+        label = _key_label(k)
         if k == key:
             if node_at is not None:
                 node_at.update((i, at + len(label) + off) for i, off in local)
@@ -455,6 +467,13 @@ def _spliced_jcs(obj: dict, messages_path: str, memo: dict[int, str], jcs, node_
         parts.append(label + text)
         at += len(label) + len(text) + 1
     return "{" + ",".join(parts) + "}"
+
+
+def _key_label(k: str) -> str:
+    """``JCS(k) + ":"``; an ASCII key (every mapping key of a real export: node UUIDs) needs no surrogate check."""
+    if type(k) is str and k.isascii():
+        return _encode_string(k) + ":"
+    return canonicalize(k) + ":"
 
 
 def _jcs_key_order(d: dict) -> list[str]:

@@ -6,16 +6,22 @@ import hashlib
 import uuid
 from typing import Any
 
-from kenning.sources.jcs import canonicalize
+import orjson
+
+from kenning.sources.jcs import canonical_bytes
+
+_dumps = orjson.dumps
+_REFUSED = (TypeError, orjson.JSONEncodeError)
 
 DEFAULT_NAMESPACE = "550e8400-e29b-41d4-a716-446655440000"
 NULL = "__NULL__"
 EMPTY = "__EMPTY__"
 
 
-def _uuid5_text(ns_bytes: bytes, name: str) -> str:
-    """``str(uuid.uuid5(ns, name))`` without building UUID objects (hot in the importer)."""
-    h = bytearray(hashlib.sha1(ns_bytes + name.encode("utf-8")).digest()[:16])
+def _uuid5_text(ns_bytes: bytes, name: str | bytes) -> str:
+    """``str(uuid.uuid5(ns, name))`` without building UUID objects (hot in the importer); ``name`` as text or as
+    its UTF-8 bytes."""
+    h = bytearray(hashlib.sha1(ns_bytes + (name if type(name) is bytes else name.encode("utf-8"))).digest()[:16])
     h[6] = (h[6] & 0x0F) | 0x50
     h[8] = (h[8] & 0x3F) | 0x80
     x = h.hex()
@@ -39,8 +45,16 @@ class IdFactory:
         self._ns_bytes = self.namespace.bytes
 
     def make(self, *components: Any) -> str:
-        name = canonicalize([encode_component(c) for c in components])
-        return _uuid5_text(self._ns_bytes, name)
+        comps = [encode_component(c) for c in components]
+        for c in comps:
+            if type(c) is not str and type(c) is not int:
+                return _uuid5_text(self._ns_bytes, canonical_bytes(comps))
+        # Only strings and integers: orjson writes exactly their JCS text (no floats, no keys to order); it
+        # refuses lone surrogates and integers beyond 64 bits, which the exact path then takes (J9).
+        try:
+            return _uuid5_text(self._ns_bytes, _dumps(comps))
+        except _REFUSED:
+            return _uuid5_text(self._ns_bytes, canonical_bytes(comps))
 
     # named formulas, so every call site spells the seed's formula the same way
     def conversation(self, raw_conversation_sha256: str) -> str:

@@ -173,17 +173,32 @@ _ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
 _AFTER_INTEGRAL = (b",", b"]", b"}", b"")
 
 
+_NUMBER_BYTES = frozenset(b"0123456789.eE+-")
+_BEFORE_NUMBER = frozenset(b":,[")
+
+
+def _in_number(b: bytes, i: int) -> bool:
+    """Is byte ``i`` part of a number token? In orjson's compact output a number starts the text or follows
+    ``:``, ``,`` or ``[``; digits inside a string ("…4fdc-8946cd0e-6b97…" in a UUID) follow a letter or a
+    quote. Text inside a string can still look like a number ("a,2e-6"): that only costs the exact path."""
+    j = i
+    while j > 0 and b[j - 1] in _NUMBER_BYTES:
+        j -= 1
+    return j == 0 or b[j - 1] in _BEFORE_NUMBER
+
+
 def _float_form_differs(b: bytes) -> bool:
     """Does orjson's output hold a number token it writes differently from RFC 8785?
 
     ``1.0`` / ``-0.0`` (integral floats), ``1.5e+16`` and ``2e-6``; text that merely looks like one
-    (not preceded by a digit) is skipped. bytes.find keeps the scan in C."""
+    (not preceded by a digit, or inside a string: J4) is skipped. bytes.find keeps the scan in C."""
     for pat, n in ((b".0", 2), (b"e+", 2), (b"e-6", 3)):
         i = b.find(pat)
         while i != -1:
             if i > 0 and 0x30 <= b[i - 1] <= 0x39:
                 nxt = b[i + n:i + n + 1]
-                if pat == b"e+" or (pat == b".0" and nxt in _AFTER_INTEGRAL) or (pat == b"e-6" and not nxt.isdigit()):
+                if (pat == b"e+" or (pat == b".0" and nxt in _AFTER_INTEGRAL) or (pat == b"e-6" and not nxt.isdigit())) \
+                        and _in_number(b, i - 1):
                     return True
             i = b.find(pat, i + 1)
     return False
@@ -193,17 +208,28 @@ def _key_order_may_differ(b: bytes) -> bool:
     return any(lead in b for lead in _ASTRAL_LEADS) and (b"\xee" in b or b"\xef" in b)
 
 
-def _fast(obj: Any) -> str | None:
+_DUMPS = orjson.dumps
+_SORT_KEYS = orjson.OPT_SORT_KEYS
+_ORJSON_REFUSES = (TypeError, orjson.JSONEncodeError)  # lone surrogates, ints beyond 64 bits, odd types
+
+
+def _fast_bytes(obj: Any) -> bytes | None:
+    """orjson's UTF-8 output when it is the JCS text, else None (the exact Python path decides)."""
     try:
-        b = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError):  # lone surrogates, ints beyond 64 bits, odd types
+        b = _DUMPS(obj, option=_SORT_KEYS)
+    except _ORJSON_REFUSES:
         return None
     # Cheap substring tests first; the precise checks run only when one hits.
     if (b".0" in b or b"e+" in b or b"e-6" in b) and _float_form_differs(b):
         return None
     if not b.isascii() and _key_order_may_differ(b):
         return None
-    return b.decode("utf-8")
+    return b
+
+
+def _fast(obj: Any) -> str | None:
+    b = _fast_bytes(obj)
+    return None if b is None else b.decode("utf-8")
 
 
 def _slow(obj: Any, memo: dict | None) -> str:
@@ -212,15 +238,19 @@ def _slow(obj: Any, memo: dict | None) -> str:
     return "".join(out)
 
 
-def canonicalize_flagged(obj: Any, memo: dict | None = None) -> tuple[str, bool]:
-    """Like canonicalize, and also say whether a lone surrogate had to be escaped."""
-    fast = _fast(obj)
-    if fast is not None:
-        return fast, False
+def _exact_flagged(obj: Any, memo: dict | None) -> tuple[str, bool]:
     text = _slow(obj, memo)
     if _LONE_SURROGATE.search(text) is None:
         return text, False
     return _escape_lone_surrogates(text), True
+
+
+def canonicalize_flagged(obj: Any, memo: dict | None = None) -> tuple[str, bool]:
+    """Like canonicalize, and also say whether a lone surrogate had to be escaped."""
+    b = _fast_bytes(obj)
+    if b is not None:
+        return b.decode("utf-8"), False
+    return _exact_flagged(obj, memo)
 
 
 class FlaggedJcs:
@@ -234,8 +264,13 @@ class FlaggedJcs:
         self.remember = remember
 
     def __call__(self, o: Any) -> str:
-        text, flagged = canonicalize_flagged(o, self.memo)
-        self.had_surrogates |= flagged
+        # The fast path inline: the importer calls this for every part and message node (J2).
+        b = _fast_bytes(o)
+        if b is not None:
+            text = b.decode("utf-8")
+        else:
+            text, flagged = _exact_flagged(o, self.memo)
+            self.had_surrogates |= flagged
         if self.remember and isinstance(o, (dict, list)):
             self.memo[id(o)] = text
         return text
@@ -248,7 +283,16 @@ def canonicalize(obj: Any, memo: dict | None = None) -> str:
     parent can be canonicalized without re-walking children we canonicalized before
     (the importer canonicalizes parts, then messages, then the whole conversation).
     """
-    return canonicalize_flagged(obj, memo)[0]
+    b = _fast_bytes(obj)
+    if b is not None:
+        return b.decode("utf-8")
+    return _exact_flagged(obj, memo)[0]
+
+
+def canonical_bytes(obj: Any) -> bytes:
+    """The JCS text as UTF-8 bytes (what every hash reads), without a round trip through str on the fast path."""
+    b = _fast_bytes(obj)
+    return b if b is not None else _exact_flagged(obj, None)[0].encode("utf-8")
 
 
 def dumps(obj: Any) -> str:

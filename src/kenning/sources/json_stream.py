@@ -25,6 +25,26 @@ _SKIP_TOP = re.compile(rb'[^"{}\[\],]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"{}\[\],]*)*'
 # Inside an element only brackets matter: commas there are skipped too (far fewer Python iterations).
 _SKIP_IN = re.compile(rb'[^"{}\[\]]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"{}\[\]]*)*', re.DOTALL)
 _WS = b" \t\r\n"
+_STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_PLAIN = rb'[^"{}\[\]]++'
+
+
+def _whole_element(levels: int) -> re.Pattern:
+    """One regular expression that matches a whole array/object nested at most ``levels`` deep, tokenized
+    exactly as the bracket loop below tokenizes it (strings skipped; any opening bracket closes with any closing
+    one). Possessive quantifiers keep it linear: each alternative starts with a different byte, so there is
+    nothing to backtrack into. The loop pays a Python iteration per bracket (a dozen per message); this pays
+    one match per element, and the loop remains for what it cannot match (deeper nesting, an element cut by the
+    end of the buffer, damage)."""
+    pat = rb"[{\[](?:" + _PLAIN + rb"|" + _STRING + rb")*+[}\]]"
+    for _ in range(levels - 1):
+        pat = rb"[{\[](?:" + _PLAIN + rb"|" + _STRING + rb"|" + pat + rb")*+[}\]]"
+    return re.compile(pat, re.DOTALL)
+
+
+# Real exports nest below 20 (conversation → mapping → node → message → content → parts → item → …).
+FAST_LEVELS = 24
+_ELEMENT = _whole_element(FAST_LEVELS)
 
 
 @dataclass(slots=True)
@@ -33,11 +53,18 @@ class Element:
     offset: int         # byte offset in the file
     data: bytes
     depth: int | None = None  # deepest nesting of arrays/objects, when the scanner counted it
+    depth_max: int | None = None  # an upper bound on it, when the scanner matched the element whole
 
     def nesting(self) -> int:
         if self.depth is None:
             self.depth = nesting_depth(self.data)
         return self.depth
+
+    def nests_within(self, limit: int) -> bool:
+        """Is the nesting at most ``limit``? Counted only when the scanner's bound does not already say so."""
+        if self.depth is None and self.depth_max is not None and self.depth_max <= limit:
+            return True
+        return self.nesting() <= limit
 
 
 def nesting_depth(data: bytes) -> int:
@@ -148,6 +175,14 @@ def _scan(f: BinaryIO, chunk_size: int, buf: bytes, base: int, pos: int, index: 
         c = buf[pos]
         if c in (0x7B, 0x5B):  # { [
             if depth == 1:
+                whole = _ELEMENT.match(buf, pos)
+                if whole is not None:  # the common case: the element in one match, no bracket loop
+                    end = whole.end()
+                    yield Element(index, base + pos, bytes(buf[pos:end]), None, FAST_LEVELS)
+                    index += 1
+                    emitted_since_sep = True
+                    pos = end
+                    continue
                 elem_start = pos
                 deepest = 1
             depth += 1
