@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from kenning.detect.mentions import MessageDetector, MessageInput
-from kenning.detect.ner import NerBackend, NerUnavailable, make_backend
+from kenning.detect.ner import NerBackend, NerUnavailable, make_backend, replayed_by_rerun
 from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
 from kenning.sources.jcs import canonicalize
@@ -97,7 +97,8 @@ class EntityTimeDetection:
                     stats[f"times_{res['resolved_type']}"] += 1
                 for backend, io in out.ner_ios:
                     rid = ner_run_id(backend)
-                    io_rows.append((rid, m.message_id, *io))
+                    if io is not None:  # None: a backend replayed by rerunning it keeps no per-message log (N10)
+                        io_rows.append((rid, m.message_id, *io))
                     ner_io_counts[rid] += 1
                 h = hashes[m.message_id]
                 if out.ner_retry:  # a state that never matches: the next run detects this message again
@@ -146,7 +147,8 @@ class EntityTimeDetection:
             rid = ner_runs.get(id(backend))
             if rid is None:
                 continue
-            summary = {"io_table": "ner_model_run_io", "messages": ner_io_counts[rid]}
+            summary = ({"io_table": None, "messages": ner_io_counts[rid], "replay": "rerun"}  # N10
+                       if replayed_by_rerun(backend) else {"io_table": "ner_model_run_io", "messages": ner_io_counts[rid]})
             if len(det.ners) == 1:
                 summary.update(spans_raw=stats["ner_spans_raw"], spans_label_filtered=stats["ner_spans_label_filtered"])
             if hasattr(backend, "summary"):
