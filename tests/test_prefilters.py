@@ -337,10 +337,11 @@ def test_input_hash_is_the_per_part_digest():
 
     m = MessageInput("m", "c", "user", None, "original", "héllo \ud800 wörld", "[[0,1]]", None, "[]")
     h = hashlib.sha256()
-    for part in ("fp", m.conversation_id, m.role, "", m.timestamp_quality, m.fences_json, "", m.citations_json, m.text):
+    for part in ("fp", m.message_id, m.conversation_id, m.role, "", m.timestamp_quality, m.fences_json, "",
+                 m.citations_json, m.text):  # the message id too since N12
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
-    assert MessageDetector.input_hash(m, "fp") == h.hexdigest()
+    assert MessageDetector.input_hash(m, "fp") == h.digest()[:16]
 
 
 CAMEL_WORDS = ["fooBar", "FooBar", "getHTTPResponse", "iPhone", "x", "X", "_", "_fooBar", "fooBar_", "foo1Bar",

@@ -111,11 +111,14 @@ class MessageDetector:
                          "time": c.time.model_dump(mode="json"), "ids": c.ids.model_dump(mode="json")})
 
     @staticmethod
-    def input_hash(m: MessageInput, fingerprint: str) -> str:
+    def input_hash(m: MessageInput, fingerprint: str) -> bytes:
+        """16 bytes of the sha256 over the message's id and everything its detections depend on (N12): the id is in
+        it because the state is keyed by the message's rowid, which must never make another message's state match."""
         # The parts, each followed by a NUL, hashed as one string: the same bytes as one update per part.
         return hashlib.sha256("\x00".join((
-            fingerprint, m.conversation_id, m.role, m.created_at_utc or "", m.timestamp_quality, m.fences_json or "",
-            m.blockquotes_json or "", m.citations_json or "", m.text, "")).encode("utf-8", "surrogatepass")).hexdigest()
+            fingerprint, m.message_id, m.conversation_id, m.role, m.created_at_utc or "", m.timestamp_quality,
+            m.fences_json or "", m.blockquotes_json or "", m.citations_json or "", m.text, "")
+        ).encode("utf-8", "surrogatepass")).digest()[:16]
 
     def exclusions(self, m: MessageInput) -> Exclusions:
         return Exclusions.build(m.fences_json, m.blockquotes_json, m.citations_json,
