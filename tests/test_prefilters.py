@@ -430,3 +430,47 @@ def test_folding_keeps_letters_commas_and_whitespace():
         assert c.isalpha() == f[-1:].isalpha() and (c == ",") == (f[-1:] == ","), hex(i)
         assert c.isspace() == f.isspace(), hex(i)
         assert len(f) == 1 or c.isalpha(), hex(i)
+
+
+# ---- N13: time patterns tried where the cue-word pass says a match can begin ---------------------------------------
+
+from kenning.detect.scan import finditer_from  # noqa: E402
+
+AT_PATTERNS = {p.pattern_id: p for p in TD.patterns if p.at is not None}
+
+
+def _same_matches_at(p, text):
+    want = [(m.span(), m.groups()) for m in p.regex.finditer(text)]
+    got = [(m.span(), m.groups()) for m in finditer_from(p.regex, text, p.at.positions(fold(text)))]
+    assert got == want, (p.pattern_id, text)
+
+
+def test_start_word_patterns_are_the_expected_ones():
+    assert set(AT_PATTERNS) == {"WEEKDAY_REL_DATE", "REL_DAY", "REL_UNIT", "REL_WEEKDAY"}
+    vocab = cuewords.vocabulary()
+    for p in AT_PATTERNS.values():  # positions come from the cue-word pass: every word must be in its vocabulary
+        assert set(p.at.words) | set(p.at.anchors) <= vocab, p.pattern_id
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid", sorted(AT_PATTERNS))
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_start_word_positions_give_finditer_matches(pid, data):
+    p = AT_PATTERNS[pid]
+    parts = data.draw(st.lists(st.one_of(st.from_regex(p.regex), VOCABULARY), min_size=1, max_size=4))
+    for sep in ("", " ", "\n", "  "):
+        _same_matches_at(p, sep.join(parts))
+
+
+def test_start_word_positions_on_hand_picked_texts():
+    texts = ["The day before yesterday, the\n\tday after tomorrow", "bathe day; the  day before YESTERDAY",
+             "on Monday, last FRIDAY and coming sunday; Mondays; on\u00a0Tuesday", "this week, NEXT month, previous year",
+             "the Friday before March 3rd, 2024; Thursday after the 2nd of May", "ıt was thıs mornıng, laſt night",
+             "summonday", "on  monday", "on\nmonday", "the sunday before 25 May", "last  night and THIS evening"]
+    hits = 0
+    for p in AT_PATTERNS.values():
+        for text in texts:
+            _same_matches_at(p, text)
+            hits += sum(1 for _ in p.regex.finditer(text))
+    assert hits > 15
