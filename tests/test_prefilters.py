@@ -179,6 +179,8 @@ from kenning.detect.scan import finditer_at  # noqa: E402
 STARTS = {f"time:{p.pattern_id}": (p.regex, p.starts, True) for p in TD.patterns if p.starts is not None}
 STARTS["ner:caps"] = (ner._CAPS_SPAN, ner._CAPS_START, False)
 STARTS.update({f"lexicon:{g}": (rx, LX._GEN_STARTS[g], False) for g, rx, _group in LX._GEN if g in LX._GEN_STARTS})
+STARTS.update({"detector:IPV4": (D._IPV4, D._IPV4_STARTS, False), "detector:PHONE": (D._PHONE, D._PHONE_STARTS, False),
+               "detector:UNIX_ABS": (D._UNIX_ABS, D._UNIX_ABS_STARTS, False)})  # N14
 NER_WORDS = ["PHX", "ProjectPhoenix", "#deep_work", "@priya_k", '"Blue Garden"', '"', "Anna", "Mc", "McDonald", "O'Neil", "Jean-Luc", "ACME", "Corp", "Inc", ".", "of", "de", " ", "\t", "\n",
              "the", "The", "Dr", "@", "#", "-", "É", "é", "Ölaf", "IBM", "x", "2024", "🎉", "Bank", "Co", "Jr"]
 
@@ -474,3 +476,26 @@ def test_start_word_positions_on_hand_picked_texts():
             _same_matches_at(p, text)
             hits += sum(1 for _ in p.regex.finditer(text))
     assert hits > 15
+
+
+DOMAIN_WORDS = ["example.com", "a.b.org", "E.G.", "e.g.", "file.py", "x-y.co.uk", "ab", "AB", ".", "..", "-", "@",
+                "/", ":", "\\", "_", "é", "1", "42", " ", "\n", "mail@x.io", "www.", ".COM", ".Com", "a.bc", "-a.bc"]
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(DOMAIN_WORDS), st.from_regex(D._DOMAIN)), max_size=10).map("".join))
+def test_domain_matches_are_finditer(text):
+    want = [(m.span(), m.groups()) for m in D._DOMAIN.finditer(text)]
+    assert [(m.span(), m.groups()) for m in D.domain_matches(text)] == want, text
+
+
+def test_domain_matches_on_hand_picked_texts():
+    texts = ["see example.com, a.b.org and e.g. file.py", "x-y.co.uk/path a@b.com .COM..ab", "é.com _a.com -a.bc",
+             "foo.bar.Baz", "1.2.3.4 v1.2 abc.DEF.gh", "a.b.c.d.e.f.gh ok.ok.ok ..ab"]
+    n = 0
+    for text in texts:
+        want = [(m.span(), m.groups()) for m in D._DOMAIN.finditer(text)]
+        assert [(m.span(), m.groups()) for m in D.domain_matches(text)] == want, text
+        n += len(want)
+    assert n >= 6
