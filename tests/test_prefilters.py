@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenning.config import load_config
-from kenning.detect.times import TimeDetector, _TextFacts
+from kenning.detect.times import _SHAPES as _SHAPES_T, Cues as Cues_T, TimeDetector, _TextFacts
 
 TD = TimeDetector(load_config())
 TIME_PATTERNS = {p.pattern_id: p for p in TD.patterns}
@@ -499,3 +499,31 @@ def test_domain_matches_on_hand_picked_texts():
         assert [(m.span(), m.groups()) for m in D.domain_matches(text)] == want, text
         n += len(want)
     assert n >= 6
+
+
+# ---- N15: digit-led shapes searched from the first digit ---------------------------------------------------------
+
+from kenning.detect.textfold import first_digit  # noqa: E402
+
+DIGIT_TEXT = st.text(alphabet=st.sampled_from("0123456789٣abcdefABCDEF .-x\n"), max_size=60)
+
+
+@settings(max_examples=500, deadline=None)
+@given(DIGIT_TEXT)
+def test_digit_led_shapes_answer_as_a_full_search(text):
+    at = first_digit(text)
+    assert at == next((i for i, ch in enumerate(text) if re.match(r"\d", ch)), -1)
+    for rx in (D._HASH_SHAPE, D._PHONE_SHAPE, _SHAPES_T["four_digits"]):
+        assert (at >= 0 and rx.search(text, at) is not None) == (rx.search(text) is not None), (rx.pattern, text)
+    dets = {d.name: d for d in ALL_DETECTORS}
+    assert dets["HASH_HEX"].prefilter(text) == (D._HASH_SHAPE.search(text) is not None)
+    assert dets["PHONE"].prefilter(text) == (D._PHONE_SHAPE.search(text) is not None)
+    facts = _TextFacts(text)
+    for name in ("four_digits", "year"):
+        assert facts.admit(Cues_T(shapes=(name,))) == (_SHAPES_T[name].search(text) is not None), (name, text)
+
+
+def test_first_digit_is_remembered_by_identity():
+    a = "abc 1"
+    b = "".join(["abc", " 1"])
+    assert first_digit(a) == first_digit(b) == 4 and first_digit("none") == -1 and first_digit("") == -1

@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Callable, Iterator
 
 from kenning.detect.scan import finditer_at
-from kenning.detect.textfold import fold_once
+from kenning.detect.textfold import first_digit, fold_once
 
 # Pinned detector_order (§2A.5.1 numbering ×10; LEXICON between the structured detectors and NER, E4).
 ORDER = {
@@ -442,6 +442,17 @@ def _shape(rx: re.Pattern) -> Callable[[str], bool]:
     return lambda text: search(text) is not None
 
 
+def _digit_shape(rx: re.Pattern) -> Callable[[str], bool]:
+    """A shape whose every match begins with a digit: searched from the text's first digit on (N15; a lookbehind
+    still sees the characters before it)."""
+    search = rx.search
+
+    def pre(text: str) -> bool:
+        at = first_digit(text)
+        return at >= 0 and search(text, at) is not None
+    return pre
+
+
 def _any(_: str) -> bool:
     return True
 
@@ -457,9 +468,9 @@ def build_detectors(*, optional_enabled: list[str], phone_default_region: str | 
         Detector("URL", "1", "URL", _find_url, lambda t: "://" in t),
         Detector("DOI", "1", "DOI", _find_doi, _has("10.")),
         Detector("UUID", "1", "UUID", _find_uuid, _shape(_UUID_SHAPE)),
-        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, _shape(_HASH_SHAPE), needs_digit=True),
+        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, _digit_shape(_HASH_SHAPE), needs_digit=True),
         Detector("IP_ADDRESS", "1", "IP_ADDRESS", _find_ip, _may_hold_ip),
-        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region), _shape(_PHONE_SHAPE),
+        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region), _digit_shape(_PHONE_SHAPE),
                  needs_digit=True),
         Detector("FILEPATH", "1", "FILEPATH", _find_filepath, _may_hold_filepath),
         Detector("BARE_DOMAIN", "1", "BARE_DOMAIN", make_domain_finder(domain_tld_allowlist_enabled),

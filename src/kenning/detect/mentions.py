@@ -14,6 +14,7 @@ from kenning.detect.detectors import ORDER, Detector, Hit, build_detectors, dete
 from kenning.detect.ner import NerBackend, NerResult, replayed_by_rerun, run_chunked, sha256_text
 from kenning.detect.noise import NOISE_RULES_VERSION, NoiseRules
 from kenning.detect.spans import Exclusions
+from kenning.detect.textfold import first_digit
 from kenning.detect.times import TimeCandidate, TimeDetector
 from kenning.sources.jcs import canonicalize, jcs_hash
 
@@ -130,7 +131,7 @@ class MessageDetector:
         if found is not None:
             self._scans.move_to_end(text)
             return found
-        has_digit = _DIGIT.search(text) is not None  # most texts have none; several detectors need one
+        has_digit = first_digit(text) >= 0  # most texts have none; several detectors need one
         hits = [(det, hit) for det in self.detectors if not (det.needs_digit and not has_digit) and det.prefilter(text)
                 for hit in det.find(text)]
         ner = []

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from kenning.detect.scan import finditer_at, finditer_from
 from kenning.detect.spans import Exclusions, surface_hash
 from kenning.detect.cuewords import cue_ends, cue_words
-from kenning.detect.textfold import fold, fold_once  # words a case-insensitive pattern matched are folded before lookups
+from kenning.detect.textfold import first_digit, fold, fold_once  # words a case-insensitive pattern matched are folded before lookups
 from kenning.sources.timestamps import format_utc
 
 PATTERNS_VERSION = "2"  # 2: REL_IN/REL_UNIT no longer hidden by a too-narrow prefilter; matched words folded
@@ -120,6 +120,7 @@ def _digit_before(text: str, end: int | None) -> bool:
 
 
 _SHAPES["day_month"] = _DayMonthShape
+_DIGIT_LED = frozenset({"four_digits"})  # shapes whose every match begins with a digit
 # A shape whose every match holds a match of another: "19xx"/"20xx" holds four digits; a full month name and both
 # day-month forms hold a three-letter abbreviation. When the other is known absent, so is this one (no search).
 _SHAPE_NEEDS = {"year": "four_digits", "month_name": "month_abbr", "day_month": "month_abbr"}
@@ -153,7 +154,8 @@ class _TextFacts:
     def __init__(self, text: str):
         self.text = text
         self.folded = fold_once(text)
-        self.has_digit = _DIGIT.search(text) is not None
+        self.digit_at = first_digit(text)
+        self.has_digit = self.digit_at >= 0
         self._memo: dict[Any, bool] = {}
         self._words: frozenset[str] | None = None
 
@@ -178,7 +180,12 @@ class _TextFacts:
                 if memo.get(_SHAPE_NEEDS.get(name)) is False:  # a shape holding one known absent: absent too
                     found = memo[name] = False
                 else:
-                    found = memo[name] = _SHAPES[name].search(self.text) is not None
+                    # a digit-led shape cannot begin before the text's first digit (N15)
+                    if name in _DIGIT_LED:
+                        found = self.digit_at >= 0 and _SHAPES[name].search(self.text, self.digit_at) is not None
+                    else:
+                        found = _SHAPES[name].search(self.text) is not None
+                    memo[name] = found
             if not found:
                 return False
         return True
