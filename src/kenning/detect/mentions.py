@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,8 +17,6 @@ from kenning.detect.textfold import first_digit
 from kenning.detect.times import TimeCandidate, TimeDetector
 from kenning.sources.jcs import canonicalize, jcs_hash
 
-
-_DIGIT = re.compile(r"\d")
 
 
 @dataclass

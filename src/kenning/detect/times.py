@@ -22,7 +22,8 @@ from zoneinfo import ZoneInfo
 from kenning.detect.scan import finditer_at, finditer_from
 from kenning.detect.spans import Exclusions, surface_hash
 from kenning.detect.cuewords import cue_ends, cue_words
-from kenning.detect.textfold import first_digit, fold, fold_once  # words a case-insensitive pattern matched are folded before lookups
+# words a case-insensitive pattern matched are folded before lookups
+from kenning.detect.textfold import first_digit, fold, fold_once
 from kenning.sources.timestamps import format_utc
 
 PATTERNS_VERSION = "2"  # 2: REL_IN/REL_UNIT no longer hidden by a too-narrow prefilter; matched words folded

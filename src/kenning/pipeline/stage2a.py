@@ -152,8 +152,9 @@ class EntityTimeDetection:
             rid = ner_runs.get(id(backend))
             if rid is None:
                 continue
-            summary = ({"io_table": None, "messages": ner_io_counts[rid], "replay": "rerun"}  # N10
-                       if replayed_by_rerun(backend) else {"io_table": "ner_model_run_io", "messages": ner_io_counts[rid]})
+            summary = {"io_table": "ner_model_run_io", "messages": ner_io_counts[rid]}
+            if replayed_by_rerun(backend):  # N10: no per-message log; the replay is a rerun of the same version
+                summary.update(io_table=None, replay="rerun")
             if len(det.ners) == 1:
                 summary.update(spans_raw=stats["ner_spans_raw"], spans_label_filtered=stats["ner_spans_label_filtered"])
             if hasattr(backend, "summary"):

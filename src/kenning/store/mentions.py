@@ -32,8 +32,9 @@ def iter_messages_for_detection(conn: apsw.Connection) -> Iterator[tuple]:
     """(rowid, message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, fences, blockquotes,
     citations) in the seed's stable order (conversation_id, order_index, message_id)."""
     yield from conn.execute(
-        "SELECT rowid, message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, code_fence_ranges_json,"
-        " blockquote_ranges_json, citation_ranges_json FROM messages ORDER BY conversation_id, order_index, message_id")
+        "SELECT rowid, message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, "
+        "code_fence_ranges_json, blockquote_ranges_json, citation_ranges_json FROM messages "
+        "ORDER BY conversation_id, order_index, message_id")
 
 
 def count_messages_for_detection(conn: apsw.Connection) -> int:
@@ -91,8 +92,8 @@ def detect_state_digest_rows(conn: apsw.Connection) -> Iterator[tuple[str, bytes
 def messages_with_detections(conn: apsw.Connection) -> set[str]:
     """The messages that hold stage 2A rows (candidates, mentions, time mentions): those a recompute must clear first.
     Asked of the rows themselves, not of the detect state, so a state that went missing cannot leave rows behind."""
-    return {r[0] for r in conn.execute("SELECT message_id FROM entity_mention_candidates UNION "
-                                       "SELECT message_id FROM time_mentions UNION SELECT message_id FROM entity_mentions")}
+    return {r[0] for r in conn.execute("SELECT message_id FROM entity_mention_candidates UNION SELECT message_id "
+                                       "FROM time_mentions UNION SELECT message_id FROM entity_mentions")}
 
 
 def delete_message_detections(conn: apsw.Connection, message_ids: list[str]) -> None:
