@@ -73,6 +73,14 @@ def builtin_export(path: Path, messages: int, seed: int) -> None:
     path.write_text(json.dumps(convs, ensure_ascii=False), encoding="utf-8")
 
 
+def build(db: Path, export: Path) -> None:
+    """Stages 0–1 into ``db`` (with Kenning imported from the tree on PYTHONPATH when run as ``--build``)."""
+    from kenning.api import Vault
+
+    with Vault.open(db) as v:
+        v.ingest([export], as_of=AS_OF, stages="0,1")
+
+
 # ---- child: time the stages in a fresh process, with Kenning imported from the tree on PYTHONPATH ----------------
 
 def child(db: Path, export: Path) -> None:
@@ -178,10 +186,19 @@ def main() -> None:
         write_export(export, max(1, args.messages // MESSAGES_PER_SYNTH_CONVERSATION), args.seed)
     else:
         builtin_export(export, args.messages, args.seed)
-    with Vault.open(base_db) as v:
-        v.ingest([export], as_of=AS_OF, stages="0,1")
-        n_msgs = v.conn.execute("SELECT COUNT(*) FROM messages WHERE text_raw IS NOT NULL").fetchone()[0]
-        chars = v.conn.execute("SELECT SUM(length(text_raw)) FROM messages").fetchone()[0]
+    if args.compare_src:
+        # Stages 0–1 by the compared (older) tree: this checkout upgrades the vault when it opens it (before its
+        # timing starts), whereas an older tree cannot open a vault a newer migration changed.
+        subprocess.run([sys.executable, __file__, "--build", str(base_db), str(export)], check=True,
+                       env={**os.environ, "PYTHONPATH": str(args.compare_src.resolve())})
+    else:
+        build(base_db, export)
+    import apsw  # a plain read: Kenning's own open would upgrade the compared tree's vault (V7)
+
+    conn = apsw.Connection(str(base_db), flags=apsw.SQLITE_OPEN_READONLY)
+    n_msgs = conn.execute("SELECT COUNT(*) FROM messages WHERE text_raw IS NOT NULL").fetchone()[0]
+    chars = conn.execute("SELECT SUM(length(text_raw)) FROM messages").fetchone()[0]
+    conn.close()
 
     trees = {"this checkout": ROOT / "src"}
     if args.compare_src:
@@ -216,10 +233,14 @@ def main() -> None:
               + ("not compared (the other tree's script predates it)" if not old["content"] else
                  "byte-identical" if old["content"] == new["content"] else
                  "DIFFERS in " + ", ".join(t for t in new["content"] if old["content"].get(t) != new["content"][t])))
+        print("(expected to differ from a tree before docs/decisions.md N10–N12: ner_model_run_io, ner_model_runs, "
+              "detect_message_state, stage_fingerprints)")
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         child(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "--build":
+        build(Path(sys.argv[2]), Path(sys.argv[3]))
     else:
         main()

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenning.config import load_config
-from kenning.detect.times import TimeDetector, _TextFacts
+from kenning.detect.times import _SHAPES as _SHAPES_T, Cues as Cues_T, TimeDetector, _TextFacts
 
 TD = TimeDetector(load_config())
 TIME_PATTERNS = {p.pattern_id: p for p in TD.patterns}
@@ -179,6 +179,8 @@ from kenning.detect.scan import finditer_at  # noqa: E402
 STARTS = {f"time:{p.pattern_id}": (p.regex, p.starts, True) for p in TD.patterns if p.starts is not None}
 STARTS["ner:caps"] = (ner._CAPS_SPAN, ner._CAPS_START, False)
 STARTS.update({f"lexicon:{g}": (rx, LX._GEN_STARTS[g], False) for g, rx, _group in LX._GEN if g in LX._GEN_STARTS})
+STARTS.update({"detector:IPV4": (D._IPV4, D._IPV4_STARTS, False), "detector:PHONE": (D._PHONE, D._PHONE_STARTS, False),
+               "detector:UNIX_ABS": (D._UNIX_ABS, D._UNIX_ABS_STARTS, False)})  # N14
 NER_WORDS = ["PHX", "ProjectPhoenix", "#deep_work", "@priya_k", '"Blue Garden"', '"', "Anna", "Mc", "McDonald", "O'Neil", "Jean-Luc", "ACME", "Corp", "Inc", ".", "of", "de", " ", "\t", "\n",
              "the", "The", "Dr", "@", "#", "-", "É", "é", "Ölaf", "IBM", "x", "2024", "🎉", "Bank", "Co", "Jr"]
 
@@ -337,10 +339,11 @@ def test_input_hash_is_the_per_part_digest():
 
     m = MessageInput("m", "c", "user", None, "original", "héllo \ud800 wörld", "[[0,1]]", None, "[]")
     h = hashlib.sha256()
-    for part in ("fp", m.conversation_id, m.role, "", m.timestamp_quality, m.fences_json, "", m.citations_json, m.text):
+    for part in ("fp", m.message_id, m.conversation_id, m.role, "", m.timestamp_quality, m.fences_json, "",
+                 m.citations_json, m.text):  # the message id too since N12
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
-    assert MessageDetector.input_hash(m, "fp") == h.hexdigest()
+    assert MessageDetector.input_hash(m, "fp") == h.digest()[:16]
 
 
 CAMEL_WORDS = ["fooBar", "FooBar", "getHTTPResponse", "iPhone", "x", "X", "_", "_fooBar", "fooBar_", "foo1Bar",
@@ -429,3 +432,99 @@ def test_folding_keeps_letters_commas_and_whitespace():
         assert c.isalpha() == f[-1:].isalpha() and (c == ",") == (f[-1:] == ","), hex(i)
         assert c.isspace() == f.isspace(), hex(i)
         assert len(f) == 1 or c.isalpha(), hex(i)
+
+
+# ---- N13: time patterns tried where the cue-word pass says a match can begin ---------------------------------------
+
+from kenning.detect.scan import finditer_from  # noqa: E402
+
+AT_PATTERNS = {p.pattern_id: p for p in TD.patterns if p.at is not None}
+
+
+def _same_matches_at(p, text):
+    want = [(m.span(), m.groups()) for m in p.regex.finditer(text)]
+    got = [(m.span(), m.groups()) for m in finditer_from(p.regex, text, p.at.positions(fold(text)))]
+    assert got == want, (p.pattern_id, text)
+
+
+def test_start_word_patterns_are_the_expected_ones():
+    assert set(AT_PATTERNS) == {"WEEKDAY_REL_DATE", "REL_DAY", "REL_UNIT", "REL_WEEKDAY"}
+    vocab = cuewords.vocabulary()
+    for p in AT_PATTERNS.values():  # positions come from the cue-word pass: every word must be in its vocabulary
+        assert set(p.at.words) | set(p.at.anchors) <= vocab, p.pattern_id
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid", sorted(AT_PATTERNS))
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_start_word_positions_give_finditer_matches(pid, data):
+    p = AT_PATTERNS[pid]
+    parts = data.draw(st.lists(st.one_of(st.from_regex(p.regex), VOCABULARY), min_size=1, max_size=4))
+    for sep in ("", " ", "\n", "  "):
+        _same_matches_at(p, sep.join(parts))
+
+
+def test_start_word_positions_on_hand_picked_texts():
+    texts = ["The day before yesterday, the\n\tday after tomorrow", "bathe day; the  day before YESTERDAY",
+             "on Monday, last FRIDAY and coming sunday; Mondays; on\u00a0Tuesday",
+             "this week, NEXT month, previous year",
+             "the Friday before March 3rd, 2024; Thursday after the 2nd of May", "ıt was thıs mornıng, laſt night",
+             "summonday", "on  monday", "on\nmonday", "the sunday before 25 May", "last  night and THIS evening"]
+    hits = 0
+    for p in AT_PATTERNS.values():
+        for text in texts:
+            _same_matches_at(p, text)
+            hits += sum(1 for _ in p.regex.finditer(text))
+    assert hits > 15
+
+
+DOMAIN_WORDS = ["example.com", "a.b.org", "E.G.", "e.g.", "file.py", "x-y.co.uk", "ab", "AB", ".", "..", "-", "@",
+                "/", ":", "\\", "_", "é", "1", "42", " ", "\n", "mail@x.io", "www.", ".COM", ".Com", "a.bc", "-a.bc"]
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(DOMAIN_WORDS), st.from_regex(D._DOMAIN)), max_size=10).map("".join))
+def test_domain_matches_are_finditer(text):
+    want = [(m.span(), m.groups()) for m in D._DOMAIN.finditer(text)]
+    assert [(m.span(), m.groups()) for m in D.domain_matches(text)] == want, text
+
+
+def test_domain_matches_on_hand_picked_texts():
+    texts = ["see example.com, a.b.org and e.g. file.py", "x-y.co.uk/path a@b.com .COM..ab", "é.com _a.com -a.bc",
+             "foo.bar.Baz", "1.2.3.4 v1.2 abc.DEF.gh", "a.b.c.d.e.f.gh ok.ok.ok ..ab"]
+    n = 0
+    for text in texts:
+        want = [(m.span(), m.groups()) for m in D._DOMAIN.finditer(text)]
+        assert [(m.span(), m.groups()) for m in D.domain_matches(text)] == want, text
+        n += len(want)
+    assert n >= 6
+
+
+# ---- N15: digit-led shapes searched from the first digit ---------------------------------------------------------
+
+from kenning.detect.textfold import first_digit  # noqa: E402
+
+DIGIT_TEXT = st.text(alphabet=st.sampled_from("0123456789٣abcdefABCDEF .-x\n"), max_size=60)
+
+
+@settings(max_examples=500, deadline=None)
+@given(DIGIT_TEXT)
+def test_digit_led_shapes_answer_as_a_full_search(text):
+    at = first_digit(text)
+    assert at == next((i for i, ch in enumerate(text) if re.match(r"\d", ch)), -1)
+    for rx in (D._HASH_SHAPE, D._PHONE_SHAPE, _SHAPES_T["four_digits"]):
+        assert (at >= 0 and rx.search(text, at) is not None) == (rx.search(text) is not None), (rx.pattern, text)
+    dets = {d.name: d for d in ALL_DETECTORS}
+    assert dets["HASH_HEX"].prefilter(text) == (D._HASH_SHAPE.search(text) is not None)
+    assert dets["PHONE"].prefilter(text) == (D._PHONE_SHAPE.search(text) is not None)
+    facts = _TextFacts(text)
+    for name in ("four_digits", "year"):
+        assert facts.admit(Cues_T(shapes=(name,))) == (_SHAPES_T[name].search(text) is not None), (name, text)
+
+
+def test_first_digit_is_remembered_by_identity():
+    a = "abc 1"
+    b = "".join(["abc", " 1"])
+    assert first_digit(a) == first_digit(b) == 4 and first_digit("none") == -1 and first_digit("") == -1

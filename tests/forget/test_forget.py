@@ -131,6 +131,8 @@ def test_forget_one_conversation_everywhere(vault, built):
     cid = _cid(vault, cfg)
     before = dump(vault)
     with Vault.open(vault, config_path=cfg) as v:
+        # stage 2A's state rows are keyed by the message's rowid (N12)
+        msg_rowids = {str(r[0]) for r in v.conn.execute("SELECT rowid FROM messages WHERE conversation_id=?", (cid,))}
         report = forget(v.conn, v.config, "conversation", cid, apply=True)
     assert report.applied and report.vacuumed and [c["conversation_id"] for c in report.conversations] == [cid]
     n = sum(1 for r in before["messages"] if r[1] == cid)
@@ -139,7 +141,7 @@ def test_forget_one_conversation_everywhere(vault, built):
     found = _findable(vault, cfg)
     assert not any(found.values()), found
     after = dump(vault)
-    _only_related_rows_changed(before, after, report.keys)
+    _only_related_rows_changed(before, after, {**report.keys, "message_rowid": msg_rowids})
     # nothing unrelated changed: the raw layer of every other conversation, and per-message rows of other messages
     gone = {r[0] for r in before["messages"] if r[1] == cid}
     for table, key in (("conversations", 0), ("messages", 0), ("message_parts", 1), ("entity_mentions", 1),
@@ -170,7 +172,7 @@ def _only_related_rows_changed(before: dict, after: dict, keys: dict[str, set[st
     list shortened); no other row of any table moved (the dump of tests/vault_dump.py, table by table). FTS5 and
     vec0 shadow tables follow their owners; embedding-cache and vector rows are keyed by hashes and rowids."""
     forgotten = set().union(*keys.values())
-    rowids = keys.get("search_doc", set()) | keys.get("vector", set())
+    rowids = keys.get("search_doc", set()) | keys.get("vector", set()) | keys.get("message_rowid", set())
 
     def related(row: tuple) -> bool:
         return any((isinstance(x, str) and any(k in x for k in forgotten)) or

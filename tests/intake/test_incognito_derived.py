@@ -119,7 +119,7 @@ DERIVED = {  # table → the columns that say what was derived (ids and content;
     "entity_mentions": "*", "time_mentions": "*", "entity_mention_candidates": "*", "assertions": "*",
     "experiences": "experience_id, message_id, text_start, text_end, text_sha256",
     "conversation_threads": "thread_id, title_hint, checkpoint_summary, key_decisions, unresolved_items",
-    "search_docs": "doc_kind, doc_id, content_sha256", "detect_message_state": "message_id, input_hash",
+    "search_docs": "doc_kind, doc_id, content_sha256", "detect_message_state": "message_rowid, input_hash",
     "lexicon_terms": "term_key, canonical_surface", "backlink_observations": "*",
 }
 

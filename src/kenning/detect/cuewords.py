@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-_last: list = [None, frozenset()]
+_last: list = [None, frozenset(), {}]  # the last folded text (by identity), its words, and where each ends
 
 
 @lru_cache(maxsize=1)
@@ -36,21 +36,39 @@ def vocabulary() -> frozenset[str]:
     return frozenset(_automaton().keys())
 
 
+def _scan(folded: str) -> None:
+    if _last[0] is folded:
+        return
+    ends: dict[str, list[int]] = {}
+    if folded:
+        get = ends.get
+        for end, w in _automaton().iter(folded):
+            found = get(w)
+            if found is None:
+                ends[w] = [end]
+            else:
+                found.append(end)
+    _last[0], _last[1], _last[2] = folded, frozenset(ends), ends
+
+
 def cue_words(folded: str) -> frozenset[str]:
     """The cue words (time-pattern cues and GIT_SHA cues) that are substrings of ``folded``."""
-    if _last[0] is folded:
-        return _last[1]
-    found = frozenset(w for _, w in _automaton().iter(folded)) if folded else frozenset()
-    _last[0], _last[1] = folded, found
-    return found
+    _scan(folded)
+    return _last[1]
+
+
+def cue_ends(folded: str) -> dict[str, list[int]]:
+    """Each cue word in ``folded`` → the index of the last character of each of its occurrences, in text order
+    (found in the same pass as :func:`cue_words`; do not change the lists)."""
+    _scan(folded)
+    return _last[2]
 
 
 def starts_of(folded: str, words: frozenset[str]) -> list[int]:
     """Where in ``folded`` each occurrence of one of ``words`` begins (overlapping ones too), in text order."""
+    ends = cue_ends(folded)
     out = []
-    for w in words & cue_words(folded):  # only the words present; each found by str.find, a few times at most
-        i = folded.find(w)
-        while i >= 0:
-            out.append(i)
-            i = folded.find(w, i + 1)
+    for w in words & _last[1]:
+        n = len(w) - 1
+        out.extend(e - n for e in ends[w])
     return sorted(out)

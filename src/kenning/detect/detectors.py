@@ -15,7 +15,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Iterator
 
-from kenning.detect.textfold import fold_once
+from kenning.detect.scan import finditer_at
+from kenning.detect.textfold import first_digit, fold_once
 
 # Pinned detector_order (§2A.5.1 numbering ×10; LEXICON between the structured detectors and NER, E4).
 ORDER = {
@@ -194,9 +195,17 @@ def canonical_ipv4(s: str) -> str | None:
     return ".".join(str(int(p)) for p in parts)
 
 
+# Where an IPv4 / phone / Unix path match can begin (N14): led by a digit or a literal, which re jumps to, whereas
+# the detectors' own regexes open with a lookbehind and are tried at every position (scan.finditer_at).
+# tests/test_prefilters.py checks each pair against finditer.
+_IPV4_STARTS = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d")
+_PHONE_STARTS = re.compile(r"[\d+(](?:(?<=[+(])\d|(?<=\d)\d{0,4}[ .-]\d)")
+_UNIX_ABS_STARTS = re.compile(r"[~./](?:(?<=~)/|(?<=\.)\.?/|(?<=/)[A-Za-z0-9._@+-])")
+
+
 def _find_ip(text: str) -> Iterator[Hit]:
     if _IPV4_SHAPE.search(text):
-        for m in _IPV4.finditer(text):
+        for m in finditer_at(_IPV4, text, _IPV4_STARTS):
             canon = canonical_ipv4(m.group())
             if canon is not None:
                 yield Hit(m.start(), m.end(), 0.9, {"version": 4, "canonical": canon})
@@ -227,7 +236,7 @@ def make_phone_finder(default_region: str | None) -> Callable[[str], Iterator[Hi
     region = default_region.upper() if default_region else None
 
     def find(text: str) -> Iterator[Hit]:
-        for m in _PHONE.finditer(text):
+        for m in finditer_at(_PHONE, text, _PHONE_STARTS):
             s = m.group()
             digits = sum(c.isdigit() for c in s)
             if not 7 <= digits <= 15 or _DATE_LIKE.match(s) or _DOTTED_SMALL.match(s):
@@ -265,7 +274,7 @@ def _find_filepath(text: str) -> Iterator[Hit]:
         for rx, shape, conf in ((_UNIX_ABS, _UNIX_ABS_SHAPE, 0.85), (_UNIX_REL, _UNIX_REL_SHAPE, 0.8)):
             if not shape.search(text):
                 continue
-            for m in rx.finditer(text):
+            for m in (finditer_at(rx, text, _UNIX_ABS_STARTS) if rx is _UNIX_ABS else rx.finditer(text)):
                 end = _trim_trailing(text, m.start(), m.end())
                 s = text[m.start():end]
                 if end - m.start() < 3 or not _LETTER.search(s) or (m.start(), end) in seen:
@@ -287,11 +296,36 @@ _DOMAIN = re.compile(r"(?<![\w@./:\\-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-
                      r"(?![\w@/-]|\.[A-Za-z0-9])")
 
 
+_DOMAIN_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+
+
+def domain_matches(text: str) -> Iterator[re.Match]:
+    """``_DOMAIN.finditer(text)``, tried only where a match can begin (N14). Every character of a match is one of
+    ``_DOMAIN_RUN`` and its lookbehind rejects all of them, so a match begins exactly where a maximal run of those
+    characters begins; and every match holds a dot and two letters of one case (``_DOMAIN_SHAPE``, which re jumps to
+    by its dot). So each run holding a shape is tried once, at its start, in text order."""
+    match = _DOMAIN.match
+    pos, tried = 0, -1
+    for h in _DOMAIN_SHAPE.finditer(text):
+        r = h.start()
+        if r < pos:
+            continue
+        while r > 0 and text[r - 1] in _DOMAIN_RUN:
+            r -= 1
+        if r == tried or r < pos:  # this run was tried already, or holds the last match (no second one fits)
+            continue
+        tried = r
+        m = match(text, r)
+        if m is not None:
+            yield m
+            pos = m.end()
+
+
 def make_domain_finder(allowlist_enabled: bool) -> Callable[[str], Iterator[Hit]]:
     tlds = iana_tlds()
 
     def find(text: str) -> Iterator[Hit]:
-        for m in _DOMAIN.finditer(text):
+        for m in domain_matches(text):
             tld = m.group(1).lower()
             known = tld in tlds
             if allowlist_enabled and not known:
@@ -408,6 +442,17 @@ def _shape(rx: re.Pattern) -> Callable[[str], bool]:
     return lambda text: search(text) is not None
 
 
+def _digit_shape(rx: re.Pattern) -> Callable[[str], bool]:
+    """A shape whose every match begins with a digit: searched from the text's first digit on (N15; a lookbehind
+    still sees the characters before it)."""
+    search = rx.search
+
+    def pre(text: str) -> bool:
+        at = first_digit(text)
+        return at >= 0 and search(text, at) is not None
+    return pre
+
+
 def _any(_: str) -> bool:
     return True
 
@@ -423,9 +468,9 @@ def build_detectors(*, optional_enabled: list[str], phone_default_region: str | 
         Detector("URL", "1", "URL", _find_url, lambda t: "://" in t),
         Detector("DOI", "1", "DOI", _find_doi, _has("10.")),
         Detector("UUID", "1", "UUID", _find_uuid, _shape(_UUID_SHAPE)),
-        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, _shape(_HASH_SHAPE), needs_digit=True),
+        Detector("HASH_HEX", "1", "HASH_HEX", _find_hash, _digit_shape(_HASH_SHAPE), needs_digit=True),
         Detector("IP_ADDRESS", "1", "IP_ADDRESS", _find_ip, _may_hold_ip),
-        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region), _shape(_PHONE_SHAPE),
+        Detector("PHONE", "1", "PHONE", make_phone_finder(phone_default_region), _digit_shape(_PHONE_SHAPE),
                  needs_digit=True),
         Detector("FILEPATH", "1", "FILEPATH", _find_filepath, _may_hold_filepath),
         Detector("BARE_DOMAIN", "1", "BARE_DOMAIN", make_domain_finder(domain_tld_allowlist_enabled),

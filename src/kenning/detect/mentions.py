@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,14 +10,13 @@ from typing import Any
 from kenning.config import Config
 from kenning.detect.candidates import Candidate, apply_eligibility, check_offsets, select_winners
 from kenning.detect.detectors import ORDER, Detector, Hit, build_detectors, detector_versions
-from kenning.detect.ner import NerBackend, NerResult, run_chunked, sha256_text
+from kenning.detect.ner import NerBackend, NerResult, replayed_by_rerun, run_chunked, sha256_text
 from kenning.detect.noise import NOISE_RULES_VERSION, NoiseRules
 from kenning.detect.spans import Exclusions
+from kenning.detect.textfold import first_digit
 from kenning.detect.times import TimeCandidate, TimeDetector
 from kenning.sources.jcs import canonicalize, jcs_hash
 
-
-_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -40,7 +38,8 @@ class MessageOutput:
     winners: list[Candidate]
     times: list
     ner_io: tuple | None = None          # (input_sha256, chunks_json, output_json) of the first NER backend
-    ner_ios: list = field(default_factory=list)   # [(backend, (input_sha256, chunks_json, output_json))] of all
+    # [(backend, (input_sha256, chunks_json, output_json) or None)] of all; None: replayed by rerun, not logged (N10)
+    ner_ios: list = field(default_factory=list)
     ner_retry: bool = False              # an LLM NER request failed: detect this message again next run (E28)
     warnings: list[tuple[str, str, dict]] = field(default_factory=list)
 
@@ -81,6 +80,9 @@ class MessageDetector:
         self.label_map = dict(config.entities.ner.label_map)
         self.label_allow = set(ed.ner_label_allowlist)
         self.emit_spanless = ed.emit_spanless_ner
+        # Per backend that names its labels: those that can pass the label map and allowlist (N11).
+        self._keep = {id(b): frozenset(lab for lab in b.labels if self.label_map.get(lab, lab) in self.label_allow)
+                      for b in self.ners if replayed_by_rerun(b) and getattr(b, "labels", None)}
         self.times = TimeDetector(config) if config.entities.time_mentions.enabled else None
         self.tz = config.time.anchor_timezone
         self._scans: OrderedDict[str, _TextScan] = OrderedDict()
@@ -107,11 +109,14 @@ class MessageDetector:
                          "time": c.time.model_dump(mode="json"), "ids": c.ids.model_dump(mode="json")})
 
     @staticmethod
-    def input_hash(m: MessageInput, fingerprint: str) -> str:
+    def input_hash(m: MessageInput, fingerprint: str) -> bytes:
+        """16 bytes of the sha256 over the message's id and everything its detections depend on (N12): the id is in
+        it because the state is keyed by the message's rowid, which must never make another message's state match."""
         # The parts, each followed by a NUL, hashed as one string: the same bytes as one update per part.
         return hashlib.sha256("\x00".join((
-            fingerprint, m.conversation_id, m.role, m.created_at_utc or "", m.timestamp_quality, m.fences_json or "",
-            m.blockquotes_json or "", m.citations_json or "", m.text, "")).encode("utf-8", "surrogatepass")).hexdigest()
+            fingerprint, m.message_id, m.conversation_id, m.role, m.created_at_utc or "", m.timestamp_quality,
+            m.fences_json or "", m.blockquotes_json or "", m.citations_json or "", m.text, "")
+        ).encode("utf-8", "surrogatepass")).digest()[:16]
 
     def exclusions(self, m: MessageInput) -> Exclusions:
         return Exclusions.build(m.fences_json, m.blockquotes_json, m.citations_json,
@@ -123,13 +128,18 @@ class MessageDetector:
         if found is not None:
             self._scans.move_to_end(text)
             return found
-        has_digit = _DIGIT.search(text) is not None  # most texts have none; several detectors need one
+        has_digit = first_digit(text) >= 0  # most texts have none; several detectors need one
         hits = [(det, hit) for det in self.detectors if not (det.needs_digit and not has_digit) and det.prefilter(text)
                 for hit in det.find(text)]
         ner = []
         if self.ners and text.strip():
             for backend in self.ners:
-                result = run_chunked(backend, text, self.ner_max, self.ner_stride)
+                rerun = replayed_by_rerun(backend)
+                result = run_chunked(backend, text, self.ner_max, self.ner_stride, self._keep.get(id(backend)),
+                                     log=not rerun)
+                if rerun:
+                    ner.append((backend, result, None))
+                    continue
                 # one chunk is the whole text, whose hash run_chunked has just computed
                 whole = result.chunks[0]["input_sha256"] if len(result.chunks) == 1 else sha256_text(text)
                 ner.append((backend, result, (whole, canonicalize([[c["offset"], c["length"]] for c in result.chunks]),
@@ -151,7 +161,7 @@ class MessageDetector:
                                    text[hit.start:hit.end], hit.confidence, raw))
         out = MessageOutput(cands, [], [])
         for backend, result, io in scan.ner:
-            if out.ner_io is None:
+            if out.ner_io is None and io is not None:
                 out.ner_io = io
             out.ner_ios.append((backend, io))
             if result.failed:
@@ -194,10 +204,10 @@ class MessageDetector:
              stats: Counter) -> None:
         detector = f"NER:{backend.name}"
         best: dict[tuple, Candidate] = {}
-        if result.spans:  # (a key only once there is a span: the run's counts list the keys they hold)
-            stats["ner_spans_raw"] += len(result.spans)
+        if result.spans or result.dropped:  # (a key only once there is a span: the counts list the keys they hold)
+            stats["ner_spans_raw"] += len(result.spans) + result.dropped
         label_map, label_allow = self.label_map, self.label_allow
-        filtered = 0
+        filtered = result.dropped  # spans the backend left out because their label cannot pass (N11)
         for sp in result.spans:
             hint = label_map.get(sp.label, sp.label)
             if hint not in label_allow:

@@ -83,6 +83,7 @@ def sha256_text(text: str) -> str:
 class NerResult:
     chunks: list[dict]          # raw I/O per chunk: offset, length, input_sha256, spans (chunk-relative)
     spans: list[NerSpan]        # offsets relative to the whole text
+    dropped: int = 0            # spans the backend found but did not return: their label cannot pass (N11)
 
     @property
     def failed(self) -> bool:
@@ -90,14 +91,33 @@ class NerResult:
         return any("error" in c.get("llm", ()) for c in self.chunks)
 
 
-def run_chunked(backend: NerBackend, text: str, max_chars: int, stride: int) -> NerResult:
+def replayed_by_rerun(backend: NerBackend) -> bool:
+    """A backend whose output is a pure function of (name, version, config, text): deterministic code, not a model.
+    Its run is replayed by running it again, so stage 2A logs no raw output per message for it (N10)."""
+    return getattr(backend, "replay_by_rerun", False) is True
+
+
+def run_chunked(backend: NerBackend, text: str, max_chars: int, stride: int,
+                keep: frozenset[str] | None = None, log: bool = True) -> NerResult:
+    """The backend over ``text`` in chunks. ``keep``: the backend's labels that can pass the stage's label map and
+    allowlist; a backend replayed by rerun then skips building the others (counted in ``dropped``). ``log=False``:
+    the chunks hold their offsets and lengths only, not the input hash and raw spans (N10–N11)."""
     chunks, spans = [], []
     info = getattr(backend, "chunk_info", None)  # LLM NER: the calls behind a chunk, or its error (E28)
+    kept = getattr(backend, "detect_kept", None) if keep is not None and replayed_by_rerun(backend) else None
+    dropped = 0
     for off, size in chunk_bounds(len(text), max_chars, stride):
         piece = text[off:off + size]
-        found = backend.detect(piece)
-        chunk = {"offset": off, "length": size, "input_sha256": sha256_text(piece),
-                 "spans": [s.as_raw() for s in found]}
+        if kept is not None:
+            found, n = kept(piece, keep)
+            dropped += n
+        else:
+            found = backend.detect(piece)
+        if not log:
+            chunk: dict = {"offset": off, "length": size}
+        else:
+            chunk = {"offset": off, "length": size, "input_sha256": sha256_text(piece),
+                     "spans": [s.as_raw() for s in found]}
         extra = info(piece) if info is not None else None
         if extra:
             chunk["llm"] = extra
@@ -108,7 +128,7 @@ def run_chunked(backend: NerBackend, text: str, max_chars: int, stride: int) -> 
             else:
                 spans.append(NerSpan(s.start + off, s.end + off, s.label, s.text, s.confidence,
                                      {**s.extra, "chunk_offset": off}))
-    return NerResult(chunks, spans)
+    return NerResult(chunks, spans, dropped)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -276,16 +296,26 @@ class RulesNerBackend:
 
     name = "kenning-rules"
     version = "1"
+    replay_by_rerun = True  # deterministic code: rerunning this version on the text is its replay (N10)
+    labels = ("PERSON", "ORG", "LOCATION", "MISC", "WORK_OF_ART")  # every label detect() gives
 
     def config(self) -> dict[str, Any]:
         return {"backend": "rules", "name": self.name, "version": self.version,
                 "gazetteer_entries": len(location_gazetteer())}
 
     def detect(self, text: str) -> list[NerSpan]:
+        return self._detect(text, None)[0]
+
+    def detect_kept(self, text: str, keep: frozenset[str]) -> tuple[list[NerSpan], int]:
+        """``detect(text)`` without the spans whose label is not in ``keep``, and how many those were; the same
+        spans in the same order as filtering detect()'s output, without building the others (N11)."""
+        return self._detect(text, keep)
+
+    def _detect(self, text: str, keep: frozenset[str] | None) -> tuple[list[NerSpan], int]:
         if not text:
-            return []
+            return [], 0
         gaz = location_gazetteer()
-        found: list[NerSpan] = []
+        found: list[tuple] = []  # (start, end, label, surface, confidence, rule)
         labelled: dict[str, tuple[str, str]] = {}
         pending: list[tuple[int, int, str, bool]] = []
         single_skip = _SINGLE_SKIP
@@ -333,25 +363,33 @@ class RulesNerBackend:
             label, conf, why = self._classify(text, s, e, surface, cue, gaz)
             if label == "MISC" and weak:
                 conf, why = 0.3, "sentence_initial_single"
-            found.append(NerSpan(s, e, label, surface, conf, {"rule": why}))
+            found.append((s, e, label, surface, conf, why))
             if label != "MISC":
                 labelled.setdefault(surface, (label, why))
         # propagate a confident label to the same surface elsewhere in this text (prose often has none to give)
-        out = found
-        if labelled:
-            out = []
-            for sp in found:
-                if sp.label == "MISC" and sp.text in labelled:
-                    lab, why = labelled[sp.text]
-                    sp = NerSpan(sp.start, sp.end, lab, sp.text, 0.55, {"rule": f"propagated:{why}"})
-                out.append(sp)
-        for m in _QUOTED.finditer(text):
-            inner = m.group(1).strip()
-            words = inner.split()
-            if 1 <= len(words) <= 5 and inner == m.group(1):
-                out.append(NerSpan(m.start(1), m.end(1), "WORK_OF_ART", inner, 0.5, {"rule": "quoted_term"}))
+        out: list[NerSpan] = []
+        dropped = 0
+        for s, e, label, surface, conf, why in found:
+            if label == "MISC" and surface in labelled:
+                label, why = labelled[surface]
+                conf, why = 0.55, f"propagated:{why}"
+            if keep is not None and label not in keep:
+                dropped += 1
+                continue
+            out.append(NerSpan(s, e, label, surface, conf, {"rule": why}))
+        if keep is None or "WORK_OF_ART" in keep:
+            for m in _QUOTED.finditer(text):
+                inner = m.group(1).strip()
+                words = inner.split()
+                if 1 <= len(words) <= 5 and inner == m.group(1):
+                    out.append(NerSpan(m.start(1), m.end(1), "WORK_OF_ART", inner, 0.5, {"rule": "quoted_term"}))
+        else:
+            for m in _QUOTED.finditer(text):
+                inner = m.group(1).strip()
+                if 1 <= len(inner.split()) <= 5 and inner == m.group(1):
+                    dropped += 1
         out.sort(key=lambda x: (x.start, -(x.end or 0), x.label))
-        return out
+        return out, dropped
 
     @staticmethod
     def _classify(text: str, s: int, e: int, surface: str, cue: str, gaz: frozenset[str]) -> tuple[str, float, str]:

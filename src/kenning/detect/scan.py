@@ -35,3 +35,17 @@ def finditer_at(rx: re.Pattern, text: str, starts: re.Pattern, haystack: str | N
         else:
             yield m
             pos = m.end()  # like finditer: the next match begins at or after this one's end
+
+
+def finditer_from(rx: re.Pattern, text: str, positions: list[int]) -> Iterator[re.Match]:
+    """The matches of ``rx.finditer(text)``, trying ``rx`` only at ``positions`` (ascending; duplicates allowed),
+    which must include every position where a match of ``rx`` can begin; as :func:`finditer_at` otherwise."""
+    match = rx.match
+    pos = 0
+    for s in positions:
+        if s < pos:
+            continue
+        m = match(text, s)
+        if m is not None:
+            yield m
+            pos = m.end()

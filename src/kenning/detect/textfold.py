@@ -9,6 +9,8 @@ skip a text the regex would match. ``tests/test_textfold.py`` checks this agains
 
 from __future__ import annotations
 
+import re
+
 _RE_CASE_EXTRAS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 
 
@@ -30,3 +32,19 @@ def fold_once(s: str) -> str:
     f = fold(s)
     _last[0], _last[1] = s, f
     return f
+
+
+_DIGIT = re.compile(r"\d")
+_last_digit: list = [None, -1]
+
+
+def first_digit(s: str) -> int:
+    r"""Where the first decimal digit (re's ``\d``) of ``s`` is, or -1: remembered for the last text (by identity),
+    as :func:`fold_once`; stage 2A's detectors and time patterns ask it of the same text one after the other, and a
+    digit-led shape need not be searched for before it (N15)."""
+    if _last_digit[0] is s:
+        return _last_digit[1]
+    m = _DIGIT.search(s)
+    at = -1 if m is None else m.start()
+    _last_digit[0], _last_digit[1] = s, at
+    return at

@@ -19,10 +19,11 @@ from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from kenning.detect.scan import finditer_at
+from kenning.detect.scan import finditer_at, finditer_from
 from kenning.detect.spans import Exclusions, surface_hash
-from kenning.detect.cuewords import cue_words
-from kenning.detect.textfold import fold, fold_once  # words a case-insensitive pattern matched are folded before lookups
+from kenning.detect.cuewords import cue_ends, cue_words
+# words a case-insensitive pattern matched are folded before lookups
+from kenning.detect.textfold import first_digit, fold, fold_once
 from kenning.sources.timestamps import format_utc
 
 PATTERNS_VERSION = "2"  # 2: REL_IN/REL_UNIT no longer hidden by a too-narrow prefilter; matched words folded
@@ -120,6 +121,7 @@ def _digit_before(text: str, end: int | None) -> bool:
 
 
 _SHAPES["day_month"] = _DayMonthShape
+_DIGIT_LED = frozenset({"four_digits"})  # shapes whose every match begins with a digit
 # A shape whose every match holds a match of another: "19xx"/"20xx" holds four digits; a full month name and both
 # day-month forms hold a three-letter abbreviation. When the other is known absent, so is this one (no search).
 _SHAPE_NEEDS = {"year": "four_digits", "month_name": "month_abbr", "day_month": "month_abbr"}
@@ -153,7 +155,8 @@ class _TextFacts:
     def __init__(self, text: str):
         self.text = text
         self.folded = fold_once(text)
-        self.has_digit = _DIGIT.search(text) is not None
+        self.digit_at = first_digit(text)
+        self.has_digit = self.digit_at >= 0
         self._memo: dict[Any, bool] = {}
         self._words: frozenset[str] | None = None
 
@@ -178,10 +181,54 @@ class _TextFacts:
                 if memo.get(_SHAPE_NEEDS.get(name)) is False:  # a shape holding one known absent: absent too
                     found = memo[name] = False
                 else:
-                    found = memo[name] = _SHAPES[name].search(self.text) is not None
+                    # a digit-led shape cannot begin before the text's first digit (N15)
+                    if name in _DIGIT_LED:
+                        found = self.digit_at >= 0 and _SHAPES[name].search(self.text, self.digit_at) is not None
+                    else:
+                        found = _SHAPES[name].search(self.text) is not None
+                    memo[name] = found
             if not found:
                 return False
         return True
+
+
+@dataclass(frozen=True)
+class StartWords:
+    r"""Where a pattern's match can begin, from the cue-word pass's occurrences instead of a "starts" regex walking the
+    folded text (N13): at every occurrence of one of ``words``, and at ``w`` of ``before`` wherever ``w`` then one
+    or more whitespace characters (re's ``\s``: str.isspace) stand right before an occurrence of one of ``anchors``.
+    Every word named must be in the cue vocabulary (kenning.detect.cuewords); tests/test_prefilters.py checks that
+    these positions give finditer's matches."""
+
+    words: tuple[str, ...]
+    anchors: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
+
+    def positions(self, folded: str) -> list[int]:
+        ends = cue_ends(folded)
+        out = []
+        for w in self.words:
+            found = ends.get(w)
+            if found:
+                n = len(w) - 1
+                out.extend(e - n for e in found)
+        for a in self.anchors:
+            found = ends.get(a)
+            if not found:
+                continue
+            n = len(a) - 1
+            for e in found:
+                q = j = e - n
+                while j > 0 and folded[j - 1].isspace():
+                    j -= 1
+                if j == q:
+                    continue
+                for b in self.before:
+                    k = j - len(b)
+                    if k >= 0 and folded.startswith(b, k):
+                        out.append(k)
+        out.sort()
+        return out
 
 
 @dataclass(frozen=True)
@@ -196,6 +243,7 @@ class Pattern:
     # A literal-led regex matching the folded text wherever a match can begin: the pattern is then tried only
     # there (scan.finditer_at), not at every position of a text that passed the cues.
     starts: re.Pattern | None = None
+    at: StartWords | None = None  # or where the cue-word pass says a match can begin (N13)
 
 
 _WD_RX = _words(_WD_FOLDED)
@@ -215,7 +263,7 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
             rf"\b(?:(?i:the)\s+)?({_WD_CI})\s+(?i:(before|after))\s+(?:(?i:the)\s+)?"
             rf"(?:(\d{{1,2}}){_ORD}\s+(?:(?i:of)\s+)?({_MON_CI})|({_MON_CI})\s+(\d{{1,2}}){_ORD})(?:,?\s+(\d{{4}}))?\b"),
           True, C(digit=True, folded=(("before", "after"), _WD_FOLDED)),
-          starts=re.compile(rf"(?:the\s+)?{_WD_RX}\s+(?:before|after)")),
+          at=StartWords(_WD_FOLDED, _WD_FOLDED, ("the",))),
         P("ISO_DATE", 20, 0.95, re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-]|:\d)"), False,
           C(digit=True, shapes=("iso_date",)), starts=re.compile(r"\d{4}-\d\d-\d\d")),
         P("NAMED_DATE_MDY", 20, 0.9, re.compile(
@@ -255,13 +303,12 @@ def build_patterns(bare_year_confidence: float) -> list[Pattern]:
             r"(?i)\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tomorrow|tonight|"
             r"this\s+morning|this\s+afternoon|this\s+evening|last\s+night)\b"), True,
           C(folded=(("yesterday", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night"),)),
-          starts=re.compile(r"the\s+day|yesterday|today|tomorrow|tonight|this\s+(?:morning|afternoon|evening)"
-                            r"|last\s+night")),
+          at=StartWords(("yesterday", "today", "tomorrow", "tonight", "this", "last"), ("day",), ("the",))),
         P("REL_UNIT", 50, 0.85, re.compile(r"(?i)\b(last|next|this|previous|coming)\s+(week|month|year|weekend)\b"),
           True, C(folded=(("week", "month", "year"), ("last", "next", "this", "previous", "coming"))),
-          starts=re.compile(r"(?:last|next|this|previous|coming)\s+(?:week|month|year)")),
+          at=StartWords(("last", "next", "this", "previous", "coming"))),
         P("REL_WEEKDAY", 52, 0.8, re.compile(rf"\b(?:(?i:(last|next|this|coming|on))\s+)?({_WD_CI})(s?)\b"), True,
-          C(folded=(_WD_FOLDED,)), starts=re.compile(rf"(?:last|next|this|coming|on)\s+{_WD_RX}|{_WD_RX}")),
+          C(folded=(_WD_FOLDED,)), at=StartWords(_WD_FOLDED, _WD_FOLDED, ("last", "next", "this", "coming", "on"))),
         P("REL_MONTH", 54, 0.8, re.compile(rf"\b(?i:(last|next|this))\s+({_MON_FULL}|May)\b"), True,
           C(shapes=("month_abbr", "month_name"), folded=(("last", "next", "this"),)),
           starts=re.compile(rf"(?:last|next|this)\s+{_MON_NAMES_RX}")),
@@ -576,7 +623,12 @@ class TimeDetector:
         for p in self.patterns:
             if p.cues.digit and not facts.has_digit or not facts.admit(p.cues):  # the first test saves a call
                 continue
-            found = p.regex.finditer(text) if p.starts is None else finditer_at(p.regex, text, p.starts, facts.folded)
+            if p.at is not None:
+                found = finditer_from(p.regex, text, p.at.positions(facts.folded))
+            elif p.starts is not None:
+                found = finditer_at(p.regex, text, p.starts, facts.folded)
+            else:
+                found = p.regex.finditer(text)
             for m in found:
                 s, e = m.span(p.group)
                 if e > s:

@@ -197,7 +197,7 @@ REGISTRY: list[Delete | Update | Step] = [
     Delete("entity_mention_candidates", "candidate_id IN {candidate}"),
     Delete("time_mentions", "message_id IN {message}"),
     Delete("ner_model_run_io", "message_id IN {message}"),
-    Delete("detect_message_state", "message_id IN {message}"),
+    Delete("detect_message_state", "message_rowid IN (SELECT rowid FROM messages WHERE message_id IN {message})"),
     Delete("assertion_created_entities", "entity_id IN {entity}"),
     Delete("entity_canonical_name_history", "entity_id IN {entity}"),
     Delete("entities", "entity_id IN {entity}"),

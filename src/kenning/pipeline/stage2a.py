@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from kenning.detect.mentions import MessageDetector, MessageInput
-from kenning.detect.ner import NerBackend, NerUnavailable, make_backend
+from kenning.detect.ner import NerBackend, NerUnavailable, make_backend, replayed_by_rerun
 from kenning.pipeline.incognito import incognito_skip
 from kenning.pipeline.runner import StageContext
 from kenning.sources.jcs import canonicalize
@@ -49,13 +49,14 @@ class EntityTimeDetection:
         llm_ner = self._llm_backend(ctx, stack)
         det = MessageDetector(cfg, ner, (llm_ner,) if llm_ner is not None else ())
         fp = det.fingerprint()
-        states = msql.detect_states(ctx.conn)
+        states = msql.detect_states(ctx.conn)          # messages.rowid → input hash (N12)
+        detected = msql.messages_with_detections(ctx.conn)  # messages holding rows a recompute must clear first
         stats: Counter = Counter()
         ner_runs: dict[int, str] = {}      # id(backend) -> ner_model_runs.run_id
         ner_io_counts: Counter = Counter()
         batch: list[MessageInput] = []
-        gone: list[str] = []
-        hashes: dict[str, str] = {}
+        gone: list[tuple[int, str]] = []
+        hashes: dict[str, tuple[int, bytes]] = {}
 
         def ner_run_id(backend) -> str:
             rid = ner_runs.get(id(backend))
@@ -72,7 +73,7 @@ class EntityTimeDetection:
         def flush() -> None:
             if not batch:
                 return
-            msql.delete_message_detections(ctx.conn, [m.message_id for m in batch if m.message_id in states])
+            msql.delete_message_detections(ctx.conn, [m.message_id for m in batch if m.message_id in detected])
             if llm_ner is not None:  # one batched round of model requests for the whole batch (E28)
                 llm_ner.prefetch((m.conversation_id, m.message_id, m.text) for m in batch)
             cand_rows, mention_rows, time_rows, io_rows, state_rows = [], [], [], [], []
@@ -97,13 +98,14 @@ class EntityTimeDetection:
                     stats[f"times_{res['resolved_type']}"] += 1
                 for backend, io in out.ner_ios:
                     rid = ner_run_id(backend)
-                    io_rows.append((rid, m.message_id, *io))
+                    if io is not None:  # None: a backend replayed by rerunning it keeps no per-message log (N10)
+                        io_rows.append((rid, m.message_id, *io))
                     ner_io_counts[rid] += 1
-                h = hashes[m.message_id]
+                rowid, h = hashes[m.message_id]
                 if out.ner_retry:  # a state that never matches: the next run detects this message again
-                    h += ":retry"
+                    h = b""
                     stats["messages_ner_retry"] += 1
-                state_rows.append((m.message_id, h, ctx.run_id))
+                state_rows.append((rowid, h))
             msql.insert_candidates(ctx.conn, cand_rows)
             msql.insert_mentions(ctx.conn, mention_rows)
             msql.insert_time_mentions(ctx.conn, time_rows)
@@ -119,34 +121,40 @@ class EntityTimeDetection:
         n_messages = msql.count_messages_for_detection(ctx.conn)
         skip = incognito_skip(ctx)
         stats.update({f"incognito_{k}": v for k, v in skip.purged.items() if v and k != "incognito_conversations"})
-        for (mid, cid, role, created, quality, text, fences, bqs, cits) in msql.iter_messages_for_detection(ctx.conn):
+        for (rowid, mid, cid, role, created, quality, text, fences, bqs, cits) in \
+                msql.iter_messages_for_detection(ctx.conn):
             if cid in skip:  # §13.4 (I70): never mined, and no state kept, so a cleared mode detects it afresh
                 stats["messages_incognito"] += 1
                 continue
             if text is None:
-                if mid in states:
-                    gone.append(mid)
+                if rowid in states or mid in detected:
+                    gone.append((rowid, mid))
                 continue
             stats["messages_seen"] += 1
             m = MessageInput(mid, cid, role, created, quality, text, fences, bqs, cits)
             h = det.input_hash(m, fp)
-            if states.get(mid) == h:
+            if states.get(rowid) == h:
                 stats["messages_unchanged"] += 1
                 continue
-            hashes[mid] = h
+            hashes[mid] = (rowid, h)
             batch.append(m)
             if len(batch) >= BATCH:
                 flush()
         flush()
         if gone:
-            msql.delete_message_detections(ctx.conn, gone)
-            msql.delete_detect_states(ctx.conn, gone)
+            msql.delete_message_detections(ctx.conn, [mid for _, mid in gone if mid in detected])
+            msql.delete_detect_states(ctx.conn, [rowid for rowid, _ in gone])
             stats["messages_cleared"] += len(gone)
+        pruned = msql.prune_detect_states(ctx.conn) if states else 0  # message rows gone (a re-import replaced them)
+        if pruned:
+            stats["detect_states_pruned"] += pruned
         for backend in det.ners:
             rid = ner_runs.get(id(backend))
             if rid is None:
                 continue
             summary = {"io_table": "ner_model_run_io", "messages": ner_io_counts[rid]}
+            if replayed_by_rerun(backend):  # N10: no per-message log; the replay is a rerun of the same version
+                summary.update(io_table=None, replay="rerun")
             if len(det.ners) == 1:
                 summary.update(spans_raw=stats["ner_spans_raw"], spans_label_filtered=stats["ner_spans_label_filtered"])
             if hasattr(backend, "summary"):

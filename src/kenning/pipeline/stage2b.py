@@ -53,7 +53,7 @@ def load_denylist(cfg: Any) -> tuple[frozenset[str], str | None]:
 def stage_2a_digest(ctx: StageContext) -> str:
     h = hashlib.sha256()
     for mid, ih in msql.detect_state_digest_rows(ctx.conn):
-        h.update(f"{mid}:{ih}\n".encode())
+        h.update(f"{mid}:{ih.hex()}\n".encode())
     return h.hexdigest()
 
 
@@ -90,7 +90,8 @@ class LexiconAndEntities:
             esql.insert_build(ctx.conn, build)
             inducer = Inducer(allcaps_stoplist=lcfg.allcaps_stoplist, role_weights=dict(lcfg.role_weights),
                               sentence_initial_words=lcfg.sentence_initial_words)
-            for (mid, cid, role, _created, _q, text, fences, bqs, cits) in msql.iter_messages_for_detection(ctx.conn):
+            for (_rowid, mid, cid, role, _created, _q, text, fences, bqs, cits) in \
+                    msql.iter_messages_for_detection(ctx.conn):
                 if text and cid not in skip:
                     excl = Exclusions.build(fences, bqs, cits, include_blockquotes=True)
                     inducer.add_message(mid, cid, role, text, excl)

@@ -29,11 +29,12 @@ _INS_TIME = insert_sql("time_mentions", _TIME_COLS)
 
 
 def iter_messages_for_detection(conn: apsw.Connection) -> Iterator[tuple]:
-    """(message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, fences, blockquotes,
+    """(rowid, message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, fences, blockquotes,
     citations) in the seed's stable order (conversation_id, order_index, message_id)."""
     yield from conn.execute(
-        "SELECT message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, code_fence_ranges_json,"
-        " blockquote_ranges_json, citation_ranges_json FROM messages ORDER BY conversation_id, order_index, message_id")
+        "SELECT rowid, message_id, conversation_id, role, created_at_utc, timestamp_quality, text_raw, "
+        "code_fence_ranges_json, blockquote_ranges_json, citation_ranges_json FROM messages "
+        "ORDER BY conversation_id, order_index, message_id")
 
 
 def count_messages_for_detection(conn: apsw.Connection) -> int:
@@ -62,22 +63,37 @@ def message_texts(conn: apsw.Connection, message_ids: list[str]) -> dict[str, tu
 # -- per-message detect state -----------------------------------------------------------------------------------
 
 
-def detect_states(conn: apsw.Connection) -> dict[str, str]:
-    return dict(conn.execute("SELECT message_id, input_hash FROM detect_message_state"))
+def detect_states(conn: apsw.Connection) -> dict[int, bytes]:
+    """messages.rowid → the 16-byte input hash stage 2A last detected that message with (N12)."""
+    return dict(conn.execute("SELECT message_rowid, input_hash FROM detect_message_state"))
 
 
-def upsert_detect_states(conn: apsw.Connection, states: list[tuple[str, str, str]]) -> None:
-    conn.executemany("INSERT INTO detect_message_state(message_id, input_hash, run_id) VALUES (?,?,?) "
-                     "ON CONFLICT(message_id) DO UPDATE SET input_hash=excluded.input_hash, run_id=excluded.run_id",
-                     states)
+def upsert_detect_states(conn: apsw.Connection, states: list[tuple[int, bytes]]) -> None:
+    conn.executemany("INSERT INTO detect_message_state(message_rowid, input_hash) VALUES (?,?) "
+                     "ON CONFLICT(message_rowid) DO UPDATE SET input_hash=excluded.input_hash", states)
 
 
-def delete_detect_states(conn: apsw.Connection, message_ids: list[str]) -> None:
-    conn.executemany("DELETE FROM detect_message_state WHERE message_id=?", [(m,) for m in message_ids])
+def delete_detect_states(conn: apsw.Connection, message_rowids: list[int]) -> None:
+    conn.executemany("DELETE FROM detect_message_state WHERE message_rowid=?", [(r,) for r in message_rowids])
 
 
-def detect_state_digest_rows(conn: apsw.Connection) -> Iterator[tuple[str, str]]:
-    yield from conn.execute("SELECT message_id, input_hash FROM detect_message_state ORDER BY message_id")
+def prune_detect_states(conn: apsw.Connection) -> int:
+    """Drop states whose message row is gone (a re-import that replaced it); returns how many."""
+    conn.execute("DELETE FROM detect_message_state WHERE message_rowid NOT IN (SELECT rowid FROM messages)")
+    return conn.changes()
+
+
+def detect_state_digest_rows(conn: apsw.Connection) -> Iterator[tuple[str, bytes]]:
+    """(message_id, input hash) of every detected message, by message id: what stage 2B's input digest reads."""
+    yield from conn.execute("SELECT m.message_id, s.input_hash FROM detect_message_state s "
+                            "JOIN messages m ON m.rowid = s.message_rowid ORDER BY m.message_id")
+
+
+def messages_with_detections(conn: apsw.Connection) -> set[str]:
+    """The messages that hold stage 2A rows (candidates, mentions, time mentions): those a recompute must clear first.
+    Asked of the rows themselves, not of the detect state, so a state that went missing cannot leave rows behind."""
+    return {r[0] for r in conn.execute("SELECT message_id FROM entity_mention_candidates UNION SELECT message_id "
+                                       "FROM time_mentions UNION SELECT message_id FROM entity_mentions")}
 
 
 def delete_message_detections(conn: apsw.Connection, message_ids: list[str]) -> None:
