@@ -132,8 +132,14 @@ def run_class(ctx: ExtractionContext, obs: Observation, name: str, parse: Parser
     if agent is not None and attr.is_suggestion(agent.text):
         theirs = [m for m in parse(agent.text, ctx, obs, "assistant") if m.kind in AGENT_KINDS]
         if agent.reaction == "accepted":
-            for m in theirs:
+            chosen, others = attr.chosen_options(agent.text, theirs, attr.option_choice(obs.text))
+            for m in chosen:
                 write_item(ctx, obs, result, m, how="accepted", agent=agent)
+            for m in others:   # picking one option turns the others down (I142)
+                msql.record_rejected_option(ctx.conn, kind=m.kind, name=m.name, quote=m.span.text,
+                                            suggestion_message_id=agent.message_id,
+                                            rejection_message_id=obs.message_id,
+                                            conversation_id=obs.conversation_id, recorded_at=ctx.now)
         elif agent.reaction == "uncontested" and not own:
             for m in theirs:
                 write_item(ctx, obs, result, m, how="observation", agent=agent)

@@ -49,6 +49,11 @@ _HEADER = re.compile(
     r"(?:^|\bhere'?s\s+|\bhere\s+is\s+)what\s+i\s+do\s+(?:to|when\s+i|for|before|after)\s+|"
     r"(?:the\s+)?(?:best|easiest|quickest|simplest|only)\s+way\s+(?:i'?ve\s+found\s+)?to\s+"
     r"(?=[^?\n]{3,80}?\s+is\s+to\s)|"
+    # round 5 (I144): the assistant's "you could try this when <task>:" and "one approach that works for <task>:"
+    r"(?:you\s+(?:could|might|can|may\s+want\s+to)\s+)?try\s+this\s+(?:routine\s+|process\s+|approach\s+)?"
+    r"(?:when\s+|for\s+|to\s+)(?=[^:\n]{3,80}:)|"
+    r"\b(?:one|an?|another)\s+(?:approach|way|method|idea|trick|routine|system)\s+(?:that\s+works\s+(?:well\s+|"
+    r"nicely\s+)?)?(?:for|to)\s+(?=[^:\n]{3,80}:)|"
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 MAX_TASK_WORDS = 12   # "get the spare room ready when guests come to stay" is one task (I135)
@@ -140,7 +145,7 @@ def _steps_from(text: str, header_end: int) -> list[str]:
     return steps if len(steps) >= 2 else []
 
 
-_LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|"   # arrows: a -> b -> c (I134)
+_LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|\s+>\s+|"   # arrows: a -> b -> c, a > b (I134, I144)
                          r",\s*(?:and\s+)?(?:then\s+|lastly\s+|finally\s+|next\s+)?|\s+and\s+(?:then\s+|lastly\s+|"
                          r"finally\s+)?|\s+then\s+", re.I)
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
 from kenning.intake.mining.base import run_class
-from kenning.intake.mining.common import Mined, clean_clause, sentences
+from kenning.intake.mining.attribution import option_segments
+from kenning.intake.mining.common import Mined, Span, clean_clause, sentences
 
 _DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _TRIGGERS = [
@@ -69,7 +70,12 @@ def signal_type(trigger: str) -> str:
 
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     out: list[Mined] = []
-    for s in sentences(text):
+    spans = sentences(text)
+    if voice == "assistant":
+        # the assistant's numbered options in one sentence, each a rule of its own (I142)
+        spans = [x for s in spans for x in (option_segments(s.text) and [
+            Span(s.start + o.start, s.start + o.end, o.text) for o in option_segments(s.text)] or [s])]
+    for s in spans:
         sent = s.text
         if sent.rstrip().endswith("?") or _QUESTIONISH.search(sent):
             continue
@@ -90,6 +96,9 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                         action = clean_clause(src[:x.start()])
                     else:
                         trigger = clean_clause(src[:x.start()])
+            if voice == "assistant":
+                # the assistant offering the rule as its own act: "…, I could remind you to …" (I144)
+                action = re.sub(r"^i\s+(?:could|can|would|will|might|may)\s+|^i'(?:d|ll)\s+", "", action, flags=re.I)
             if len(action.split()) < 2 or len(trigger.split()) < 1 or len(action.split()) > 40 \
                     or _NOT_ACTION.match(action):
                 break
