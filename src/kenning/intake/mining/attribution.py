@@ -33,7 +33,8 @@ _SUGGESTION = re.compile(
     r"\b(?:i\s+(?:suggest|recommend|propose)|you\s+(?:could|might|should|may\s+want\s+to)|how\s+about|"
     r"why\s+not|consider|try\b|one\s+option|here'?s\s+(?:a|one|how)|a\s+good\s+(?:approach|way)|"
     r"i'?d\s+(?:suggest|recommend)|from\s+now\s+on|(?:one|an?|another)\s+(?:approach|idea|option|method|trick)\b|"
-    r"two\s+options|want\s+me\s+to|shall\s+i|i\s+could\b|i'?ll\s+always|going\s+forward|whenever|every\s+\w+day|steps?\b|"
+    r"two\s+options|want\s+me\s+to|shall\s+i|should\s+i|would\s+you\s+like\s+me\s+to|i\s+could\b|i\s+can\b|"
+    r"my\s+suggestion|suggestion\s*:|a\s+good\s+(?:process|routine|system|plan|habit)|i'?ll\s+always|going\s+forward|whenever|every\s+\w+day|steps?\b|"
     r"\b1[.)]\s|"
     r"a\s+(?:quick|simple|good|easy|better)\s+(?:way|approach|method|routine)|(?:maybe\s+)?a\s+rule\s+like)", re.I)
 
@@ -83,6 +84,10 @@ _TOPIC_SHIFT = re.compile(
 # words that acknowledge without agreeing: alone they accept nothing ("Thanks." — I140)
 _ACK_ONLY = re.compile(r"^\s*(?:(?:thanks|thank\s+you|thx|ty|cheers|right|noted|got\s+it|i\s+see|interesting|hm+|ah+|"
                        r"oh+)[\s,.!…]*)+$", re.I)
+# "ok thanks", "cool, got it": a weak yes with thanks only acknowledges (I140); a bare "ok" still accepts (I21)
+_WEAK_ACK = re.compile(r"^\s*(?:(?:ok(?:ay)?|k|kk|cool|alright|all\s+right|nice|thanks|thank\s+you|thx|ty|cheers|right|"
+                       r"noted|got\s+it|i\s+see)[\s,.!…]*)+$", re.I)
+_ACK_WORD = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|right|noted|got\s+it|i\s+see)\b", re.I)
 _BARE_ACK = re.compile(rf"^\s*(?:(?:ok(?:ay)?|k|kk|right|cool|got\s+it|noted|i\s+see|alright|all\s+right|thanks|"
                        rf"thank\s+you|thx|ty|interesting|hm+|hmm+|ah+|oh+)[\s,.!…]*)+$", re.I)
 _NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure)\b"
@@ -90,7 +95,7 @@ _NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure)\b"
 _INSTEAD = re.compile(r"\b(?:i'?d\s+rather|i'?ll|let'?s|i\s+prefer\s+to)\s+(?!not\b).{3,80}?\binstead\b", re.I)
 _NEG_HEAD = re.compile(
     rf"^\s*(?:{_INTERJ}[\s,.!…—–-]+)*(?:no\b(?!\s*,?\s*i\s+meant|{_NO_NOT_NEG})|nope|nah|naw|not\s+really|definitely\s+not|absolutely"
-    rf"\s+not|certainly\s+not|no\s+way|no\s+thanks|no\s+thank\s+you|pass\b|i'?ll\s+pass|hard\s+pass|not\s+for\s+me|"
+    rf"\s+not|certainly\s+not|no\s+way|not\s+interested|no\s+thanks|no\s+thank\s+you|pass\b|i'?ll\s+pass|hard\s+pass|not\s+for\s+me|"
     rf"but\s+no\s+thanks|i'?m\s+good,?\s+(?:thanks|thank\s+you|ty)|too\s+(?:expensive|pricey|much|complicated|"
     rf"fiddly|long|slow|risky|many|faffy|involved|hard)|sounds\s+like\s+(?:too\s+much|a\s+lot\s+of)\s+(?:work|hassle|"
     rf"effort))\b", re.I)
@@ -105,21 +110,31 @@ _REJECT = re.compile(
     r"\s+work|not\s+(?:really\s+)?my\s+(?:style|thing|cup\s+of\s+tea|kind\s+of\s+thing)|i'?ll\s+stick\s+(?:with|to)|"
     r"i'?d\s+(?:rather|prefer\s+to)\s+(?:stick|keep)|i'?d\s+prefer\s+(?:my\s+own|to\s+do\s+it\s+my)|(?:my|our)\s+own\s+way|"
     r"i'?ll\s+keep\s+doing\s+(?:it|what)|(?:way\s+)?too\s+much\s+(?:hassle|effort|work|faff)|leave\s+it\s+as\s+it\s+is|"
-    r"thanks,?\s+but\s+no)\b", re.I)
+    r"thanks,?\s+but\s+no|i\s+don'?t\s+think\s+(?:that|it|this)(?:'?ll|\s+will|\s+would)?\s+work|"
+    r"i'?m\s+not\s+(?:interested|going\s+to\s+(?:do|use|try)|gonna\s+(?:do|use|try))|i\s+won'?t\s+(?:try|bother)|"
+    r"(?:that'?s|it'?s)\s+a\s+no\b|a\s+no\s+from\s+me|i'?ll\s+keep\s+(?:my|to\s+my|doing)|"
+    r"(?:that'?s|it'?s|this\s+is|(?:sounds|seems|looks))\s+(?:way\s+|a\s+bit\s+|far\s+|much\s+)?"
+    r"(?:too\s+(?:expensive|pricey|much|complicated|fiddly|long|slow|risky|hard|involved)|awful|terrible|horrible|"
+    r"exhausting|overkill|like\s+overkill|a\s+bit\s+much)|i\s+don'?t\s+(?:love|fancy|need)\s+(?:it|that|this)|"
+    r"don'?t\s+bother|(?:i'?ll|let'?s)\s+leave\s+it)\b", re.I)
 _DEFER = re.compile(
-    r"^\s*(?:{0}[\s,.!…—–-]+)*(?:maybe\s+(?:later|another\s+time|some\s+other\s+time|next\s+\w+)|not\s+(?:now|yet|right\s+"
+    r"^\s*(?:{0}[\s,.!…—–-]+)*(?:(?:maybe|perhaps)\s+(?:later|another\s+time|some\s+other\s+time|next\s+\w+)|not\s+(?:now|yet|right\s+"
     r"now|today|at\s+the\s+moment)|i'?ll\s+(?:think\s+about|consider|mull\s+over|sleep\s+on)\s+it|let\s+me\s+(?:think|"
     r"sleep\s+on\s+it|get\s+back\s+to\s+you)|another\s+time|some\s+other\s+time|i'?ll\s+get\s+back\s+to\s+you|"
     r"possibly|we'?ll\s+see)\b".format(_INTERJ), re.I)
 _CONTEST = re.compile(
     r"\b(?:are\s+you\s+sure|i'?m\s+not\s+sure|not\s+convinced|hmm+|but\s+(?:what|why|how|wouldn'?t|isn'?t|"
-    r"doesn'?t)|i\s+doubt|that\s+seems\s+(?:wrong|off|risky)|why\s+would|maybe\s+not)\b", re.I)
+    r"doesn'?t)|i\s+doubt|that\s+seems\s+(?:wrong|off|risky)|why\s+would|maybe\s+not|"
+    r"not\s+sure\s+(?:that|about|it|this|if|whether))\b", re.I)
 # an affirmative head; several may follow each other ("ok cool, yes please")
 _YES_WORD = (r"(?:ok(?:ay)?|k|kk|yes(?:\s+please)?|yep|yup|yeah|ya|yas|sure(?:\s+thing)?|great|perfect|excellent|awesome|"
              r"brilliant|fantastic|lovely|wonderful|cool|nice|neat|alright|all\s+right|absolutely|definitely|"
              r"certainly|of\s+course|totally|exactly|sounds\s+(?:good|great|perfect|fine|lovely|like\s+a\s+plan)|"
              r"good\s+idea|great\s+idea|nice\s+idea|love\s+(?:it|that|this)|i\s+love\s+(?:it|that|this)|"
-             r"i\s+like\s+(?:it|that|this)|agreed|deal|done|that\s+works(?:\s+for\s+me)?|works\s+for\s+me|"
+             r"i\s+like\s+(?:it|that|this)|agreed|good\s+call|nice\s+one|good\s+one|(?:that\s+|it\s+)?makes\s+(?:total\s+)?sense|"
+             r"that'?s\s+(?:exactly\s+)?what\s+i\s+(?:needed|wanted|was\s+(?:looking|hoping)\s+for)|that'?s\s+right|"
+             r"that'?ll\s+work|that\s+(?:will|should)\s+work|(?:that|it|this)\s+sounds\s+(?:good|great|perfect|fine|"
+             r"lovely|ideal)|deal|done|that\s+works(?:\s+for\s+me)?|works\s+for\s+me|"
              r"fine\s+by\s+me|fine\s+with\s+me|go\s+for\s+it|why\s+not|i'?m\s+in|count\s+me\s+in|sold|do\s+it|"
              r"thanks|thank\s+you|thx|ty|that'?s\s+(?:perfect|great|brilliant|ideal|exactly\s+(?:it|right)|"
              r"(?:a\s+)?(?:great|good|nice|solid)\s+(?:plan|idea|one))|makes\s+sense|fair\s+enough|happy\s+with\s+that|"
@@ -129,7 +144,8 @@ _YES_HEADS = re.compile(rf"^\s*(?:(?:{_YES_WORD})\b[\s,!.…—–-]*|[{_EMOJI_Y
 _YES_TAIL = re.compile(
     r"^(?:(?:let'?s|i'?ll|we'?ll|i\s+will|i'?m\s+going\s+to|gonna|go\s+ahead|please|do\s+(?:that|it|this)|use\s+that|"
     r"set\s+(?:that|it|this)\s+up|add\s+(?:that|it|this)|doing\s+it|adding\s+it|try(?:ing)?\s+(?:it|that|this)|"
-    r"give\s+it\s+a\s+(?:go|try|shot)|but\s+(?:make|change|do|use|keep|move|set|switch|put|send|start|skip\s+step)|"
+    r"give\s+it\s+a\s+(?:go|try|shot)|add(?:ing)?\s+(?:that|it|this)|remember\s+(?:that|it|this)|"
+    r"but\s+(?:on|at|in|every|only|with|without|from|after|before|earlier|later|shorter|longer|maybe\s+on|make|change|do|use|keep|move|set|switch|put|send|start|skip\s+step)|"
     r"just\s+(?:make|change|move|use)|and\s+(?:make|change|move))\b.*"
     rf"|(?:thanks|thank\s+you|cheers)\b.*|[{_EMOJI_YES}\s!.]*)$", re.I | re.S)
 _ACCEPT = re.compile(
@@ -146,9 +162,9 @@ _ACCEPT = re.compile(
 _ORD = {"first": 1, "1st": 1, "one": 1, "second": 2, "2nd": 2, "two": 2, "third": 3, "3rd": 3, "three": 3,
         "fourth": 4, "4th": 4, "four": 4}
 _CHOICE = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|yes|yeah|yep|hmm+|i\s+think|let'?s\s+see)[\s,.!]+)*(?:(?:let'?s|i'?ll|we'?ll|i'?d\s+like\s+to|"
+    r"^\s*(?:(?:ok(?:ay)?|yes|yeah|yep|no|nah|hmm+|i\s+think|let'?s\s+see|actually)[\s,.!]+)*(?:(?:let'?s|i'?ll|we'?ll|i'?d\s+like\s+to|"
     r"i\s+want\s+to)\s+)?(?:(?:go\s+(?:with|for)|take|pick|choose|try|do|have|use)\s+)?(?:the\s+)?"
-    r"(?:option\s+(?:#\s*)?(?P<n>[1-4]|one|two|three|four)|#\s*(?P<h>[1-4])|number\s+(?P<m>[1-4]|one|two|three|four)|"
+    r"(?:option\s+(?:#\s*)?(?P<n>[1-4]|one|two|three|four|[a-d]\b)|#\s*(?P<h>[1-4])|number\s+(?P<m>[1-4]|one|two|three|four)|"
     r"(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|last)\s+(?:one|option|idea|suggestion|approach|way))\b"
     r"(?!\s+(?:is|was|sounds|seems|looks)\s+(?:bad|wrong|awful|terrible|too|not))", re.I)
 
@@ -169,17 +185,19 @@ def option_choice(user_text: str) -> int | None:
     if not m:
         return None
     w = (m.group("n") or m.group("h") or m.group("m") or m.group("o") or "").lower()
+    if len(w) == 1 and w in "abcd":
+        return "abcd".index(w) + 1
     return -1 if w == "last" else int(w) if w.isdigit() else _ORD.get(w)
 
 
-_OPTION_MARK = re.compile(r"(?:^|(?<=[\s:;,(]))(?:or\s+)?(?:option\s+)?\(?([1-4])[.):]\s+", re.I)
+_OPTION_MARK = re.compile(r"(?:^|(?<=[\s:;,(]))(?:or\s+)?(?:option\s+)?\(?(?:([1-4])[.):]|([A-D])[):])\s+")
 
 
 def option_segments(text: str) -> list[Span]:
     """The numbered options of a suggestion ("Two options: 1) …, or 2) …"), in order; [] when fewer than two.
     Each span runs from after its marker to the next marker, its joining ", or" dropped."""
     marks = list(_OPTION_MARK.finditer(text))
-    if len(marks) < 2 or [m.group(1) for m in marks[:2]] != ["1", "2"]:
+    if len(marks) < 2 or [m.group(1) or m.group(2) for m in marks[:2]] not in (["1", "2"], ["A", "B"]):
         return []
     out = []
     for i, m in enumerate(marks):
@@ -208,6 +226,25 @@ def chosen_options(agent_text: str, items: list, choice: int | None) -> tuple[li
     return inside, [m for m in items if m not in inside]
 
 
+# the assistant offering to do something as a question (I145): "Would you like me to …?", "Want me to …?",
+# "Shall I …?", "Should I … from now on?" — answered "yes", it is the same as "I'll …"
+_OFFER = re.compile(r"(?:^|(?<=[.!?\n]\s)|(?<=\n))(?P<lead>(?:(?:so|ok(?:ay)?|also|and)[,\s]+)?(?:would\s+you\s+like\s+me\s+to|"
+                    r"do\s+you\s+want\s+me\s+to|want\s+me\s+to|shall\s+i|should\s+i|may\s+i|can\s+i)\s+)"
+                    r"(?P<body>[^?\n]{6,300})\?", re.I)
+
+
+def offer_as_statement(text: str) -> str:
+    """The assistant's text with each offer question rewritten as the promise it becomes once accepted ("Would you
+    like me to always answer in Spanish?" → "I'll always answer in Spanish."), keeping every offset: the lead is
+    replaced by spaces then "I'll ", the question mark by a full stop."""
+    def repl(m: re.Match) -> str:
+        lead = m.group("lead")
+        pad = " " * max(0, len(lead) - 5)
+        new = (pad + "I'll ") if len(lead) >= 5 else lead
+        return new + m.group("body") + "."
+    return _OFFER.sub(repl, text)
+
+
 def reaction(user_text: str) -> Reaction:
     """How the user's turn answers the assistant turn before it. Rejection wins over acceptance ("ok, but no")."""
     head, shifted = _answer_part(user_text)
@@ -220,7 +257,8 @@ def reaction(user_text: str) -> Reaction:
     if _DEFER.search(head):
         return "contested"   # a deferral is no acceptance and writes nothing (I143)
     heads = _YES_HEADS.match(head)
-    affirmed = heads is not None and not _ACK_ONLY.match(heads.group(0))
+    affirmed = heads is not None and not _ACK_ONLY.match(heads.group(0)) and not (
+        _WEAK_ACK.match(heads.group(0)) and _ACK_WORD.search(heads.group(0)))
     accepts = bool(_ACCEPT.search(head)) or (affirmed and bool(_YES_TAIL.match(head[heads.end():].strip())))
     if _CONTEST.search(head) or (is_question(head) and not accepts):
         return "contested"

@@ -52,6 +52,9 @@ _HEADER = re.compile(
     # round 5 (I144): the assistant's "you could try this when <task>:" and "one approach that works for <task>:"
     r"(?:you\s+(?:could|might|can|may\s+want\s+to)\s+)?try\s+this\s+(?:routine\s+|process\s+|approach\s+)?"
     r"(?:when\s+|for\s+|to\s+)(?=[^:\n]{3,80}:)|"
+    r"(?:here'?s\s+)?(?:a|my)\s+(?:good\s+|simple\s+|quick\s+)?(?:routine|process|system|suggestion|checklist|"
+    r"workflow)\s+(?:you\s+(?:could|can|might)\s+(?:use|follow|try)\s+)?(?:for|to|before|after|when)\s+(?:your\s+)?"
+    r"(?=[^:\n]{3,80}:)|"
     r"\b(?:one|an?|another)\s+(?:approach|way|method|idea|trick|routine|system)\s+(?:that\s+works\s+(?:well\s+|"
     r"nicely\s+)?)?(?:for|to)\s+(?=[^:\n]{3,80}:)|"
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
@@ -163,6 +166,7 @@ def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
 
 
 def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
+    task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
     confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
     steps = []
     for i, step in enumerate(steps_text[:20], 1):

@@ -22,9 +22,9 @@ _TRIGGERS = [
     re.compile(r"^(?:(?:and|also|please)[,\s]+)?if\s+(?:ever\s+)?(?P<t>.+?\b(?:happens|comes\s+in|arrives|shows\s+up|"
                r"is\s+received|gets\s+\w+|goes\s+\w+|drops|fails|is\s+late|is\s+overdue|changes|emails?\s+me|"
                r"sends?\s+me|texts?\s+me|calls?\s+me)\b[^,]*?),\s*(?:please\s+)?(?:then\s+)?(?P<a>.+)$", re.I),
-    re.compile(r"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+me\b.+?)\s+(?:whenever|every\s+"
+    re.compile(r"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+(?:me|you)\b.+?)\s+(?:whenever|every\s+"
                r"time|each\s+time|any\s*time)\s+(?P<t>.+)$", re.I),
-    re.compile(rf"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+me\b.+?)\s+(?P<t>(?:every|each)"
+    re.compile(rf"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+(?:me|you)\b.+?)\s+(?P<t>(?:every|each)"
                rf"\s+(?:{_DAYS}|morning|evening|week|month|day))\b.*$", re.I),
 ]
 # tuning bank, issue 18 (d): "when …" / "if …" / "in the event that …" rules, and an action first ("Please file
@@ -80,6 +80,14 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
         if sent.rstrip().endswith("?") or _QUESTIONISH.search(sent):
             continue
         # "I suggest a rule: whenever …" — the rule is what follows the colon
+        if voice == "assistant":
+            # the assistant proposing the rule as its own act (I144): "I could archive … whenever …", "I can set a
+            # rule so that if …, …", "How about this: every weekday at 9, …"
+            sent = re.sub(r"^(?:(?:i\s+(?:could|can|will|would|might)|i'(?:ll|d))\s+(?:also\s+)?(?:set\s+(?:up\s+)?a\s+rule\s+"
+                          r"(?:so\s+that|that|where)\s+)?|suggestion\s*:\s*)", "", sent, flags=re.I)
+        # "remind me every Friday to review the budget": the action's object after the time (I144)
+        sent = re.sub(r"^((?:please\s+)?(?:remind|tell|ping|notify|alert|text|email|warn)\s+(?:me|you))\s+((?:every|each)\s+"
+                      r"[^,]+?)\s+(to\s+.+?)([.!]?)$", r"\1 \3 \2\4", sent, flags=re.I)
         lead = re.match(r"^[^:]{0,60}:\s*", sent)
         for rx in _TRIGGERS:
             m = rx.match(sent) or (rx.match(sent[lead.end():]) if lead else None)

@@ -84,6 +84,7 @@ TASK_END = _TASK_END
 def clean_task(task: str) -> str:
     task = task.strip(" .:;!—–-")
     task = _FILLER_TASK.sub("", task).strip()
+    task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
     task = re.sub(r"\s+(?:i|we)$", "", task, flags=re.I)   # "when I restring my guitar I | begin with …"
     return re.sub(r"^(?:to|when\s+i|i)\s+", "", task, flags=re.I)
 
