@@ -130,15 +130,19 @@ def test_assistant_routines(conn, assistant, expected):
     assert names(conn, "procedure") == [expected]
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize("text, expected, first", [
     ("Before teaching a lesson I always print the handouts, test the projector and write the agenda on the board.",
-     "teaching a lesson"),
+     "teaching a lesson", "print the handouts"),
+    ("To bleed a radiator I usually turn the heating off, open the valve and close it when water comes out.",
+     "bleed a radiator", "turn the heating off"),
     ("quick notes on how I restring the guitar: loosen the old strings > thread the new ones > tune it up twice",
-     "restring the guitar"),
+     "restring the guitar", "loosen the old strings"),
 ])
-def test_user_procedure_shapes(conn, text, expected):
+def test_user_procedure_shapes(conn, text, expected, first):
     run_conversation(conn, [("user", text)])
-    assert names(conn, "procedure") == [expected]
+    (p,) = nodes(conn, "procedure")
+    assert p["canonical_name"] == expected and len(p["payload"]["steps"]) == 3
+    assert p["payload"]["steps"][0]["intent"] == first   # the first step is not swallowed by the task
 
 
 def test_procedure_look_alike_before_with_a_feeling(conn):

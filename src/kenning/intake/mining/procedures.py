@@ -30,7 +30,7 @@ _HEADER = re.compile(
     r"\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)\s*:)|"
     r"(?:the\s+)?(?:procedure|process|routine|workflow|checklist)\s+(?:for|to)\s+(?:when\s+i\s+)?(?=[^:\n]{3,80}:)|"
     r"a\s+(?:quick|simple|good|easy|better|reliable)\s+way\s+to\s+(?=[^:\n]{3,80}:)|"
-    r"^(?:to|before)\s+(?P<t3>[^,:]{3,60}?),?\s+i\s+(?=usually\b|always\b|normally\b|typically\b)|"   # "before" I144
+    r"^(?:to|before(?!\s+(?:i|we)\s))\s+(?P<t3>[^,:]{3,60}?),?\s+i\s+(?=usually\b|always\b|normally\b|typically\b)|"   # "before" I144
     # round 3 (I112), structural: "(ok so) to <task>: <steps>", "steps I follow to …:", "whenever I <task> I do it
     # the same way:", and "how to <task>" followed by a numbered or bulleted list on the next lines
     r"(?:^|\b(?:ok(?:ay)?|so|right)\s+(?:so\s+)?)to\s+(?=[^:\n.]{3,80}:)|"
@@ -156,12 +156,15 @@ _LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|\s+>\s+|"   # arr
 def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
     """"To <task> I usually a, b and lastly c": the steps are the comma/and list after the habit word."""
     task = clean_clause(h.group("t3"))
-    body = re.sub(r"^(?:usually|always|normally|typically)\s+", "", text[h.end():], flags=re.I)
+    # the header's trailing task group would swallow the first step ("… I always print the handouts, …", I144)
+    end = h.start("task") if h.group("task") else h.end()
+    body = re.sub(r"^(?:usually|always|normally|typically)\s+", "", text[end:], flags=re.I)
     body = re.split(r"[.!?](?:\s|$)", body, maxsplit=1)[0]
     steps = [clean_clause(p) for p in _LIST_SPLIT.split(body) if p and len(p.split()) >= 2]
-    if len(steps) < 2 or not 1 <= len(task.split()) <= MAX_TASK_WORDS:
+    # three acts at least: "before exams I always get nervous and sleep badly" is no routine (I144)
+    if len(steps) < 3 or not 1 <= len(task.split()) <= MAX_TASK_WORDS:
         return []
-    return [_mined(text, task, steps, Span(h.start(), h.end() + len(body), text[h.start():h.end() + len(body)][:500]),
+    return [_mined(text, task, steps, Span(h.start(), end + len(body), text[h.start():end + len(body)][:500]),
                    voice)]
 
 
