@@ -32,6 +32,8 @@ def names(conn, kind):
     "ok that sounds good, thanks", "Perfect, adding that to my routine.", "That'll work.", "I'm in!",
     "Of course, go ahead.", "Great suggestion, I'll use it.", "sounds good 👍", "I'll give that a shot.",
     "No problem, let's do it.", "Sure, but make it 8am.", "Option B please.", "I'll go with #2.", "k",
+    "Let's do exactly that.", "Please do.", "Go ahead.", "That sounds like a good plan.", "Ooh, good idea.",
+    "That's genius, thanks!", "Haha yes, perfect.", "I'm good with that.",
 ])
 def test_acceptances(reply):
     assert attr.reaction(reply) == "accepted"
@@ -42,6 +44,10 @@ def test_acceptances(reply):
     "That's a no from me.", "Thanks, but I'll keep my current routine.", "That sounds awful.", "Eh, I don't love it.",
     "Don't bother.", "I'll leave it, thanks.", "Hmm nope.", "I'd rather do it on Sundays instead.",
     "The second option sounds too complicated.", "No need, thanks.",
+    # negated acts and doing it oneself are refusals even with an acceptance phrase inside (I141)
+    "Don't set that up.", "I'll do it myself, thanks.", "Thanks but I'm fine.", "I'm ok without it.",
+    "I'd rather you didn't.", "That's not what I want.", "Rather not, thanks.", "Not a chance.", "Not keen.",
+    "Wouldn't work for me.", "I hate that idea.", "Ugh, no.",
 ])
 def test_rejections(reply):
     assert attr.reaction(reply) == "rejected"

@@ -76,7 +76,7 @@ Reaction = Literal["accepted", "rejected", "contested", "uncontested"]
 # ("too much hassle", "I'll stick with what I have"), a deferral ("maybe later": nothing written), and a topic
 # shift after which the rest of the turn is no answer ("ok. different question: …" only acknowledges).
 _EMOJI_YES = "👍👌✅🙌💯🔥😍🤝✔"
-_INTERJ = r"(?:hmm+|hm+|eh+|um+|uh+|well|honestly|ah+|oh+|haha|lol|sorry|tbh|thanks|thank\s+you|thx|ty|ok(?:ay)?)"
+_INTERJ = r"(?:hmm+|hm+|eh+|um+|uh+|err*|ugh+|meh|mm+|oof|well|honestly|ah+|oh+|haha|lol|sorry|tbh|thanks|thank\s+you|thx|ty|ok(?:ay)?)"
 _TOPIC_SHIFT = re.compile(
     r"\s(?:by\s+the\s+way|btw)\b|(?:^|[.!?,;:—–-]\s*)(?:(?:a\s+)?different\s+(?:question|topic|thing)|another\s+(?:question|thing)|unrelated|"
     r"anyway|by\s+the\s+way|btw|on\s+another\s+note|changing\s+the\s+subject|new\s+topic|separately|also|now,?\s+"
@@ -95,7 +95,8 @@ _NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure)\b"
 _INSTEAD = re.compile(r"\b(?:i'?d\s+rather|i'?ll|let'?s|i\s+prefer\s+to)\s+(?!not\b).{3,80}?\binstead\b", re.I)
 _NEG_HEAD = re.compile(
     rf"^\s*(?:{_INTERJ}[\s,.!…—–-]+)*(?:no\b(?!\s*,?\s*i\s+meant|{_NO_NOT_NEG})|nope|nah|naw|not\s+really|definitely\s+not|absolutely"
-    rf"\s+not|certainly\s+not|no\s+way|not\s+interested|no\s+thanks|no\s+thank\s+you|pass\b|i'?ll\s+pass|hard\s+pass|not\s+for\s+me|"
+    rf"\s+not|certainly\s+not|no\s+way|not\s+interested|not\s+(?:necessary|needed|keen|a\s+chance|this\s+time)|"
+    rf"(?:i'?d\s+)?rather\s+not|no\s+thanks|no\s+thank\s+you|pass\b|i'?ll\s+pass|hard\s+pass|not\s+for\s+me|"
     rf"but\s+no\s+thanks|i'?m\s+good,?\s+(?:thanks|thank\s+you|ty)|too\s+(?:expensive|pricey|much|complicated|"
     rf"fiddly|long|slow|risky|many|faffy|involved|hard)|sounds\s+like\s+(?:too\s+much|a\s+lot\s+of)\s+(?:work|hassle|"
     rf"effort))\b", re.I)
@@ -116,7 +117,15 @@ _REJECT = re.compile(
     r"(?:that'?s|it'?s|this\s+is|(?:sounds|seems|looks))\s+(?:way\s+|a\s+bit\s+|far\s+|much\s+)?"
     r"(?:too\s+(?:expensive|pricey|much|complicated|fiddly|long|slow|risky|hard|involved)|awful|terrible|horrible|"
     r"exhausting|overkill|like\s+overkill|a\s+bit\s+much)|i\s+don'?t\s+(?:love|fancy|need)\s+(?:it|that|this)|"
-    r"don'?t\s+bother|(?:i'?ll|let'?s)\s+leave\s+it)\b", re.I)
+    r"don'?t\s+bother|(?:i'?ll|let'?s)\s+leave\s+it|"
+    # a negated act ("don't set that up"), doing it oneself, being fine without it (I141)
+    r"^\s*(?:please\s+)?(?:don'?t|do\s+not)\s+(?:do|set|add|use|make|bother|create|change|send|schedule|remind|save|"
+    r"start|go)\b|(?:i'?ll|i\s+will|i'?d\s+rather)\s+do\s+it\s+(?:myself|on\s+my\s+own|manually|by\s+hand|my\s+(?:own\s+)?way)|"
+    r"(?:^|\bbut\s+)i'?m\s+(?:fine|ok(?:ay)?|good|alright|all\s+right)(?:\s+without\s+(?:it|that|this)|\s+as\s+(?:i\s+am|is)|"
+    r",?\s+(?:thanks|thank\s+you)|\s*[.!]?\s*$)|i'?d\s+rather\s+you\s+didn'?t|i'?d\s+prefer\s+(?:it\s+)?if\s+you\s+didn'?t|"
+    r"(?:that'?s|it'?s)\s+not\s+(?:what\s+i\s+(?:want|need|asked\s+for)|really\s+me\b|me\b)|say\s+no\b|"
+    r"i'?m\s+not\s+(?:keen|sold|a\s+fan|into\s+(?:it|that|this))|wouldn'?t\s+work|won'?t\s+work|"
+    r"i\s+(?:hate|dislike|can'?t\s+stand)\s+(?:that|it|this))", re.I)
 _DEFER = re.compile(
     r"^\s*(?:{0}[\s,.!…—–-]+)*(?:(?:maybe|perhaps)\s+(?:later|another\s+time|some\s+other\s+time|next\s+\w+)|not\s+(?:now|yet|right\s+"
     r"now|today|at\s+the\s+moment)|i'?ll\s+(?:think\s+about|consider|mull\s+over|sleep\s+on)\s+it|let\s+me\s+(?:think|"
@@ -138,7 +147,11 @@ _YES_WORD = (r"(?:ok(?:ay)?|k|kk|yes(?:\s+please)?|yep|yup|yeah|ya|yas|sure(?:\s
              r"fine\s+by\s+me|fine\s+with\s+me|go\s+for\s+it|why\s+not|i'?m\s+in|count\s+me\s+in|sold|do\s+it|"
              r"thanks|thank\s+you|thx|ty|that'?s\s+(?:perfect|great|brilliant|ideal|exactly\s+(?:it|right)|"
              r"(?:a\s+)?(?:great|good|nice|solid)\s+(?:plan|idea|one))|makes\s+sense|fair\s+enough|happy\s+with\s+that|"
-             r"let'?s\s+do\s+(?:it|that|this))")
+             r"let'?s\s+do\s+(?:exactly\s+|just\s+)?(?:it|that|this)|please\s+do(?:\s+(?:that|it|this|so))?|go\s+ahead(?:\s+with\s+(?:it|that|this))?|do\s+so|"
+             r"i'?m\s+(?:good|fine|happy|ok(?:ay)?|cool)\s+with\s+(?:that|it|this)|"
+             r"(?:that\s+|it\s+|this\s+)?sounds\s+like\s+a\s+(?:good\s+|great\s+|solid\s+|smart\s+)?(?:plan|idea)|genius|"
+             r"smart|clever|spot\s+on|that'?s\s+(?:genius|smart|clever|spot\s+on))")
+_EXCLAIM = re.compile(r"^\s*(?:(?:o+h+|a+h+|wow|haha+|hah|heh|ooh+)[\s,!.…—–-]+)*", re.I)
 _YES_HEADS = re.compile(rf"^\s*(?:(?:{_YES_WORD})\b[\s,!.…—–-]*|[{_EMOJI_YES}]\s*[\s,!.…—–-]*)+", re.I)
 # what may follow the heads and keep it an acceptance: doing it, a tweak, thanks, an emoji
 _YES_TAIL = re.compile(
@@ -256,10 +269,11 @@ def reaction(user_text: str) -> Reaction:
         return "rejected"
     if _DEFER.search(head):
         return "contested"   # a deferral is no acceptance and writes nothing (I143)
-    heads = _YES_HEADS.match(head)
+    body = head[len(_EXCLAIM.match(head).group(0)):]   # "Ooh, good idea": an exclamation first
+    heads = _YES_HEADS.match(body)
     affirmed = heads is not None and not _ACK_ONLY.match(heads.group(0)) and not (
         _WEAK_ACK.match(heads.group(0)) and _ACK_WORD.search(heads.group(0)))
-    accepts = bool(_ACCEPT.search(head)) or (affirmed and bool(_YES_TAIL.match(head[heads.end():].strip())))
+    accepts = bool(_ACCEPT.search(head)) or (affirmed and bool(_YES_TAIL.match(body[heads.end():].strip())))
     if _CONTEST.search(head) or (is_question(head) and not accepts):
         return "contested"
     if accepts:
