@@ -33,7 +33,7 @@ def names(conn, kind):
     "Of course, go ahead.", "Great suggestion, I'll use it.", "sounds good 👍", "I'll give that a shot.",
     "No problem, let's do it.", "Sure, but make it 8am.", "Option B please.", "I'll go with #2.", "k",
     "Let's do exactly that.", "Please do.", "Go ahead.", "That sounds like a good plan.", "Ooh, good idea.",
-    "That's genius, thanks!", "Haha yes, perfect.", "I'm good with that.",
+    "That's genius, thanks!", "Haha yes, perfect.", "I'm good with that.", "Both, please!", "let's do all of them",
 ])
 def test_acceptances(reply):
     assert attr.reaction(reply) == "accepted"
@@ -47,7 +47,7 @@ def test_acceptances(reply):
     # negated acts and doing it oneself are refusals even with an acceptance phrase inside (I141)
     "Don't set that up.", "I'll do it myself, thanks.", "Thanks but I'm fine.", "I'm ok without it.",
     "I'd rather you didn't.", "That's not what I want.", "Rather not, thanks.", "Not a chance.", "Not keen.",
-    "Wouldn't work for me.", "I hate that idea.", "Ugh, no.",
+    "Wouldn't work for me.", "I hate that idea.", "Ugh, no.", "Neither, thanks.", "None of those, sorry.",
 ])
 def test_rejections(reply):
     assert attr.reaction(reply) == "rejected"

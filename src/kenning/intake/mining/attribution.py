@@ -96,7 +96,7 @@ _INSTEAD = re.compile(r"\b(?:i'?d\s+rather|i'?ll|let'?s|i\s+prefer\s+to)\s+(?!no
 _NEG_HEAD = re.compile(
     rf"^\s*(?:{_INTERJ}[\s,.!…—–-]+)*(?:no\b(?!\s*,?\s*i\s+meant|{_NO_NOT_NEG})|nope|nah|naw|not\s+really|definitely\s+not|absolutely"
     rf"\s+not|certainly\s+not|no\s+way|not\s+interested|not\s+(?:necessary|needed|keen|a\s+chance|this\s+time)|"
-    rf"(?:i'?d\s+)?rather\s+not|no\s+thanks|no\s+thank\s+you|pass\b|i'?ll\s+pass|hard\s+pass|not\s+for\s+me|"
+    rf"(?:i'?d\s+)?rather\s+not|neither|none\s+of\s+(?:them|those|these)|no\s+thanks|no\s+thank\s+you|pass\b|i'?ll\s+pass|hard\s+pass|not\s+for\s+me|"
     rf"but\s+no\s+thanks|i'?m\s+good,?\s+(?:thanks|thank\s+you|ty)|too\s+(?:expensive|pricey|much|complicated|"
     rf"fiddly|long|slow|risky|many|faffy|involved|hard)|sounds\s+like\s+(?:too\s+much|a\s+lot\s+of)\s+(?:work|hassle|"
     rf"effort))\b", re.I)
@@ -148,7 +148,7 @@ _YES_WORD = (r"(?:ok(?:ay)?|k|kk|yes(?:\s+please)?|yep|yup|yeah|ya|yas|sure(?:\s
              r"thanks|thank\s+you|thx|ty|that'?s\s+(?:perfect|great|brilliant|ideal|exactly\s+(?:it|right)|"
              r"(?:a\s+)?(?:great|good|nice|solid)\s+(?:plan|idea|one))|makes\s+sense|fair\s+enough|happy\s+with\s+that|"
              r"let'?s\s+do\s+(?:exactly\s+|just\s+)?(?:it|that|this)|please\s+do(?:\s+(?:that|it|this|so))?|go\s+ahead(?:\s+with\s+(?:it|that|this))?|do\s+so|"
-             r"i'?m\s+(?:good|fine|happy|ok(?:ay)?|cool)\s+with\s+(?:that|it|this)|"
+             r"i'?m\s+(?:good|fine|happy|ok(?:ay)?|cool)\s+with\s+(?:that|it|this)|both(?:\s+of\s+them)?|(?:let'?s\s+do\s+)?all\s+of\s+(?:them|it)|"
              r"(?:that\s+|it\s+|this\s+)?sounds\s+like\s+a\s+(?:good\s+|great\s+|solid\s+|smart\s+)?(?:plan|idea)|genius|"
              r"smart|clever|spot\s+on|that'?s\s+(?:genius|smart|clever|spot\s+on))")
 _EXCLAIM = re.compile(r"^\s*(?:(?:o+h+|a+h+|wow|haha+|hah|heh|ooh+)[\s,!.…—–-]+)*", re.I)
