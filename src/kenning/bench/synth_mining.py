@@ -360,6 +360,58 @@ ASSISTANT_NEG += [
 ]
 
 
+# Tuning round 5 (issue 18 (d), slice i18attr, decisions I140–I149): written blind to the held-out bank, from how
+# people answer an assistant's suggestion in chat — short affirmative heads ("yep", "deal", "👍"), a reference to the
+# suggestion ("that works for me", "I'll give it a go"), a choice of an option by ordinal or name, acceptance with a
+# tweak ("yes but make it Tuesday"); refusals with a reason, after an interjection ("hmm no"), by cost or effort,
+# or by sticking with one's own way; deferrals ("maybe later") write nothing; an "ok" that only acknowledges before
+# a new topic, thanks and a new topic, a neutral remark let the suggestion stand.
+SUGGESTIONS += [
+    ("standing_procedure", "plan the week", "Want me to set that up? Every Sunday evening, I could remind you to "
+     "plan the week."),
+    ("procedure", "packing", "You could try this when packing for a trip:\n1. lay everything out on the bed\n"
+     "2. remove a third of it\n3. roll the clothes instead of folding them"),
+    ("standing_procedure", "overdue", "Two options: 1) every Monday I send you a list of your open tasks, or "
+     "2) whenever a task is overdue, I ping you the same day."),
+    ("memory_directive", "bullet", "Got it — from now on I'll always put the key points in bullet lists."),
+    ("procedure", "tax documents", "One approach that works well for sorting tax documents: first gather every "
+     "receipt into one folder, then label each by month, and finally scan them into a spreadsheet."),
+]
+ACCEPT += [
+    "sounds good, do that", "yep", "ok let's try it", "I'll take the second one", "that works for me",
+    "love it!", "deal, thanks", "sure, why not", "👍", "yes but make it Tuesday", "Go with option 2.",
+    "Yes please!", "Alright, let's give it a go.", "Makes sense, I'll do that.", "works for me 👍",
+    "Thanks, that's perfect!", "Absolutely, set that up.", "I like it, let's go with your version.",
+    "ok cool, I'll try that this weekend", "Definitely, do that.", "Option 1 please.",
+    "Let's try the first one.", "That's a great plan, thanks - doing it.", "Fine by me.",
+    "Yes, but make it a bit shorter.", "go for it", "sure thing",
+]
+REJECT += [
+    "nah", "not for me", "I'd rather not", "that won't work because I work weekends", "let's skip that",
+    "hmm no", "too expensive", "Honestly no, too much hassle.", "I'll stick with what I have.",
+    "Thanks, but no thanks.", "Eh, no.", "That's not going to work for me, I'm away a lot.",
+    "Not really my style.", "No way, that sounds like way too much work.", "I'm good, thanks.",
+    "Definitely not.", "I'd prefer my own way, thanks.", "Pass.",
+]
+CONTEST += ["Maybe later.", "I'll think about it.", "Not now, maybe next month.", "Why would I do that?",
+            "What's the point of step 2?"]
+MOVE_ON += ["ok. different question: how do I boil an egg properly?", "Thanks! Now, about my trip to Rome...",
+            "Interesting.", "Hm, interesting, I never knew that.", "Right. My sister is visiting next week, by the way."]
+ASSISTANT_NEG += [
+    ("How about a rule: whenever someone shares a file, I summarise it?", "maybe later", "standing_procedure"),
+    ("You could try this: 1. sort the mail\n2. shred the junk\n3. file the bills", "too much effort honestly",
+     "procedure"),
+]
+PROC_FRAMES += [
+    "quick brain dump of how I {p}: {s0} > {s1} > {s2}",
+    "Every time I {p}: {s0}. Then {s1}. Last, {s2}.",
+    "I've got a system for when I {p}: {s0}, {s1}, and then {s2}. Works every time.",
+    "user: Let me tell you how I {p}. ||| assistant: Sure! ||| user: first I {s0}, then I {s1}, and last I {s2}",
+]
+PROC_NEG += ["My mum's system to {p}: first she {s0}, then she {s1}.",
+             "Do you {s0} first or {s1} first when you {p}?"]
+
+
 @dataclass(frozen=True)
 class Bank:
     """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.

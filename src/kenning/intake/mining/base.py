@@ -8,7 +8,7 @@ from typing import Any, Callable
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation
 from kenning.intake.mining import attribution as attr
 from kenning.intake.mining import links
-from kenning.intake.mining.common import Mined, Span, create_op, get_node, node_id, provenance, write
+from kenning.intake.mining.common import Mined, Span, create_op, get_node, node_id, provenance, sentences, write
 from kenning.knowledge.ops import Feedback, UpdateNode
 from kenning.store import knowledge as ksql
 from kenning.store import mining as msql
@@ -136,10 +136,21 @@ def run_class(ctx: ExtractionContext, obs: Observation, name: str, parse: Parser
         write_item(ctx, obs, result, m, how="directive")
     agent = attr.answered_agent_turn(obs)
     if agent is not None and attr.is_suggestion(agent.text):
-        theirs = [m for m in parse(agent.text, ctx, obs, "assistant") if m.kind in AGENT_KINDS]
+        theirs = [m for m in parse(attr.offer_as_statement(agent.text), ctx, obs, "assistant") if m.kind in AGENT_KINDS]
+        for m in theirs:   # an offer read as a promise (I145): the quote is the assistant's own words
+            if agent.text[m.span.start:m.span.end] != m.span.text:
+                start = next((x.start for x in sentences(agent.text) if x.start <= m.span.start < x.end + 1),
+                             m.span.start)
+                m.span = Span(start, m.span.end, agent.text[start:m.span.end])
         if agent.reaction == "accepted":
-            for m in theirs:
+            chosen, others = attr.chosen_options(agent.text, theirs, attr.option_choice(obs.text))
+            for m in chosen:
                 write_item(ctx, obs, result, m, how="accepted", agent=agent)
+            for m in others:   # picking one option turns the others down (I142)
+                msql.record_rejected_option(ctx.conn, kind=m.kind, name=m.name, quote=m.span.text,
+                                            suggestion_message_id=agent.message_id,
+                                            rejection_message_id=obs.message_id,
+                                            conversation_id=obs.conversation_id, recorded_at=ctx.now)
         elif agent.reaction == "uncontested" and not own:
             for m in theirs:
                 write_item(ctx, obs, result, m, how="observation", agent=agent)

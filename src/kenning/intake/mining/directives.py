@@ -78,6 +78,9 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
             sent = re.sub(r"^(?:noted|got\s+it|sure|ok(?:ay)?|understood)\s*[,.!:—–-]*\s*", "", sent, flags=re.I)
             # the assistant restating a standing order as its own promise ("I'll always use miles for you")
             sent = re.sub(r"^i(?:'ll|\s+will)\s+always\s+", "Always ", sent, flags=re.I)
+            # "I'll call you Sam from now on" (an accepted offer, I145) is the standing order "from now on, call …"
+            sent = re.sub(r"^i(?:'ll|\s+will)\s+(?P<x>.+?),?\s+(?:from\s+now\s+on|going\s+forward|in\s+future)(?P<e>[.!]?)$",
+                          r"From now on, \g<x>\g<e>", sent, flags=re.I)
         for memory_type, assertion, rx in _RULES:
             m = rx.search(sent)
             if not m:

@@ -30,7 +30,7 @@ _HEADER = re.compile(
     r"\d+|a\s+few)\s+(?:easy\s+|simple\s+)?steps)\s*:)|"
     r"(?:the\s+)?(?:procedure|process|routine|workflow|checklist)\s+(?:for|to)\s+(?:when\s+i\s+)?(?=[^:\n]{3,80}:)|"
     r"a\s+(?:quick|simple|good|easy|better|reliable)\s+way\s+to\s+(?=[^:\n]{3,80}:)|"
-    r"^to\s+(?P<t3>[^,:]{3,60}?)\s+i\s+(?=usually\b|always\b|normally\b|typically\b)|"
+    r"^(?:to|before(?!\s+(?:i|we)\s))\s+(?P<t3>[^,:]{3,60}?),?\s+i\s+(?=usually\b|always\b|normally\b|typically\b)|"   # "before" I144
     # round 3 (I112), structural: "(ok so) to <task>: <steps>", "steps I follow to …:", "whenever I <task> I do it
     # the same way:", and "how to <task>" followed by a numbered or bulleted list on the next lines
     r"(?:^|\b(?:ok(?:ay)?|so|right)\s+(?:so\s+)?)to\s+(?=[^:\n.]{3,80}:)|"
@@ -49,6 +49,14 @@ _HEADER = re.compile(
     r"(?:^|\bhere'?s\s+|\bhere\s+is\s+)what\s+i\s+do\s+(?:to|when\s+i|for|before|after)\s+|"
     r"(?:the\s+)?(?:best|easiest|quickest|simplest|only)\s+way\s+(?:i'?ve\s+found\s+)?to\s+"
     r"(?=[^?\n]{3,80}?\s+is\s+to\s)|"
+    # round 5 (I144): the assistant's "you could try this when <task>:" and "one approach that works for <task>:"
+    r"(?:you\s+(?:could|might|can|may\s+want\s+to)\s+)?try\s+this\s+(?:routine\s+|process\s+|approach\s+)?"
+    r"(?:when\s+|for\s+|to\s+)(?=[^:\n]{3,80}:)|"
+    r"(?:here'?s\s+)?(?:a|my)\s+(?:good\s+|simple\s+|quick\s+)?(?:routine|process|system|suggestion|checklist|"
+    r"workflow)\s+(?:you\s+(?:could|can|might)\s+(?:use|follow|try)\s+)?(?:for|to|before|after|when)\s+(?:your\s+)?"
+    r"(?=[^:\n]{3,80}:)|"
+    r"\b(?:one|an?|another)\s+(?:approach|way|method|idea|trick|routine|system)\s+(?:that\s+works\s+(?:well\s+|"
+    r"nicely\s+)?)?(?:for|to)\s+(?=[^:\n]{3,80}:)|"
     r"^for\s+(?P<t5>[^,:]{3,60}),\s*i\s+(?=first\b|start\s+by\b|always\b|usually\b|normally\b))"
     r"(?P<task>[^:\n.—–,]{3,80})?", re.I)
 MAX_TASK_WORDS = 12   # "get the spare room ready when guests come to stay" is one task (I135)
@@ -140,7 +148,7 @@ def _steps_from(text: str, header_end: int) -> list[str]:
     return steps if len(steps) >= 2 else []
 
 
-_LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|"   # arrows: a -> b -> c (I134)
+_LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|\s+>\s+|"   # arrows: a -> b -> c, a > b (I134, I144)
                          r",\s*(?:and\s+)?(?:then\s+|lastly\s+|finally\s+|next\s+)?|\s+and\s+(?:then\s+|lastly\s+|"
                          r"finally\s+)?|\s+then\s+", re.I)
 
@@ -148,16 +156,20 @@ _LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|"   # arrows: a -
 def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
     """"To <task> I usually a, b and lastly c": the steps are the comma/and list after the habit word."""
     task = clean_clause(h.group("t3"))
-    body = re.sub(r"^(?:usually|always|normally|typically)\s+", "", text[h.end():], flags=re.I)
+    # the header's trailing task group would swallow the first step ("… I always print the handouts, …", I144)
+    end = h.start("task") if h.group("task") else h.end()
+    body = re.sub(r"^(?:usually|always|normally|typically)\s+", "", text[end:], flags=re.I)
     body = re.split(r"[.!?](?:\s|$)", body, maxsplit=1)[0]
     steps = [clean_clause(p) for p in _LIST_SPLIT.split(body) if p and len(p.split()) >= 2]
-    if len(steps) < 2 or not 1 <= len(task.split()) <= MAX_TASK_WORDS:
+    # three acts at least: "before exams I always get nervous and sleep badly" is no routine (I144)
+    if len(steps) < 3 or not 1 <= len(task.split()) <= MAX_TASK_WORDS:
         return []
-    return [_mined(text, task, steps, Span(h.start(), h.end() + len(body), text[h.start():h.end() + len(body)][:500]),
+    return [_mined(text, task, steps, Span(h.start(), end + len(body), text[h.start():end + len(body)][:500]),
                    voice)]
 
 
 def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
+    task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
     confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
     steps = []
     for i, step in enumerate(steps_text[:20], 1):

@@ -9,7 +9,8 @@ from typing import Any
 
 from kenning.intake.extractors import ExtractionContext, ExtractionResult, Observation, register
 from kenning.intake.mining.base import run_class
-from kenning.intake.mining.common import Mined, clean_clause, sentences
+from kenning.intake.mining.attribution import option_segments
+from kenning.intake.mining.common import Mined, Span, clean_clause, sentences
 
 _DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _TRIGGERS = [
@@ -21,9 +22,9 @@ _TRIGGERS = [
     re.compile(r"^(?:(?:and|also|please)[,\s]+)?if\s+(?:ever\s+)?(?P<t>.+?\b(?:happens|comes\s+in|arrives|shows\s+up|"
                r"is\s+received|gets\s+\w+|goes\s+\w+|drops|fails|is\s+late|is\s+overdue|changes|emails?\s+me|"
                r"sends?\s+me|texts?\s+me|calls?\s+me)\b[^,]*?),\s*(?:please\s+)?(?:then\s+)?(?P<a>.+)$", re.I),
-    re.compile(r"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+me\b.+?)\s+(?:whenever|every\s+"
+    re.compile(r"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+(?:me|you)\b.+?)\s+(?:whenever|every\s+"
                r"time|each\s+time|any\s*time)\s+(?P<t>.+)$", re.I),
-    re.compile(rf"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+me\b.+?)\s+(?P<t>(?:every|each)"
+    re.compile(rf"^(?:please\s+)?(?P<a>(?:remind|tell|ping|notify|alert|email|text|warn)\s+(?:me|you)\b.+?)\s+(?P<t>(?:every|each)"
                rf"\s+(?:{_DAYS}|morning|evening|week|month|day))\b.*$", re.I),
 ]
 # tuning bank, issue 18 (d): "when …" / "if …" / "in the event that …" rules, and an action first ("Please file
@@ -69,11 +70,24 @@ def signal_type(trigger: str) -> str:
 
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     out: list[Mined] = []
-    for s in sentences(text):
+    spans = sentences(text)
+    if voice == "assistant":
+        # the assistant's numbered options in one sentence, each a rule of its own (I142)
+        spans = [x for s in spans for x in (option_segments(s.text) and [
+            Span(s.start + o.start, s.start + o.end, o.text) for o in option_segments(s.text)] or [s])]
+    for s in spans:
         sent = s.text
         if sent.rstrip().endswith("?") or _QUESTIONISH.search(sent):
             continue
         # "I suggest a rule: whenever …" — the rule is what follows the colon
+        if voice == "assistant":
+            # the assistant proposing the rule as its own act (I144): "I could archive … whenever …", "I can set a
+            # rule so that if …, …", "How about this: every weekday at 9, …"
+            sent = re.sub(r"^(?:(?:i\s+(?:could|can|will|would|might)|i'(?:ll|d))\s+(?:also\s+)?(?:set\s+(?:up\s+)?a\s+rule\s+"
+                          r"(?:so\s+that|that|where)\s+)?|suggestion\s*:\s*)", "", sent, flags=re.I)
+        # "remind me every Friday to review the budget": the action's object after the time (I144)
+        sent = re.sub(r"^((?:please\s+)?(?:remind|tell|ping|notify|alert|text|email|warn)\s+(?:me|you))\s+((?:every|each)\s+"
+                      r"[^,]+?)\s+(to\s+.+?)([.!]?)$", r"\1 \3 \2\4", sent, flags=re.I)
         lead = re.match(r"^[^:]{0,60}:\s*", sent)
         for rx in _TRIGGERS:
             m = rx.match(sent) or (rx.match(sent[lead.end():]) if lead else None)
@@ -90,6 +104,9 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
                         action = clean_clause(src[:x.start()])
                     else:
                         trigger = clean_clause(src[:x.start()])
+            if voice == "assistant":
+                # the assistant offering the rule as its own act: "…, I could remind you to …" (I144)
+                action = re.sub(r"^i\s+(?:could|can|would|will|might|may)\s+|^i'(?:d|ll)\s+", "", action, flags=re.I)
             if len(action.split()) < 2 or len(trigger.split()) < 1 or len(action.split()) > 40 \
                     or _NOT_ACTION.match(action):
                 break

@@ -15,7 +15,7 @@ import re
 # a quoted line of a mail)
 MARKER = re.compile(r"^[ \t:]*(?:[-*•–]\s*)?(?:\[[ xX✓✔]?\]|[1-9]\ufe0f?\u20e3|\(?\d{1,2}[.):]|\d{1,2}\s?-|#\d{1,2}|\(?[a-e][.)]|[-*•–→]|step\s+(?:\d{1,2}|"
                     r"one|two|three|four|five|six|seven|eight|nine|ten)\s*[:.)-]?)\s+(?P<s>\S.*)$", re.I | re.M)
-ARROW = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*")
+ARROW = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|\s+>\s+")   # a bare ">" between spaces too (I144)
 # words after which the task is named in a lead: "routine to …", "drill for when I …", "checklist before I …"
 _TASK_INTRO = re.compile(
     # "to / for <task>" opening a sentence; "when it comes to <task>"; "I <task> like this / the same way"
@@ -84,6 +84,7 @@ TASK_END = _TASK_END
 def clean_task(task: str) -> str:
     task = task.strip(" .:;!—–-")
     task = _FILLER_TASK.sub("", task).strip()
+    task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
     task = re.sub(r"\s+(?:i|we)$", "", task, flags=re.I)   # "when I restring my guitar I | begin with …"
     return re.sub(r"^(?:to|when\s+i|i)\s+", "", task, flags=re.I)
 
