@@ -88,8 +88,8 @@ _ACK_ONLY = re.compile(r"^\s*(?:(?:thanks|thank\s+you|thx|ty|cheers|right|noted|
 _WEAK_ACK = re.compile(r"^\s*(?:(?:ok(?:ay)?|k|kk|cool|alright|all\s+right|nice|thanks|thank\s+you|thx|ty|cheers|right|"
                        r"noted|got\s+it|i\s+see)[\s,.!…]*)+$", re.I)
 _ACK_WORD = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|right|noted|got\s+it|i\s+see)\b", re.I)
-_BARE_ACK = re.compile(rf"^\s*(?:(?:ok(?:ay)?|k|kk|right|cool|got\s+it|noted|i\s+see|alright|all\s+right|thanks|"
-                       rf"thank\s+you|thx|ty|interesting|hm+|hmm+|ah+|oh+)[\s,.!…]*)+$", re.I)
+_BARE_ACK = re.compile(r"^\s*(?:(?:ok(?:ay)?|k|kk|right|cool|got\s+it|noted|i\s+see|alright|all\s+right|thanks|"
+                       r"thank\s+you|thx|ty|interesting|hm+|hmm+|ah+|oh+)[\s,.!…]*)+$", re.I)
 _NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure)\b"
 # choosing something else instead turns the suggestion down ("I'd rather do it on Sundays instead", I141)
 _INSTEAD = re.compile(r"\b(?:i'?d\s+rather|i'?ll|let'?s|i\s+prefer\s+to)\s+(?!not\b).{3,80}?\binstead\b", re.I)
