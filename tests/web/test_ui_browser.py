@@ -76,7 +76,7 @@ def test_a_review_action_moves_the_confidence_and_undo_restores_it(ui_server, pa
     page.wait_for_url(re.compile(r"undo="))
     after = _confidence(page)
     assert float(after) > float(before), (before, after)
-    assert "confirmed" in page.locator(".card").nth(2).inner_text()
+    assert "confirmed" in page.locator("#lifecycle").inner_text()
     assert "user:confirm" in page.content() or "confirm 'Sam'" in page.content()
     page.locator("button.undo-btn").click()
     page.wait_for_url(re.compile(r"msg=undone"))
