@@ -174,7 +174,7 @@ REGISTRY: list[Delete | Update | Step] = [
     Delete("belief_occurrences", "occurrence_id IN {occurrence}"),
     Delete("belief_nodes", "belief_id IN {self_belief}"),
     Delete("experience_runs", "experience_id IN {experience}"),
-    Delete("experience_scans", "message_id IN {message}"),
+    Delete("experience_scan_rows", "message_id IN {message}"),   # the view experience_scans (Y23)
     Delete("experiences", "experience_id IN {experience}"),
     # ---- seed 001 assertions and time ------------------------------------------------------------------------
     Delete("conflict_groups", "conflict_group_id IN {conflict_group}"),   # members cascade
