@@ -51,3 +51,30 @@ def test_old_documents_keep_every_other_column_and_the_store_writes_the_new_tabl
     assert old.execute("SELECT content_sha256, source_changed_run_id FROM search_docs WHERE doc_rowid=1").fetchone() \
         == ("h0b", "r2")
     assert old.execute("SELECT doc_id FROM search_docs WHERE doc_rowid=4").fetchone() == ("m3",)
+
+
+def test_backlink_input_hashes_are_16_bytes_and_old_hex_ones_are_converted():
+    """Y24: back-link Stage 1's record of scanned texts keeps 16 bytes of each sha256; an older vault's hex digests
+    are converted, and the store still answers with the digests it is asked about."""
+    import hashlib
+
+    from kenning.store import upkeep as usql
+
+    old = _vault(118)
+    a, b, c = (hashlib.sha256(t.encode()).hexdigest() for t in ("one", "two", "three"))
+    with old:
+        old.executemany("INSERT INTO backlink_observations(observation_id, input_hash, degraded) VALUES (?,?,0)",
+                        [("m1", a), ("m2", b)])
+    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    with old:
+        old.execute(sql)
+    assert old.execute("SELECT observation_id, input_hash FROM backlink_observations ORDER BY 1").fetchall() == \
+        [("m1", bytes.fromhex(a)[:16]), ("m2", bytes.fromhex(b)[:16])]
+    assert usql.scanned_hashes(old, [a, c]) == {a}
+    with old:
+        usql.mark_observations(old, [("m3", c, 1), ("m1", a, 0)])
+    assert usql.scanned_hashes(old, [a, b, c]) == {a, b, c}
+    assert old.execute("SELECT count(*), sum(length(input_hash) = 16) FROM backlink_observations").fetchone() == (3, 3)
+    plan = " ".join(r[3] for r in old.execute("EXPLAIN QUERY PLAN SELECT input_hash FROM backlink_observations "
+                                              "WHERE input_hash IN (?, ?)", (b"x", b"y")))
+    assert "idx_backlink_observations_hash" in plan

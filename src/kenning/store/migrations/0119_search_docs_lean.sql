@@ -40,3 +40,7 @@ END;
 CREATE TRIGGER experience_scans_delete INSTEAD OF DELETE ON experience_scans BEGIN
     DELETE FROM experience_scan_rows WHERE message_id = OLD.message_id;
 END;
+-- Y24: backlink_observations.input_hash (Kenning's own, migration 0090: the sha256 of the text back-link Stage 1
+-- read, looked up to skip a text seen before) is kept as its first 16 bytes instead of 64 hex characters, in the
+-- row and in its index (N12's width): 96 bytes a message fewer, ~9 MB at 100k messages.
+UPDATE backlink_observations SET input_hash = unhex(substr(input_hash, 1, 32)) WHERE typeof(input_hash) = 'text';
