@@ -172,3 +172,49 @@ def test_the_dropped_decision_index_served_no_query():
             assert "idx_intake_decisions_decision" not in plan, (sql, plan)
     new = _vault(118)
     assert new.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_intake_decisions_decision'").fetchone()[0] == 0
+
+
+def _env_obs(i: int, key: str | None = None, oid: str | None = None) -> dict:
+    import hashlib
+
+    key = key or hashlib.sha256(f"chat\x00message:m{i}\x00v{i}".encode()).hexdigest()
+    return {"observation_id": oid or "obs_" + key[:32], "observed_at": "2024-06-01T00:00:00.000Z", "surface": "chat",
+            "source_ref": f"message:m{i}", "source_version_id": f"v{i}", "actor": "user",
+            "memory_mode_snapshot": {"mode": "normal"}, "features": {"a": 1}, "dedup_key": key, "unit_kind": "message",
+            "conversation_id": "c1", "message_id": f"m{i}", "run_id": "r1"}
+
+
+def test_the_dedup_key_keeps_its_second_half_and_stays_unique():
+    """Y25: a dedup key whose first half gives the observation id keeps only its second half; another key is kept
+    whole; an older vault's keys read the same; a repeated key is refused whichever way either is stored."""
+    old = _vault(118)
+    rows = [_env_obs(0), _env_obs(1), _env_obs(2, key="k2", oid="obs_x2"), _env_obs(3, key="short", oid="obs_short")]
+    with old:
+        for r in rows:
+            isql.insert_observation(old, r)
+    cols = ", ".join(isql.OBS_COLS)
+    want = old.execute(f"SELECT {cols} FROM intake_observations ORDER BY observation_id").fetchall()
+    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    with old:
+        old.execute(sql)
+    assert old.execute(f"SELECT {cols} FROM intake_observations ORDER BY observation_id").fetchall() == want
+    stored = dict(old.execute("SELECT observation_id, coalesce(dedup_key_other, '+' || dedup_key_rest) "
+                              "FROM intake_observation_rows"))
+    assert stored[rows[0]["observation_id"]] == "+" + rows[0]["dedup_key"][32:]
+    assert stored["obs_x2"] == "k2" and stored["obs_short"] == "+"
+    assert isql.known_dedup_keys(old) == {r["dedup_key"] for r in rows}
+    assert old.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'idx_intake_observations_dedup'").fetchone()[0] == 0
+    clashes = [_env_obs(5, key=rows[0]["dedup_key"], oid="obs_other"),   # a derived key again, under another id
+               _env_obs(6, key="k2"),                                      # a whole key again, now derivable
+               _env_obs(7, key="k2", oid="obs_y"),                         # a whole key again, whole
+               _env_obs(8, key="short")]                                   # a short derived key again
+    for r in clashes:
+        with pytest.raises(apsw.ConstraintError, match="dedup_key|observation_id"):
+            with old:
+                isql.insert_observation(old, r)
+    with pytest.raises(apsw.ConstraintError, match="NOT NULL"):
+        with old:
+            isql.insert_observation(old, {**_env_obs(9), "dedup_key": None})
+    with old:
+        isql.insert_observation(old, _env_obs(10))
+    assert len(isql.known_dedup_keys(old)) == 5

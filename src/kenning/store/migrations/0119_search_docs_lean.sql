@@ -44,3 +44,56 @@ END;
 -- read, looked up to skip a text seen before) is kept as its first 16 bytes instead of 64 hex characters, in the
 -- row and in its index (N12's width): 96 bytes a message fewer, ~9 MB at 100k messages.
 UPDATE backlink_observations SET input_hash = unhex(substr(input_hash, 1, 32)) WHERE typeof(input_hash) = 'text';
+-- Y25: an intake observation's id is 'obs_' || the first 32 characters of its dedup_key (intake.envelope), so the
+-- row keeps only the rest of the key (dedup_key_rest) and the view puts it back; a key that does not give the id
+-- (none the funnel writes) is kept whole in dedup_key_other. The unique index on dedup_key goes: a key that gives
+-- the id is unique because the id is the primary key; the insert trigger checks a new key against the others (one
+-- primary-key probe, one probe of the small partial index). ~13 MB at 100k messages (the key's first half in the
+-- row, and the 64-character index).
+DROP VIEW intake_observations;
+DROP INDEX idx_intake_observations_dedup;
+ALTER TABLE intake_observation_rows ADD COLUMN dedup_key_rest TEXT;    -- NULL: the key is in dedup_key_other
+ALTER TABLE intake_observation_rows ADD COLUMN dedup_key_other TEXT;   -- NULL: 'obs_' || key[:32] is the id
+UPDATE intake_observation_rows SET
+    dedup_key_rest = CASE WHEN observation_id = 'obs_' || substr(dedup_key, 1, 32) THEN substr(dedup_key, 33) END,
+    dedup_key_other = CASE WHEN observation_id = 'obs_' || substr(dedup_key, 1, 32) THEN NULL ELSE dedup_key END;
+ALTER TABLE intake_observation_rows DROP COLUMN dedup_key;
+CREATE UNIQUE INDEX idx_intake_observations_dedup_other ON intake_observation_rows(dedup_key_other)
+    WHERE dedup_key_other IS NOT NULL;
+CREATE VIEW intake_observations AS
+    SELECT o.observation_id, t.value AS observed_at, o.surface,
+           COALESCE(o.source_ref_other, 'message:' || o.message_id) AS source_ref, o.source_version_id, o.actor,
+           s.value AS memory_mode_snapshot, f.value AS features,
+           COALESCE(o.dedup_key_other, substr(o.observation_id, 5) || o.dedup_key_rest) AS dedup_key,
+           o.unit_kind, o.conversation_id, o.message_id, r.value AS run_id
+    FROM intake_observation_rows o
+    JOIN intake_values s ON s.id = o.memory_mode_snapshot_id
+    JOIN intake_values f ON f.id = o.features_id
+    JOIN intake_values t ON t.id = o.observed_at_id
+    JOIN intake_values r ON r.id = o.run_id_id;
+CREATE TRIGGER intake_observations_insert INSTEAD OF INSERT ON intake_observations BEGIN
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: intake_observations.dedup_key') WHERE NEW.dedup_key IS NULL;
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: intake_observations.dedup_key')
+        WHERE EXISTS (SELECT 1 FROM intake_observation_rows WHERE dedup_key_other = NEW.dedup_key)
+           OR EXISTS (SELECT 1 FROM intake_observation_rows
+                      WHERE observation_id = 'obs_' || substr(NEW.dedup_key, 1, 32) AND dedup_key_other IS NULL
+                        AND dedup_key_rest = substr(NEW.dedup_key, 33));
+    INSERT OR IGNORE INTO intake_values(value) VALUES (NEW.memory_mode_snapshot), (NEW.features), (NEW.observed_at),
+        (NEW.run_id);
+    INSERT INTO intake_observation_rows(observation_id, surface, source_ref_other, source_version_id, actor,
+        dedup_key_rest, dedup_key_other, unit_kind, conversation_id, message_id, memory_mode_snapshot_id,
+        features_id, observed_at_id, run_id_id)
+    VALUES (NEW.observation_id, NEW.surface,
+        CASE WHEN NEW.source_ref IS 'message:' || NEW.message_id THEN NULL ELSE NEW.source_ref END,
+        NEW.source_version_id, NEW.actor,
+        CASE WHEN NEW.observation_id IS 'obs_' || substr(NEW.dedup_key, 1, 32) THEN substr(NEW.dedup_key, 33) END,
+        CASE WHEN NEW.observation_id IS 'obs_' || substr(NEW.dedup_key, 1, 32) THEN NULL ELSE NEW.dedup_key END,
+        NEW.unit_kind, NEW.conversation_id, NEW.message_id,
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.memory_mode_snapshot AS TEXT)),
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.features AS TEXT)),
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.observed_at AS TEXT)),
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.run_id AS TEXT)));
+END;
+CREATE TRIGGER intake_observations_delete INSTEAD OF DELETE ON intake_observations BEGIN
+    DELETE FROM intake_observation_rows WHERE observation_id = OLD.observation_id;
+END;
