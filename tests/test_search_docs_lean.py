@@ -78,3 +78,29 @@ def test_backlink_input_hashes_are_16_bytes_and_old_hex_ones_are_converted():
     plan = " ".join(r[3] for r in old.execute("EXPLAIN QUERY PLAN SELECT input_hash FROM backlink_observations "
                                               "WHERE input_hash IN (?, ?)", (b"x", b"y")))
     assert "idx_backlink_observations_hash" in plan
+
+
+def test_the_dropped_changed_messages_index_served_no_query():
+    """Y26: with idx_messages_changed still there, the index stage's walk over messages does not use it (it walks
+    in conversation order), and no other statement reads messages by last_changed_run_id (the source says so:
+    this test greps the package's SQL for a WHERE on it)."""
+    import re
+    from pathlib import Path
+
+    import kenning
+
+    old = _vault(118)
+    assert old.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_messages_changed'").fetchone()[0] == 1
+    for after in (None, ("c1", 3)):
+        q = ("SELECT m.message_id, d.doc_rowid FROM messages m LEFT JOIN search_docs d ON d.doc_kind='message' "
+             "AND d.doc_id=m.message_id WHERE m.is_hidden=0 AND (d.doc_rowid IS NULL OR d.source_changed_run_id IS "
+             "NOT m.last_changed_run_id) " + ("AND (m.conversation_id, m.order_index) > ('c1', 3) " if after else "")
+             + "ORDER BY m.conversation_id, m.order_index LIMIT 10")
+        plan = " ".join(r[3] for r in old.execute("EXPLAIN QUERY PLAN " + q))
+        assert "idx_messages_changed" not in plan, plan
+    src = Path(kenning.__file__).parent
+    # a WHERE on the same line as the column: only the index stage's comparison of two columns (above)
+    readers = [(p.name, line.strip()) for p in src.rglob("*.py") for line in p.read_text(encoding="utf-8").splitlines()
+               if re.search(r"WHERE.*last_changed_run_id", line) and "IS NOT m.last_changed_run_id" not in line]
+    assert readers == []
+    assert _vault(119).execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_messages_changed'").fetchone()[0] == 0

@@ -97,3 +97,8 @@ END;
 CREATE TRIGGER intake_observations_delete INSTEAD OF DELETE ON intake_observations BEGIN
     DELETE FROM intake_observation_rows WHERE observation_id = OLD.observation_id;
 END;
+-- Y26: idx_messages_changed (migration 0001, Kenning's own: seed 001 names only the primary key,
+-- idx_messages_conversation and idx_messages_order) serves no query: no statement selects messages by
+-- last_changed_run_id; the index stage compares it with search_docs.source_changed_run_id while it walks the
+-- messages in conversation order (idx_messages_order). ~4.7 MB at 100k messages, and one index less per insert.
+DROP INDEX IF EXISTS idx_messages_changed;
