@@ -103,4 +103,5 @@ def test_the_dropped_changed_messages_index_served_no_query():
     readers = [(p.name, line.strip()) for p in src.rglob("*.py") for line in p.read_text(encoding="utf-8").splitlines()
                if re.search(r"WHERE.*last_changed_run_id", line) and "IS NOT m.last_changed_run_id" not in line]
     assert readers == []
-    assert _vault(119).execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_messages_changed'").fetchone()[0] == 0
+    new = _vault(119)
+    assert new.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_messages_changed'").fetchone()[0] == 0

@@ -171,7 +171,8 @@ def test_the_dropped_decision_index_served_no_query():
         else:
             assert "idx_intake_decisions_decision" not in plan, (sql, plan)
     new = _vault(118)
-    assert new.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_intake_decisions_decision'").fetchone()[0] == 0
+    gone = "SELECT COUNT(*) FROM sqlite_master WHERE name='idx_intake_decisions_decision'"
+    assert new.execute(gone).fetchone()[0] == 0
 
 
 def _env_obs(i: int, key: str | None = None, oid: str | None = None) -> dict:
@@ -203,7 +204,8 @@ def test_the_dedup_key_keeps_its_second_half_and_stays_unique():
     assert stored[rows[0]["observation_id"]] == "+" + rows[0]["dedup_key"][32:]
     assert stored["obs_x2"] == "k2" and stored["obs_short"] == "+"
     assert isql.known_dedup_keys(old) == {r["dedup_key"] for r in rows}
-    assert old.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'idx_intake_observations_dedup'").fetchone()[0] == 0
+    gone = "SELECT COUNT(*) FROM sqlite_master WHERE name = 'idx_intake_observations_dedup'"
+    assert old.execute(gone).fetchone()[0] == 0
     clashes = [_env_obs(5, key=rows[0]["dedup_key"], oid="obs_other"),   # a derived key again, under another id
                _env_obs(6, key="k2"),                                      # a whole key again, now derivable
                _env_obs(7, key="k2", oid="obs_y"),                         # a whole key again, whole

@@ -47,7 +47,8 @@ def test_old_scans_read_the_same_and_a_rescan_replaces_the_row():
         old.execute(sql)
     assert _scans(old) == want
     assert [r[1] for r in old.execute("PRAGMA table_info(experience_scans)")] == COLS.split(", ")
-    assert not {"reason", "scanned_at", "run_id"} & {r[1] for r in old.execute("PRAGMA table_info(experience_scan_rows)")}
+    row_cols = {r[1] for r in old.execute("PRAGMA table_info(experience_scan_rows)")}
+    assert not {"reason", "scanned_at", "run_id"} & row_cols
     with old:
         sbsql.upsert_scans(old, [_scan(1, raw_sha256="h1b", selected=0, reason="duplicate_profile", run_id="r2"),
                                  _scan(7)])
