@@ -220,3 +220,11 @@ def test_the_dedup_key_keeps_its_second_half_and_stays_unique():
     with old:
         isql.insert_observation(old, _env_obs(10))
     assert len(isql.known_dedup_keys(old)) == 5
+
+
+def test_forget_summary_counts_the_rows_behind_the_views():
+    """forget's report names the row tables it deleted from (Y2, Y20); the per-layer summary counts them."""
+    from kenning.cli.forget import summarize
+
+    got = summarize({"intake_observation_rows": 3, "intake_dispatch_decision_rows": 3, "pending_extractions": 1})
+    assert got["intake"] == 7
