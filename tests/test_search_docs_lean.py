@@ -105,3 +105,29 @@ def test_the_dropped_changed_messages_index_served_no_query():
     assert readers == []
     new = _vault(119)
     assert new.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_messages_changed'").fetchone()[0] == 0
+
+
+def test_document_content_hashes_are_16_bytes_and_old_ones_convert_in_both_tables():
+    """Y27: a document's content hash is 16 bytes of the sha256 of its fields' JCS text; an older vault's hex
+    hashes convert in search_docs and in search_vector_skips alike, so the skip join still matches; the empty
+    "index again" mark stays."""
+    from kenning.retrieve.docs import content_hash
+    from kenning.sources.jcs import jcs_hash
+
+    fields = {"speaker": "Ada", "body": "hello", "extra": "", "context": ""}
+    assert content_hash(fields) == bytes.fromhex(jcs_hash(fields))[:16]
+    old = _vault(118)
+    hexes = [jcs_hash({**fields, "body": f"t{i}"}) for i in range(3)]
+    with old:
+        for i, h in enumerate(hexes):
+            old.execute("INSERT INTO search_docs(doc_kind, doc_id, content_sha256, indexed_run_id) VALUES "
+                        "('message', ?, ?, 'r')", (f"m{i}", h if i < 2 else ""))
+        old.execute("INSERT INTO search_vector_skips(doc_rowid, content_sha256, reason) VALUES (1, ?, 'code')",
+                    (hexes[0],))
+    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    with old:
+        old.execute(sql)
+    got = old.execute("SELECT content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall()
+    assert got == [(bytes.fromhex(hexes[0])[:16],), (bytes.fromhex(hexes[1])[:16],), ("",)]
+    assert old.execute("SELECT COUNT(*) FROM search_docs d JOIN search_vector_skips s ON s.doc_rowid = d.doc_rowid "
+                       "AND s.content_sha256 = d.content_sha256").fetchone()[0] == 1

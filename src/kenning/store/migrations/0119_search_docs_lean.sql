@@ -102,3 +102,11 @@ END;
 -- last_changed_run_id; the index stage compares it with search_docs.source_changed_run_id while it walks the
 -- messages in conversation order (idx_messages_order). ~4.7 MB at 100k messages, and one index less per insert.
 DROP INDEX IF EXISTS idx_messages_changed;
+-- Y27: search_docs.content_sha256 (Kenning's own: the hash of a document's indexed fields, compared to tell an
+-- unchanged document, and copied into search_vector_skips) is kept as the first 16 bytes of the sha256 instead of
+-- 64 hex characters (retrieve.docs.content_hash); both tables are converted so their join still matches. An empty
+-- string (the "index this entity again" mark) stays as it is. ~4.5 MB at 100k messages.
+UPDATE search_docs SET content_sha256 = unhex(substr(content_sha256, 1, 32))
+    WHERE typeof(content_sha256) = 'text' AND length(content_sha256) = 64;
+UPDATE search_vector_skips SET content_sha256 = unhex(substr(content_sha256, 1, 32))
+    WHERE typeof(content_sha256) = 'text' AND length(content_sha256) = 64;
