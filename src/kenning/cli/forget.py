@@ -156,7 +156,8 @@ LAYERS = {
     "search": ("search_docs",),
     "vectors": ("vector_items", "embedding_cache"),
     "notes": ("note_versions", "note_assessment_pointers"),
-    "intake": ("intake_observations", "intake_dispatch_decisions", "pending_extractions"),
+    # forget deletes the rows behind the seed-named views (Y2, Y20): the report names those tables
+    "intake": ("intake_observation_rows", "intake_dispatch_decision_rows", "pending_extractions"),
 }
 
 

@@ -363,11 +363,13 @@ class _Steps:
                                         "> 0)"))
         if fsql.table_exists(conn, "extraction_audit"):
             keep = " AND extraction_audit.skip_reason IS NOT 'incognito_mode'" if keep_incognito_skips else ""
+            # the rows behind the view (Y20): a delete through the view's trigger would count no rows
             _add(self.report.removed, "extraction_audit", fsql.delete_where(
-                conn, "extraction_audit", "(EXISTS (SELECT 1 FROM temp.forget_keys k WHERE k.kind IN "
+                conn, "extraction_audit_rows", "extraction_id IN (SELECT extraction_id FROM extraction_audit WHERE "
+                                          "(EXISTS (SELECT 1 FROM temp.forget_keys k WHERE k.kind IN "
                                           "('message', 'conversation') AND instr(extraction_audit.source_content_ref,"
                                           " k.id) > 0) OR EXISTS (SELECT 1 FROM json_each(extraction_audit."
-                                          "knowledge_commit_ids) c WHERE c.value IN {redacted_commit}))" + keep))
+                                          "knowledge_commit_ids) c WHERE c.value IN {redacted_commit}))" + keep + ")"))
 
     def _redact_history(self, deleted: list[str], edges_deleted: list[str], changed: list[str],
                         prov_removed: set[str], forget_commit: str | None) -> None:

@@ -100,7 +100,7 @@ REGISTRY: list[Delete | Update | Step] = [
     # ---- delivery caches and logs that quote what they were built from --------------------------------------
     Step("context_packets", "knowledge"),
     Step("context_session_items", "knowledge"),
-    Step("extraction_audit", "knowledge"),
+    Step("extraction_audit_rows", "knowledge"),   # the view extraction_audit (Y20)
     # ---- nightly upkeep (issue 20 parts 4–6): review items and fold verdicts name the nodes they are about ----
     Delete("maintain_queue", "EXISTS (SELECT 1 FROM json_each(maintain_queue.node_ids) j "
                              "WHERE j.value IN {affected_node})"),
@@ -113,7 +113,7 @@ REGISTRY: list[Delete | Update | Step] = [
                                       "OR rejection_message_id IN {message}"),
     Delete("pending_extraction_audits", "pending_id IN {pending}"),
     Delete("pending_extractions", "pending_id IN {pending}"),
-    Delete("intake_dispatch_decisions", "observation_id IN {observation}"),
+    Delete("intake_dispatch_decision_rows", "observation_id IN {observation}"),   # the view (Y20)
     Delete("intake_observation_rows", "observation_id IN {observation}"),   # the view intake_observations (Y2)
     Delete("review_queue_derived", "primary_ref IN {bundle} OR primary_ref IN {entity_candidate} "
                                    "OR primary_ref IN {mention}"),
@@ -174,7 +174,7 @@ REGISTRY: list[Delete | Update | Step] = [
     Delete("belief_occurrences", "occurrence_id IN {occurrence}"),
     Delete("belief_nodes", "belief_id IN {self_belief}"),
     Delete("experience_runs", "experience_id IN {experience}"),
-    Delete("experience_scans", "message_id IN {message}"),
+    Delete("experience_scan_rows", "message_id IN {message}"),   # the view experience_scans (Y23)
     Delete("experiences", "experience_id IN {experience}"),
     # ---- seed 001 assertions and time ------------------------------------------------------------------------
     Delete("conflict_groups", "conflict_group_id IN {conflict_group}"),   # members cascade

@@ -110,7 +110,7 @@ class SearchIndex:
                        "position": m["order_index"], "content_sha256": h,
                        "event_start": event.start.isoformat() if event else None,
                        "event_end": event.end.isoformat() if event else None,
-                       "source_changed_run_id": m["last_changed_run_id"], "indexed_run_id": ctx.run_id}
+                       "source_changed_run_id": m["last_changed_run_id"]}
                 if m["doc_rowid"] is None:
                     if not (fields["body"] or fields["extra"]):
                         continue
@@ -180,8 +180,7 @@ class SearchIndex:
                 continue
             doc = {"doc_kind": "entity", "doc_id": eid, "conversation_id": None, "speaker": None, "role": None,
                    "occurred_at_utc": e["first_seen_at_utc"], "position": None, "content_sha256": h,
-                   "event_start": None, "event_end": None, "source_changed_run_id": None,
-                   "indexed_run_id": ctx.run_id}
+                   "event_start": None, "event_end": None, "source_changed_run_id": None}
             if old is None:
                 rowid = search_sql.insert_doc(ctx.conn, doc)
                 counts["entity_docs_new"] += 1

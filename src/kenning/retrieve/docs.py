@@ -17,8 +17,10 @@ def embed_text(fields: dict[str, str], include_speaker: bool) -> str:
     return s
 
 
-def content_hash(fields: dict[str, str]) -> str:
-    return jcs_hash(fields)
+def content_hash(fields: dict[str, str]) -> bytes:
+    """The first 16 bytes of the sha256 of the fields' JCS text: what `search_docs.content_sha256` keeps to tell an
+    unchanged document (Y27; 16 bytes, as N12 and Y24, instead of 64 hex characters)."""
+    return bytes.fromhex(jcs_hash(fields)[:32])
 
 
 def entity_fields(name: str, entity_type: str, aliases: list[str], lexicon_terms: list[str]) -> dict[str, str]:

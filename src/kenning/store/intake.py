@@ -120,8 +120,9 @@ def insert_observation(conn: apsw.Connection, values: dict[str, Any]) -> None:
 
 
 def insert_decision(conn: apsw.Connection, values: dict[str, Any]) -> None:
-    conn.execute(insert_sql("intake_dispatch_decisions", DECISION_COLS, "INSERT OR REPLACE"),
-                 _enc(DECISION_COLS, values))
+    # a plain INSERT: the view's trigger replaces the observation's decision (Y20; OR REPLACE here would override
+    # the trigger's INSERT OR IGNORE into intake_values)
+    conn.execute(insert_sql("intake_dispatch_decisions", DECISION_COLS), _enc(DECISION_COLS, values))
 
 
 def get_observation(conn: apsw.Connection, observation_id: str) -> dict[str, Any] | None:

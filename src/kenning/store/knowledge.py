@@ -372,7 +372,9 @@ def outcome_events(conn: apsw.Connection, *, kind: str | None = None, since: str
 
 
 def insert_audit(conn: apsw.Connection, values: dict[str, Any]) -> None:
-    conn.execute(insert_sql("extraction_audit", AUDIT_COLS, "INSERT OR REPLACE"), _encode(AUDIT_COLS, values))
+    # a plain INSERT: the view's trigger replaces the row of the same id (Y20); an outer OR REPLACE would override
+    # the trigger's INSERT OR IGNORE into intake_values
+    conn.execute(insert_sql("extraction_audit", AUDIT_COLS), _encode(AUDIT_COLS, values))
 
 
 def get_audit(conn: apsw.Connection, extraction_id: str) -> dict[str, Any] | None:

@@ -61,9 +61,9 @@ def attachment_texts(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[
 def insert_doc(conn: apsw.Connection, doc: dict) -> int:
     conn.execute(
         "INSERT INTO search_docs(doc_kind, doc_id, conversation_id, speaker, role, occurred_at_utc, position, "
-        "event_start, event_end, content_sha256, source_changed_run_id, indexed_run_id) VALUES (:doc_kind, :doc_id, "
+        "event_start, event_end, content_sha256, source_changed_run_id) VALUES (:doc_kind, :doc_id, "
         ":conversation_id, :speaker, :role, :occurred_at_utc, :position, :event_start, :event_end, :content_sha256, "
-        ":source_changed_run_id, :indexed_run_id)",
+        ":source_changed_run_id)",
         doc)
     return int(conn.last_insert_rowid())
 
@@ -73,7 +73,7 @@ def update_doc(conn: apsw.Connection, doc_rowid: int, doc: dict) -> None:
         "UPDATE search_docs SET conversation_id=:conversation_id, speaker=:speaker, role=:role, "
         "occurred_at_utc=:occurred_at_utc, position=:position, event_start=:event_start, event_end=:event_end, "
         "content_sha256=:content_sha256, "
-        "source_changed_run_id=:source_changed_run_id, indexed_run_id=:indexed_run_id WHERE doc_rowid=:doc_rowid",
+        "source_changed_run_id=:source_changed_run_id WHERE doc_rowid=:doc_rowid",
         {**doc, "doc_rowid": doc_rowid})
 
 

@@ -52,7 +52,7 @@ def unscanned_messages(conn: apsw.Connection, source_kinds: Sequence[str], roles
                m.code_fence_ranges_json, m.blockquote_ranges_json, m.citation_ranges_json, m.export_content_type,
                c.source_kind, s.raw_sha256 AS scanned_sha256
         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
-        LEFT JOIN experience_scans s ON s.message_id = m.message_id
+        LEFT JOIN experience_scan_rows s ON s.message_id = m.message_id   -- the view's rows (Y23): no value joins
         WHERE c.source_kind IN ({marks(len(source_kinds))}) AND m.role IN ({marks(len(roles))})
           AND (s.message_id IS NULL OR s.raw_sha256 <> m.raw_sha256 OR s.detector_version <> ?)
         ORDER BY COALESCE(m.created_at_utc, c.created_at_utc, ''), m.conversation_id, m.order_index""",
@@ -71,11 +71,9 @@ def parts_metadata(conn: apsw.Connection, message_ids: Sequence[str]) -> dict[st
 
 def upsert_scans(conn: apsw.Connection, scans: Sequence[dict]) -> None:
     conn.executemany(
+        # the view's trigger replaces a message's earlier scan (Y23: the view keeps reason, time and run id once)
         "INSERT INTO experience_scans(message_id, raw_sha256, detector_version, selected, reason, scanned_at, run_id) "
-        "VALUES (:message_id, :raw_sha256, :detector_version, :selected, :reason, :scanned_at, :run_id) "
-        "ON CONFLICT(message_id) DO UPDATE SET raw_sha256=excluded.raw_sha256, "
-        "detector_version=excluded.detector_version, selected=excluded.selected, reason=excluded.reason, "
-        "scanned_at=excluded.scanned_at, run_id=excluded.run_id", scans)
+        "VALUES (:message_id, :raw_sha256, :detector_version, :selected, :reason, :scanned_at, :run_id)", scans)
 
 
 def profile_text_known(conn: apsw.Connection, context_kind: str, text_sha256: str) -> bool:

@@ -69,16 +69,23 @@ def pending_observations(conn: apsw.Connection, limit: int, skip_json: str = "[]
                       "ORDER BY m.conversation_id, m.order_index, m.message_id LIMIT ?", (skip_json, limit))
 
 
+def _hash_key(digest: str) -> bytes:
+    """The stored form of a text's sha256 hex digest: its first 16 bytes (Y24; N12's width)."""
+    return bytes.fromhex(digest[:32])
+
+
 def mark_observations(conn: apsw.Connection, marks_: Iterable[tuple[str, str, int]]) -> None:
     conn.executemany("INSERT OR REPLACE INTO backlink_observations(observation_id, input_hash, degraded) "
-                     "VALUES (?,?,?)", list(marks_))
+                     "VALUES (?,?,?)", [(o, _hash_key(h), d) for o, h, d in marks_])
 
 
 def scanned_hashes(conn: apsw.Connection, hashes: Sequence[str]) -> set[str]:
+    """Which of these hex digests (of texts) were scanned before: the digests as given."""
+    by_key = {_hash_key(h): h for h in hashes}
     out: set[str] = set()
-    for part in chunks(sorted(set(hashes))):
-        out |= {r[0] for r in conn.execute(f"SELECT input_hash FROM backlink_observations WHERE input_hash IN "
-                                           f"({marks(len(part))})", part)}
+    for part in chunks(sorted(by_key)):
+        out |= {by_key[r[0]] for r in conn.execute(f"SELECT input_hash FROM backlink_observations WHERE input_hash "
+                                                   f"IN ({marks(len(part))})", part)}
     return out
 
 
