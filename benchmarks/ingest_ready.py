@@ -37,8 +37,14 @@ import apsw
 from kenning.llm import onnx_minilm
 from kenning.llm.embed import minilm_model_path
 db, n, out = ARGS[0], int(ARGS[1]), ARGS[2]
+from kenning.config import load_config
+from kenning.retrieve.vector_fill import texts_of_items
+from kenning.store import rawpack
 conn = apsw.Connection(db, flags=apsw.SQLITE_OPEN_READONLY)
-texts = [t for (t,) in conn.execute("SELECT text FROM vector_items WHERE space='search' ORDER BY vid")]
+rawpack.register(conn)  # the documents' texts come through the raw views
+# the search space keeps no text (X2): the fill derives it from the documents, so the sample does too
+ids = [i for (i,) in conn.execute("SELECT item_id FROM vector_items WHERE space='search' ORDER BY vid")]
+texts = [t for t in texts_of_items(conn, load_config(), ids).values() if t]
 random.Random(7).shuffle(texts)
 texts = texts[:n]
 m = onnx_minilm.load_onnx_minilm(minilm_model_path(), max_seq_length=128, threads=0 or len(__import__('os').sched_getaffinity(0)))
@@ -88,7 +94,10 @@ def run(sizes: str, tmp: str | None, sample: int = 1000) -> dict[str, Any]:
                                                   "WHERE space='search'"),
                               "skipped": dict(conn.execute("SELECT reason, COUNT(*) FROM search_vector_skips "
                                                            "GROUP BY reason").fetchall()),
-                              "db_mb": round(db.stat().st_size / 1e6, 1)}
+                              "db_mb": round(db.stat().st_size / 1e6, 1),
+                              "db_over_export": round(db.stat().st_size / stats["bytes"], 2),
+                              "tables_mb": {n: round(b / 1e6, 1) for n, b in conn.execute(
+                                  "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 16")}}
             conn.close()
             out = Path(wd) / "enc.json"
             measure_code(ENCODER, str(db), str(sample), str(out))
