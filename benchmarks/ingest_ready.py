@@ -96,6 +96,7 @@ def run(sizes: str, tmp: str | None, sample: int = 1000) -> dict[str, Any]:
                                                            "GROUP BY reason").fetchall()),
                               "db_mb": round(db.stat().st_size / 1e6, 1),
                               "db_over_export": round(db.stat().st_size / stats["bytes"], 2),
+                              "free_mb": round(q("PRAGMA freelist_count") * q("PRAGMA page_size") / 1e6, 1),
                               "tables_mb": {n: round(b / 1e6, 1) for n, b in conn.execute(
                                   "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 16")}}
             conn.close()
