@@ -3,25 +3,12 @@ keep every other column, and the store's writes work on the upgraded table."""
 
 from __future__ import annotations
 
-import apsw
-
-from kenning.store import rawpack, search_recode
 from kenning.store import search as ssql
-from kenning.store.migrate import available_migrations
+from tests.old_vaults import migration_sql, vault_upto
 
 COLS = ("doc_rowid, doc_kind, doc_id, conversation_id, speaker, role, occurred_at_utc, position, event_start, "
         "event_end, content_sha256, source_changed_run_id")
 
-
-def _vault(upto: int) -> apsw.Connection:
-    conn = apsw.Connection(":memory:")
-    rawpack.register(conn)
-    search_recode.register(conn)
-    for version, _name, sql in available_migrations():
-        if version <= upto:
-            with conn:
-                conn.execute(sql)
-    return conn
 
 
 def _doc(i: int) -> dict:
@@ -31,7 +18,7 @@ def _doc(i: int) -> dict:
 
 
 def test_old_documents_keep_every_other_column_and_the_store_writes_the_new_table():
-    old = _vault(118)
+    old = vault_upto(118)
     with old:
         for i in range(3):
             old.execute("INSERT INTO search_docs(doc_kind, doc_id, conversation_id, speaker, role, occurred_at_utc, "
@@ -39,7 +26,7 @@ def test_old_documents_keep_every_other_column_and_the_store_writes_the_new_tabl
                         "VALUES (:doc_kind, :doc_id, :conversation_id, :speaker, :role, :occurred_at_utc, :position, "
                         ":event_start, :event_end, :content_sha256, :source_changed_run_id, 'r1')", _doc(i))
     want = old.execute(f"SELECT {COLS} FROM search_docs ORDER BY doc_rowid").fetchall()
-    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    sql = migration_sql(119)
     with old:
         old.execute(sql)
     assert old.execute(f"SELECT {COLS} FROM search_docs ORDER BY doc_rowid").fetchall() == want
@@ -60,12 +47,12 @@ def test_backlink_input_hashes_are_16_bytes_and_old_hex_ones_are_converted():
 
     from kenning.store import upkeep as usql
 
-    old = _vault(118)
+    old = vault_upto(118)
     a, b, c = (hashlib.sha256(t.encode()).hexdigest() for t in ("one", "two", "three"))
     with old:
         old.executemany("INSERT INTO backlink_observations(observation_id, input_hash, degraded) VALUES (?,?,0)",
                         [("m1", a), ("m2", b)])
-    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    sql = migration_sql(119)
     with old:
         old.execute(sql)
     assert old.execute("SELECT observation_id, input_hash FROM backlink_observations ORDER BY 1").fetchall() == \
@@ -89,7 +76,7 @@ def test_the_dropped_changed_messages_index_served_no_query():
 
     import kenning
 
-    old = _vault(118)
+    old = vault_upto(118)
     assert old.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_messages_changed'").fetchone()[0] == 1
     for after in (None, ("c1", 3)):
         q = ("SELECT m.message_id, d.doc_rowid FROM messages m LEFT JOIN search_docs d ON d.doc_kind='message' "
@@ -103,7 +90,7 @@ def test_the_dropped_changed_messages_index_served_no_query():
     readers = [(p.name, line.strip()) for p in src.rglob("*.py") for line in p.read_text(encoding="utf-8").splitlines()
                if re.search(r"WHERE.*last_changed_run_id", line) and "IS NOT m.last_changed_run_id" not in line]
     assert readers == []
-    new = _vault(119)
+    new = vault_upto(119)
     assert new.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='idx_messages_changed'").fetchone()[0] == 0
 
 
@@ -116,7 +103,7 @@ def test_document_content_hashes_are_16_bytes_and_old_ones_convert_in_both_table
 
     fields = {"speaker": "Ada", "body": "hello", "extra": "", "context": ""}
     assert content_hash(fields) == bytes.fromhex(jcs_hash(fields))[:16]
-    old = _vault(118)
+    old = vault_upto(118)
     hexes = [jcs_hash({**fields, "body": f"t{i}"}) for i in range(3)]
     with old:
         for i, h in enumerate(hexes):
@@ -124,7 +111,7 @@ def test_document_content_hashes_are_16_bytes_and_old_ones_convert_in_both_table
                         "('message', ?, ?, 'r')", (f"m{i}", h if i < 2 else ""))
         old.execute("INSERT INTO search_vector_skips(doc_rowid, content_sha256, reason) VALUES (1, ?, 'code')",
                     (hexes[0],))
-    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    sql = migration_sql(119)
     with old:
         old.execute(sql)
     got = old.execute("SELECT content_sha256 FROM search_docs ORDER BY doc_rowid").fetchall()

@@ -10,8 +10,7 @@ import pytest
 
 from kenning.store import intake as isql
 from kenning.store import knowledge as ksql
-from kenning.store import rawpack, search_recode
-from kenning.store.migrate import available_migrations
+from tests.old_vaults import migration_sql, vault_upto
 
 AUDIT_SEED_COLS = ["extraction_id", "surface", "source_content_ref", "extraction_prompt_version", "significance_score",
                    "dispatch_decision", "skip_reason", "error_code", "retry_count", "skip_content_fingerprint",
@@ -20,17 +19,6 @@ AUDIT_SEED_COLS = ["extraction_id", "surface", "source_content_ref", "extraction
 DECISION_SEED_COLS = ["observation_id", "decision", "queue_class", "reason_codes", "score", "persistence_mode",
                       "created_at"]
 
-
-def _vault(upto: int) -> apsw.Connection:
-    conn = apsw.Connection(":memory:")
-    rawpack.register(conn)
-    search_recode.register(conn)
-    conn.execute("PRAGMA foreign_keys=ON")
-    for version, _name, sql in available_migrations():
-        if version <= upto:
-            with conn:
-                conn.execute(sql)
-    return conn
 
 
 def _audit(i: int, **kw) -> dict:
@@ -81,7 +69,7 @@ def _fill(conn: apsw.Connection, n: int = 9) -> None:
 
 
 def test_old_rows_move_over_unchanged():
-    old = _vault(117)
+    old = vault_upto(117, foreign_keys=True)
     # the store's writes as they were before 0118 (INSERT OR REPLACE into the tables)
     with old:
         for i in range(9):
@@ -91,7 +79,7 @@ def test_old_rows_move_over_unchanged():
             old.execute(f"INSERT OR REPLACE INTO intake_dispatch_decisions({', '.join(DECISION_SEED_COLS)}) VALUES "
                         f"({', '.join('?' * len(DECISION_SEED_COLS))})", isql._enc(DECISION_SEED_COLS, _decision(i)))
     want_a, want_d = _audits(old), _decisions(old)
-    sql = next(s for v, _n, s in available_migrations() if v == 118)
+    sql = migration_sql(118)
     with old:
         old.execute(sql)
     assert _audits(old) == want_a and _decisions(old) == want_d
@@ -108,7 +96,7 @@ def test_old_rows_move_over_unchanged():
 
 
 def test_the_views_take_the_store_writes_replaces_and_deletes():
-    conn = _vault(10_000)
+    conn = vault_upto(10_000, foreign_keys=True)
     _fill(conn)
     assert ksql.get_audit(conn, "ex_3")["skip_entity_mentions"] == ["Ada"]
     assert ksql.get_audit(conn, "ex_1")["knowledge_commit_ids"] == ["c1"]
@@ -132,7 +120,7 @@ def test_the_views_take_the_store_writes_replaces_and_deletes():
 
 
 def test_the_moved_columns_keep_their_checks():
-    conn = _vault(10_000)
+    conn = vault_upto(10_000, foreign_keys=True)
     _fill(conn, 2)
     with pytest.raises(apsw.ConstraintError, match="queue_class"):
         isql.insert_decision(conn, _decision(1, queue_class="urgent"))
@@ -149,7 +137,7 @@ def test_the_dropped_decision_index_served_no_query():
     """Y21: with the index put back on the row table, none of the store's reads of the decisions through the
     view uses it to find rows (EXPLAIN QUERY PLAN of each, plus forget's): the counts by decision read every row
     and sort the groups in a temporary b-tree either way."""
-    old = _vault(118)
+    old = vault_upto(118, foreign_keys=True)
     old.execute("CREATE INDEX idx_intake_decisions_decision ON intake_dispatch_decision_rows(decision)")
     old.execute("CREATE TEMP TABLE forget_keys (kind TEXT, id TEXT)")
     reads = ["SELECT * FROM intake_dispatch_decisions WHERE observation_id='x'",
@@ -170,7 +158,7 @@ def test_the_dropped_decision_index_served_no_query():
             assert "USE TEMP B-TREE FOR GROUP BY" in plan, plan
         else:
             assert "idx_intake_decisions_decision" not in plan, (sql, plan)
-    new = _vault(118)
+    new = vault_upto(118, foreign_keys=True)
     gone = "SELECT COUNT(*) FROM sqlite_master WHERE name='idx_intake_decisions_decision'"
     assert new.execute(gone).fetchone()[0] == 0
 
@@ -188,14 +176,14 @@ def _env_obs(i: int, key: str | None = None, oid: str | None = None) -> dict:
 def test_the_dedup_key_keeps_its_second_half_and_stays_unique():
     """Y25: a dedup key whose first half gives the observation id keeps only its second half; another key is kept
     whole; an older vault's keys read the same; a repeated key is refused whichever way either is stored."""
-    old = _vault(118)
+    old = vault_upto(118, foreign_keys=True)
     rows = [_env_obs(0), _env_obs(1), _env_obs(2, key="k2", oid="obs_x2"), _env_obs(3, key="short", oid="obs_short")]
     with old:
         for r in rows:
             isql.insert_observation(old, r)
     cols = ", ".join(isql.OBS_COLS)
     want = old.execute(f"SELECT {cols} FROM intake_observations ORDER BY observation_id").fetchall()
-    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    sql = migration_sql(119)
     with old:
         old.execute(sql)
     assert old.execute(f"SELECT {cols} FROM intake_observations ORDER BY observation_id").fetchall() == want

@@ -8,8 +8,7 @@ import apsw
 import pytest
 
 from kenning.store import intake as isql
-from kenning.store import rawpack, search_recode
-from kenning.store.migrate import available_migrations
+from tests.old_vaults import migration_sql, vault_upto
 
 SNAP = '{"mode":"normal","ttl_minutes":null}'
 
@@ -20,17 +19,6 @@ def _obs(i: int, features: str) -> dict:
             "memory_mode_snapshot": SNAP, "features": features, "dedup_key": f"k{i}", "unit_kind": "message",
             "conversation_id": "c1", "message_id": f"m{i}", "run_id": "r1"}
 
-
-def _vault(upto: int) -> apsw.Connection:
-    conn = apsw.Connection(":memory:")
-    rawpack.register(conn)
-    search_recode.register(conn)
-    conn.execute("PRAGMA foreign_keys=ON")
-    for version, _name, sql in available_migrations():
-        if version <= upto:
-            with conn:
-                conn.execute(sql)
-    return conn
 
 
 def _insert_raw(conn: apsw.Connection, rows: list[dict]) -> None:
@@ -51,10 +39,10 @@ def test_old_rows_move_over_unchanged_and_values_are_stored_once():
     rows = [_obs(i, '{"novelty_score":1}' if i % 2 else '{"novelty_score":0.5}') for i in range(6)]
     rows[2]["source_ref"] = "mail:abc"  # not derived from the message id: kept
     rows[3].update(message_id=None, unit_kind="conversation", source_ref="conversation:c1")
-    old = _vault(112)
+    old = vault_upto(112, foreign_keys=True)
     _insert_raw(old, rows)
     want = _all(old)
-    sql = next(s for v, _n, s in available_migrations() if v == 113)
+    sql = migration_sql(113)
     with old:
         old.execute(sql)
     assert _all(old) == want
@@ -67,7 +55,7 @@ def test_old_rows_move_over_unchanged_and_values_are_stored_once():
 
 
 def test_the_view_takes_the_store_writes_and_deletes():
-    conn = _vault(10**6)
+    conn = vault_upto(10**6, foreign_keys=True)
     with conn:
         isql.insert_observation(conn, {**_obs(1, '{"b":2,"a":1}'), "memory_mode_snapshot": {"mode": "normal"},
                                        "features": {"b": 2, "a": 1}})
@@ -91,7 +79,7 @@ def test_the_view_takes_the_store_writes_and_deletes():
 def test_the_dropped_audit_source_index_served_no_query():
     """Y3: on a vault that still has idx_extraction_audit_source, the one statement reading extraction_audit by its
     source (forget's instr() match) scans the table; the store's other read is by extraction_id (its key)."""
-    old = _vault(112)
+    old = vault_upto(112, foreign_keys=True)
     old.execute("CREATE TEMP TABLE forget_keys (kind TEXT, id TEXT)")
     plan = " ".join(r[3] for r in old.execute(
         "EXPLAIN QUERY PLAN DELETE FROM extraction_audit WHERE EXISTS (SELECT 1 FROM temp.forget_keys k WHERE "
@@ -100,5 +88,5 @@ def test_the_dropped_audit_source_index_served_no_query():
     plan = " ".join(r[3] for r in old.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM extraction_audit WHERE extraction_id = 'x'"))
     assert "idx_extraction_audit_source" not in plan
-    new = _vault(113)
+    new = vault_upto(113, foreign_keys=True)
     assert new.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'idx_extraction_audit_source'").fetchone()[0] == 0

@@ -3,24 +3,11 @@ its old name and columns; an older vault's scans read the same, and a second sca
 
 from __future__ import annotations
 
-import apsw
-
-from kenning.store import rawpack, search_recode
 from kenning.store import selfbeliefs as sbsql
-from kenning.store.migrate import available_migrations
+from tests.old_vaults import migration_sql, vault_upto
 
 COLS = "message_id, raw_sha256, detector_version, selected, reason, scanned_at, run_id"
 
-
-def _vault(upto: int) -> apsw.Connection:
-    conn = apsw.Connection(":memory:")
-    rawpack.register(conn)
-    search_recode.register(conn)
-    for version, _name, sql in available_migrations():
-        if version <= upto:
-            with conn:
-                conn.execute(sql)
-    return conn
 
 
 def _scan(i: int, **kw) -> dict:
@@ -36,13 +23,13 @@ def _scans(conn):
 
 
 def test_old_scans_read_the_same_and_a_rescan_replaces_the_row():
-    old = _vault(118)
+    old = vault_upto(118)
     with old:   # experience_scans has no foreign key enforcement here (no messages): the rows as the store wrote them
         for i in range(5):
             old.execute(f"INSERT INTO experience_scans({COLS}) VALUES (:message_id, :raw_sha256, :detector_version, "
                         ":selected, :reason, :scanned_at, :run_id)", _scan(i))
     want = _scans(old)
-    sql = next(s for v, _n, s in available_migrations() if v == 119)
+    sql = migration_sql(119)
     with old:
         old.execute(sql)
     assert _scans(old) == want
