@@ -30,3 +30,7 @@ def run_conversation(conn, turns, *, conv="c1", start_day=1, config=None, now=NO
 
 def nodes(conn, kind):
     return ksql.list_nodes(conn, kind=kind, active=None, limit=1000)
+
+
+def names(conn, kind):
+    return sorted(n["canonical_name"] for n in nodes(conn, kind))

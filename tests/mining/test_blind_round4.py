@@ -9,24 +9,12 @@ import pytest
 
 from kenning.bench.synth_mining import MiningGen, _last_user, _turns
 from kenning.intake.mining import aims
-from kenning.store.connection import open_store
 
-from .helpers import nodes, run_conversation
-
-
-@pytest.fixture
-def conn(tmp_path):
-    c = open_store(tmp_path / "v.db")
-    yield c
-    c.close()
+from .helpers import names, nodes, run_conversation
 
 
 def turns_of(text):
     return _turns(text)
-
-
-def names(conn, kind):
-    return sorted(n["canonical_name"] for n in nodes(conn, kind))
 
 
 # ---- goals ---------------------------------------------------------------------------------------------------

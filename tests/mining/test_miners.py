@@ -10,20 +10,8 @@ import pytest
 from kenning.knowledge import docs
 from kenning.store import knowledge as ksql
 from kenning.store import mining as msql
-from kenning.store.connection import open_store
 
-from .helpers import nodes, run_conversation
-
-
-@pytest.fixture
-def conn(tmp_path):
-    c = open_store(tmp_path / "v.db")
-    yield c
-    c.close()
-
-
-def names(conn, kind):
-    return sorted(n["canonical_name"] for n in nodes(conn, kind))
+from .helpers import names, nodes, run_conversation
 
 
 @pytest.mark.parametrize("text,expected", [
