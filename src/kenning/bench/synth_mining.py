@@ -412,6 +412,59 @@ PROC_NEG += ["My mum's system to {p}: first she {s0}, then she {s1}.",
              "Do you {s0} first or {s1} first when you {p}?"]
 
 
+# Tuning round 6 (issue 18 (d), slice i18blind6, decisions I150–I169): written blind to the held-out bank, before any
+# rule change of the round. Procedure shapes rounds 1–5 did not use: a list with no lead-in whose aim is in the turn
+# before (the assistant's "how do you usually …?", the user's own remark), one run-on sentence with "then … after
+# that … finally", a past occasion kept as the way to do it ("what I did last time was …"), a titled checklist of
+# "- " bullets, steps split over two user messages, steps with times ("at 9, …"), a note "X: a, b, c" under a gerund
+# title; look-alikes: a story of one bad day, someone else's way, things needed (not acts), a day's to-do list, "I
+# just wing it". Refusals in other words than no — a reason ("I already have one", "can't afford that", "my boss
+# won't allow it"), "I'd pass", "not the second one", "rather … instead", a question answered by oneself ("will that
+# work? … no, forget it") — and acceptances with a "no" or "not" inside ("no problem, let's do it", "why not").
+R6_PROC_FRAMES = [
+    "assistant: How do you usually {p}? ||| user: 1. {s0}\n2. {s1}\n3. {s2}",
+    "assistant: How do you usually {p}? ||| user: {s0}, then {s1}, and {s2} at the end",
+    "user: I finally worked out a decent way to {p}. ||| assistant: Oh nice, how does it go? ||| user: {s0}\n{s1}\n"
+    "{s2}",
+    "ok so when i need to {p} i {s0} then {s1} after that {s2} and finally i check nothing was missed",
+    "What I did last time I had to {p} was {s0}, then {s1}, then {s2}. Worked a treat, so that's how I'll do it "
+    "from now on.",
+    "Checklist - {p_ing}\n- {s0}\n- {s1}\n- {s2}",
+    "user: Step one when I {p}: {s0}. ||| assistant: ok, go on ||| user: Step two, {s1}. Step three, {s2}.",
+    "To {p} on a Saturday: at 9, {s0}. At 10, {s1}. At 11, {s2}.",
+    "{p_ing_cap}: {s0}; {s1}; {s2}.",
+    "user: I always forget a step when I {p}. ||| assistant: Want to write them down here? ||| user: good idea. "
+    "{s0}, {s1}, {s2}.",
+]
+R6_PROC_NEG = [
+    "Last week when I had to {p} it all went wrong: first the power cut out, then the cat knocked my tea over, and "
+    "finally I gave up.",
+    "This is how Tom does it when he has to {p}: {s0}, then {s1}, then {s2}.",
+    "Stuff I need to {p}:\n- a USB cable\n- the charger\n- my notebook",
+    "Tomorrow:\n1. call the plumber\n2. email Sam about the invoice\n3. pick up the kids at 4",
+    "assistant: How do you usually {p}? ||| user: honestly I just wing it, no real system",
+]
+R6_REJECT = [
+    "Thanks, but I'd pass - I don't have the time.", "not the second one", "I'd pass.", "that's not for me",
+    "skip that", "let's not", "no need", "I already have one.", "can't afford that right now",
+    "my boss won't allow it", "Hmm, I'd rather just do it by hand instead.", "Will that work offline? Actually no, "
+    "forget it.", "Appreciate it, but we already do something similar.", "We tried that before and it didn't help.",
+]
+R6_ACCEPT = ["no problem, let's do it", "no doubt, go ahead", "why not", "Can't argue with that, let's do it.",
+             "No complaints here, set it up.", "I don't see why not!", "Nothing to lose, I'll try it."]
+PROC_FRAMES += R6_PROC_FRAMES
+PROC_NEG += R6_PROC_NEG
+REJECT += R6_REJECT
+ACCEPT += R6_ACCEPT
+
+
+def _gerund(p: str) -> str:
+    """"back up my laptop" → "backing up my laptop" (the bank's task verbs only)."""
+    verb, _, rest = p.partition(" ")
+    stem = verb[:-1] if verb.endswith("e") and not verb.endswith("ee") else verb
+    return f"{stem}ing {rest}".strip()
+
+
 @dataclass(frozen=True)
 class Bank:
     """One phrasing bank: the sentence frames, slot fillers and distractors the planted conversations are made of.
@@ -524,7 +577,8 @@ class MiningGen:
             frame = rng.choice(self.b.proc_frames)
             text = frame.format(p=p, numbered="\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
                                 dashed=", ".join(steps[:-1]) + " and then " + steps[-1], s0=steps[0], s1=steps[1],
-                                s2=steps[2], p_cap=p[:1].upper() + p[1:]) if "dashed" not in frame else frame.format(
+                                s2=steps[2], p_cap=p[:1].upper() + p[1:], p_ing=_gerund(p),
+                                p_ing_cap=_gerund(p)[:1].upper() + _gerund(p)[1:]) if "dashed" not in frame else frame.format(
                 p=p, dashed="first " + ", then ".join(steps))
             turns = _turns(text)
             return turns, [{"class": "procedure", "turn": _last_user(turns), "key": key, "positive": True}]
@@ -571,7 +625,8 @@ class MiningGen:
             p, key, steps = rng.choice(self.b.procs)
             frame = rng.choice(self.b.proc_neg)
             # round 4's look-alikes quote steps; the earlier ones take the task alone (their draws stay as they were)
-            text = frame.format(p=p, s0=steps[0], s1=steps[1], s2=steps[2]) if "{s0}" in frame else frame.format(p=p)
+            text = frame.format(p=p, s0=steps[0], s1=steps[1], s2=steps[2], p_ing=_gerund(p)) if "{s0}" in frame \
+                else frame.format(p=p, p_ing=_gerund(p))
             cls = "procedure"
         elif pick == 3:
             text, cls, key = rng.choice(self.b.standing_neg), "standing_procedure", ""
