@@ -90,7 +90,7 @@ _WEAK_ACK = re.compile(r"^\s*(?:(?:ok(?:ay)?|k|kk|cool|alright|all\s+right|nice|
 _ACK_WORD = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|right|noted|got\s+it|i\s+see)\b", re.I)
 _BARE_ACK = re.compile(r"^\s*(?:(?:ok(?:ay)?|k|kk|right|cool|got\s+it|noted|i\s+see|alright|all\s+right|thanks|"
                        r"thank\s+you|thx|ty|interesting|hm+|hmm+|ah+|oh+)[\s,.!…]*)+$", re.I)
-_NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure)\b"
+_NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure|objections?|complaints|harm)\b"
 # choosing something else instead turns the suggestion down ("I'd rather do it on Sundays instead", I141)
 _INSTEAD = re.compile(r"\b(?:i'?d\s+rather|i'?ll|let'?s|i\s+prefer\s+to)\s+(?!not\b).{3,80}?\binstead\b", re.I)
 _NEG_HEAD = re.compile(
@@ -99,7 +99,8 @@ _NEG_HEAD = re.compile(
     rf"(?:i'?d\s+)?rather\s+not|neither|none\s+of\s+(?:them|those|these)|no\s+thanks|no\s+thank\s+you|pass\b|i'?ll\s+pass|hard\s+pass|not\s+for\s+me|"
     rf"but\s+no\s+thanks|i'?m\s+good,?\s+(?:thanks|thank\s+you|ty)|too\s+(?:expensive|pricey|much|complicated|"
     rf"fiddly|long|slow|risky|many|faffy|involved|hard)|sounds\s+like\s+(?:too\s+much|a\s+lot\s+of)\s+(?:work|hassle|"
-    rf"effort))\b", re.I)
+    rf"effort)|i'?d\s+pass|(?:just\s+)?forget\s+(?:it|that|about\s+it)|never\s*mind|scrap\s+(?:that|it)|"
+    rf"(?:i'?ll\s+)?give\s+(?:it|that)\s+a\s+miss)\b", re.I)
 _REJECT = re.compile(
     rf"^\s*(?:no\b(?!\s*,?\s*i\s+meant|{_NO_NOT_NEG})|nope|nah|not\s+really)\b"
     r"|\b(?:let'?s\s+not|i'?d\s+rather\s+not|i\s+don'?t\s+(?:like|want|think\s+so)|(?:that|it|this)\s+won'?t\s+work|"
@@ -150,7 +151,11 @@ _YES_WORD = (r"(?:ok(?:ay)?|k|kk|yes(?:\s+please)?|yep|yup|yeah|ya|yas|sure(?:\s
              r"let'?s\s+do\s+(?:exactly\s+|just\s+)?(?:it|that|this)|please\s+do(?:\s+(?:that|it|this|so))?|go\s+ahead(?:\s+with\s+(?:it|that|this))?|do\s+so|"
              r"i'?m\s+(?:good|fine|happy|ok(?:ay)?|cool)\s+with\s+(?:that|it|this)|both(?:\s+of\s+them)?|(?:let'?s\s+do\s+)?all\s+of\s+(?:them|it)|"
              r"(?:that\s+|it\s+|this\s+)?sounds\s+like\s+a\s+(?:good\s+|great\s+|solid\s+|smart\s+)?(?:plan|idea)|genius|"
-             r"smart|clever|spot\s+on|that'?s\s+(?:genius|smart|clever|spot\s+on))")
+             r"smart|clever|spot\s+on|that'?s\s+(?:genius|smart|clever|spot\s+on)|"
+             # round 6 (I151): a "no" or "not" inside an acceptance
+             r"no\s+(?:problem|worries|doubt|objections?|complaints)(?:\s+(?:here|at\s+all|from\s+me))?|by\s+all\s+means|"
+             r"(?:i\s+)?(?:don'?t|can'?t)\s+see\s+why\s+not|can'?t\s+argue\s+with\s+(?:that|it|this)|"
+             r"nothing\s+to\s+lose|not\s+a\s+bad\s+idea|(?:i\s+)?couldn'?t\s+agree\s+more|can'?t\s+wait)")
 _EXCLAIM = re.compile(r"^\s*(?:(?:o+h+|a+h+|wow|haha+|hah|heh|ooh+)[\s,!.…—–-]+)*", re.I)
 _YES_HEADS = re.compile(rf"^\s*(?:(?:{_YES_WORD})\b[\s,!.…—–-]*|[{_EMOJI_YES}]\s*[\s,!.…—–-]*)+", re.I)
 # what may follow the heads and keep it an acceptance: doing it, a tweak, thanks, an emoji
@@ -258,9 +263,46 @@ def offer_as_statement(text: str) -> str:
     return _OFFER.sub(repl, text)
 
 
+# Round 6 (I150): a refusal in other words than no — a negated clause anywhere in the answer ("my boss won't allow
+# it", "can't afford that", "not the second one", "we tried that before and it didn't help"), or a reason that makes
+# the suggestion moot ("I already have one", "we already do something similar"). Read only after the acceptance
+# and doubt rules found nothing, so an acceptance with a "no" inside ("no problem, let's do it") stays one.
+_NEGATED = re.compile(r"\b(?:not|never|no|nothing|none|nobody|neither|nor|cannot)\b|\w+n'?t\b", re.I)
+# negations that are no refusal: interest, praise, reassurance ("I never knew that", "not bad", "no worries")
+_NEG_IDIOM = re.compile(
+    r"\b(?:(?:i\s+)?(?:never|didn'?t|did\s+not)\s+(?:knew|know|realis|realiz|thought\s+of|think\s+of|consider)\w*|"
+    r"had\s+no\s+idea|(?:hadn'?t|never)\s+(?:thought|considered|heard)\w*|not\s+(?:too\s+)?bad|no\s+(?:problem|worries|"
+    r"doubt|harm)|(?:doesn'?t|wouldn'?t|can'?t|won'?t)\s+hurt|can'?t\s+wait|couldn'?t\s+agree|why\s+not|"
+    r"not\s+only|no\s+wonder|isn'?t\s+it|aren'?t\s+they|don'?t\s+forget|no\s+idea\s+(?:that|you))\b", re.I)
+_MOOT = re.compile(
+    r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:actually\s+|already\s+|got\s+)*(?:already)\s+(?:have|got|own|use|do|did|"
+    r"tried|pay|run|keep|set|made|bought|subscribe)\w*|\b(?:i|we)\s+(?:tried|did)\s+(?:that|it|this)\s+(?:before|"
+    r"already|last\s+\w+)\b|\bcan'?t\s+afford\b|\b(?:isn'?t|not)\s+allowed\b", re.I)
+
+
+def _late_refusal(head: str) -> bool:
+    """A negated clause (idioms of interest and praise aside) or a reason that makes the suggestion moot."""
+    return bool(_MOOT.search(head)) or bool(_NEGATED.search(_NEG_IDIOM.sub(" ", head)))
+
+
+def _self_answered(head: str) -> str | None:
+    """"Will that work offline? Actually no, forget it." — the user asks and answers: the answer is after the
+    last question mark."""
+    q = head.rfind("?")
+    if q <= 0:
+        return None
+    tail = re.sub(r"^(?:actually|on\s+second\s+thoughts?|hmm+|well|wait|oh)\b[\s,.!…—–-]*", "", head[q + 1:].strip(),
+                  flags=re.I)
+    return tail or None
+
+
 def reaction(user_text: str) -> Reaction:
     """How the user's turn answers the assistant turn before it. Rejection wins over acceptance ("ok, but no")."""
     head, shifted = _answer_part(user_text)
+    if head and (tail := _self_answered(head)):
+        r = reaction(tail)
+        if r in ("accepted", "rejected"):
+            return r
     if not head or (shifted and _BARE_ACK.match(head)):
         return "uncontested"   # moving on, or an "ok"/"thanks" that only acknowledges before a new topic
     if option_choice(head) is not None:
@@ -278,6 +320,8 @@ def reaction(user_text: str) -> Reaction:
         return "contested"
     if accepts:
         return "accepted"
+    if _late_refusal(head):
+        return "rejected"
     return "uncontested"
 
 

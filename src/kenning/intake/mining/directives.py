@@ -26,7 +26,8 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
         rf"\b(?:please\s+)?(?:call|refer\s+to)\s+(?P<b>[^\"“]+?)\s+(?:as\s+)?{_Q}(?P<a>[^\"”']+){_QE}", re.I)),
     ("constraint", "constraint", re.compile(
         r"\b(?P<x>i(?:'m|\s+am)\s+(?:allergic|intolerant)\s+to\s+.+|i\s+(?:can'?t|cannot|don'?t|do\s+not|never)\s+"
-        r"(?:eat|drink|have|fly|drive|work\s+on|take\s+calls\s+on)\b.+|i(?:'m|\s+am)\s+(?:a\s+)?(?:vegetarian|vegan|"
+        r"(?:eat|drink|have(?!\s+(?:the\s+|enough\s+|much\s+|any\s+)?(?:time|money|budget|energy|space|room|patience|"
+        r"bandwidth|cash|one|it|that|this)\b)|fly|drive|work\s+on|take\s+calls\s+on)\b.+|i(?:'m|\s+am)\s+(?:a\s+)?(?:vegetarian|vegan|"
         r"teetotal|sober|diabetic|coeliac|celiac|pescatarian)\b.*)$", re.I)),
     ("constraint", "constraint", re.compile(
         r"^(?:(?:and|also|oh|ok(?:ay)?)[,\s]+)?(?:please\s+)?(?P<x>(?:never|don'?t\s+ever|do\s+not\s+ever|please\s+don'?t|"
