@@ -199,7 +199,7 @@ _TRAILER = re.compile(r"(?:\s*(?:—|–|-|\.|;|,)\s*|\s*\n\s*)(?:and\s+)?(?:tha
                       r"(?P<task2>[\w\s'-]{3,40}?)\s+(?:routine|process|procedure|method|system|ritual|recipe|workflow|"
                       r"drill|checklist)|for\s+(?P<task3>[^.\n!?]{3,80}))\s*[.!]?\s*$", re.I)
 # a story told in steps ("… That's how I met my wife") is no routine: its task is in the past tense
-_PAST_TASK = re.compile(r"^(?:\w+ed|met|got|found|lost|made|became|learnt|went|came|saw|took|ended\s+up|won|began|"
+_PAST_TASK = re.compile(r"^(?:(?!\w*eed\b|shred\b|embed\b)\w+ed|met|got|found|lost|made|became|learnt|went|came|saw|took|ended\s+up|won|began|"
                         r"broke|fell|ran\s+into|wound\s+up)\b", re.I)
 
 
@@ -254,7 +254,8 @@ def _lead_line_list(text: str, voice: str) -> list[Mined]:
 def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> list[Mined]:
     """The header rules first; then step structure they do not know (I134–I135); then a lead-in and its steps in
     two of the user's messages (I136)."""
-    return _parse_rules(text, voice) or _structural(text, voice) or _inline_lead(text, voice) or (
+    return _parse_rules(text, voice) or _structural(text, voice) or _inline_lead(text, voice) or \
+        _task_then_steps(text, voice) or _past_occasion(text, voice) or _noun_title(text, voice) or (
         _continued(text, obs, voice) if voice == "user" else [])
 
 
@@ -403,8 +404,8 @@ def _continued(text: str, obs: Observation | None, voice: str) -> list[Mined]:
     sec" … "1. a 2. b 3. c"; "My routine when I <task> starts with a." … "Then I b, and finally I c."."""
     if obs is None or not obs.context:
         return []
-    t = text.strip()
-    steps = st.marker_steps(t)
+    t = st.ACK_HEAD.sub("", text.strip(), count=1).strip()   # "good idea. a, b, c" (I154)
+    steps = st.marker_steps(t) or st.plain_lines(t) or _step_n(t)
     if len(steps) < 2 and st.SEQ_START.match(t):
         steps = [re.sub(r"^(?:i|we)\s+", "", x, flags=re.I) for x in (clean_clause(p) for p in _SEQ.split(t)) if x]
         steps = [x for x in steps if len(x.split()) >= 2]
@@ -414,6 +415,13 @@ def _continued(text: str, obs: Observation | None, voice: str) -> list[Mined]:
         if len(listed) >= 3 or (len(listed) == 2 and _SEQ.search(t)):
             steps = [] if any(_DETERMINER.match(x) or _PAST_TASK.match(x) for x in listed) else listed
     if not steps:
+        return []
+    last = obs.context[-1]
+    if last.get("role") == "assistant" and (asked := st.asked_task(last.get("text") or "")):
+        # the assistant asked how the user does it: the answer's steps are the procedure, named by the question (I153)
+        if not any(_DETERMINER.match(x) or _PAST_TASK.match(x) for x in steps):
+            return [_mined(text, clean_clause(asked), steps,
+                           _span_to_last(text, len(text) - len(text.lstrip()), steps), voice)]
         return []
     turns = list(obs.context)[-2:]
     prior = next((c for c in reversed(turns) if c.get("role") == "user"), None)
@@ -430,6 +438,95 @@ def _continued(text: str, obs: Observation | None, voice: str) -> list[Mined]:
     if not task or len(steps) < 2 or _parse_rules(lead, voice):
         return []
     return [_mined(text, clean_clause(task), steps, _span_to_last(text, len(text) - len(text.lstrip()), steps), voice)]
+
+
+def _step_n(text: str) -> list[str]:
+    """"Step two, a. Step three, b." — two or more "Step N" parts in one message."""
+    if len(_STEP_N.findall(text)) < 2:
+        return []
+    got = [clean_clause(p) for p in _STEP_N.split(text)[1:]]
+    return [p for p in got if len(p.split()) >= 2] if sum(len(p.split()) >= 2 for p in got) >= 2 else []
+
+
+# Round 6 (I152): the task in a sentence of its own, the steps after it — "I make cold brew every week. First I …",
+# "Making cold brew is easy. Grind …. Mix …. Leave …", "It's simple to X: …".
+_TASK_SENTENCE = re.compile(
+    r"^\s*(?:(?:so|ok(?:ay)?|well|right|anyway)[,\s]+)?(?:(?:i|we)\s+(?:always\s+|usually\s+|normally\s+|typically\s+|"
+    r"generally\s+|tend\s+to\s+)?(?!(?:love|like|hate|enjoy|have|has|had|am|feel|think|know|want|wish|hope|guess|mean|"
+    r"remember|forget|see|hear|believe|agree|wonder|was|were|did|need|got|get|went|tried|can|could|will|would|should|"
+    r"might|may|must|just|really|also|still|never|don'?t|do|didn'?t)\b)(?P<task>[a-z][^.!?:,;]{2,70}?)"
+    r"(?:\s+(?:every|each|once\s+a|twice\s+a)\s+\w+(?:\s+\w+)?|\s+(?:regularly|weekly|monthly|daily|often|a\s+lot|"
+    r"myself|at\s+home))?|(?P<g>[a-z]+ing\b[^.!?:,;]{2,60}?)\s+(?:is|isn'?t|is\s+not)\s+(?:\w+\s+)?(?:easy|simple|"
+    r"quick|straightforward|hard|difficult|a\s+doddle|a\s+breeze)|(?:it'?s|it\s+is)\s+(?:\w+\s+)?(?:easy|simple|quick|"
+    r"straightforward|not\s+hard)\s+to\s+(?P<t>[^.!?:,;]{3,60}))\s*(?:[.!:]\s+|:\s*|\n)", re.I)
+
+
+def _task_then_steps(text: str, voice: str) -> list[Mined]:
+    m = _TASK_SENTENCE.match(text)
+    if not m:
+        return []
+    task = clean_clause(m.group("task") or m.group("g") or m.group("t") or "")
+    rest = text[m.end():]
+    if not st.is_task(task) or _PAST_TASK.match(task) or "?" in rest:
+        return []
+    if m.group("task") and not (st.SEQ_START.match(rest) or re.match(r"\s*(?:first(?:ly)?|to\s+start|start\s+by|"
+                                                                       r"step\s+(?:1|one))\b", rest, re.I)
+                                or st.marker_steps(rest)):
+        return []   # "I make cold brew every week." needs steps that begin as steps, not any next sentence
+    steps = st.marker_steps(rest) or st.sentence_steps(rest) or _steps_from(rest, 0) or _steps_from(":" + rest, 0)
+    steps = [re.sub(r"^(?:i|we|you)\s+", "", x, flags=re.I) for x in steps]
+    if len(steps) < 2 or any(_DETERMINER.match(x) or _PAST_TASK.match(x) for x in steps):
+        return []
+    return [_mined(text, task, steps, _span_to_last(text, len(text) - len(text.lstrip()), steps), voice)]
+
+
+# Round 6 (I155): one past occasion kept as the way to do it — "What I did last time I had to X was a, then b, then
+# c. Worked a treat." A past event with no word that keeps it (worked, again, from now on) is a story, not a routine.
+_OCCASION = re.compile(
+    r"\b(?:what\s+(?:i|we)\s+did|how\s+(?:i|we)\s+(?:did|handled|managed)\s+it)\s+(?:the\s+)?last\s+time\s+(?:when\s+)?"
+    r"(?:i|we)\s+(?:had|needed|wanted)\s+to\s+(?P<task>[^,.;:]{3,60}?)\s*,?\s+was\s+(?:to\s+|(?:i|we)\s+)?"
+    r"|\blast\s+time\s+(?:i|we)\s+(?:had\s+to\s+|needed\s+to\s+)?(?P<t2>[^,.;:]{3,60}?)\s*,\s*(?:i|we)\s+", re.I)
+_KEPT = re.compile(r"\b(?:worked|did\s+the\s+trick|went\s+(?:well|smoothly|fine|great|perfectly)|(?:i'?ll|we'?ll|i\s+will|"
+                   r"gonna|going\s+to)\s+(?:do\s+(?:it|that|the\s+same)|stick\s+with)|from\s+now\s+on|next\s+time\s+too|"
+                   r"same\s+again|every\s+time\s+since|that'?s\s+(?:how|the\s+way|my\s+(?:plan|method|way)))\b", re.I)
+
+
+def _past_occasion(text: str, voice: str) -> list[Mined]:
+    m = _OCCASION.search(text)
+    if not m or not _KEPT.search(text[m.end():]):
+        return []
+    task = clean_clause(m.group("task") or m.group("t2"))
+    body = re.split(r"(?<=[.!])\s+", text[m.end():], maxsplit=1)[0]
+    steps = [re.sub(r"^(?:i|we)\s+", "", x, flags=re.I) for x in _steps_from(":" + body, 0)]
+    if len(steps) < 2 or not st.is_task(task) or any(_DETERMINER.match(x) for x in steps):
+        return []
+    return [_mined(text, task, steps, _span_to_last(text, m.start(), steps), voice)]
+
+
+# Round 6 (I156): a noun title with its steps on the same line — "Cold brew, my way: a, b, c", "Laptop backups —
+# a, b, c", "The trick with cold brew: a, b, c". Three or more clauses that open with a verb; a list of things
+# ("coffee beans, filtered water, a jar") or a day's to-do ("Tomorrow — …") is none.
+_TITLE_SPLIT = re.compile(r"\s*(?::|\s[—–-]\s)\s*")
+_TITLE_WAY = re.compile(r"(?:,\s*|\s+[—–-]\s+|\s+)(?:my\s+way|the\s+way\s+i\s+do\s+it|how\s+i\s+do\s+it|my\s+version|"
+                        r"my\s+method|step\s+by\s+step|in\s+short)$|^(?:the\s+)?(?:trick|secret|key)\s+(?:with|to|for)\s+", re.I)
+
+
+def _noun_title(text: str, voice: str) -> list[Mined]:
+    first = text.strip().split("\n", 1)[0]
+    parts = _TITLE_SPLIT.split(first, maxsplit=1)
+    if len(parts) != 2:
+        return []
+    title, items = _TITLE_WAY.sub("", parts[0].strip()), parts[1]
+    if not re.fullmatch(r"[A-Za-z][\w' -]{2,60}", title) or not 1 <= len(title.split()) <= 6 \
+            or st._LIST_TITLE.search(title) or st._NOT_A_TASK_START.match(title) or _OTHERS.search(title + " "):
+        return []
+    listed = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, re.split(r"(?<=[.!])\s", items)[0],
+                                                flags=re.I) if p]
+    listed = [re.sub(r"^(?:i|we|you)\s+", "", p, flags=re.I) for p in listed]
+    if len(listed) < 3 or not all(st.verb_initial(p) for p in listed) or any(_PAST_TASK.match(p) for p in listed):
+        return []
+    s0 = len(text) - len(text.lstrip())
+    return [_mined(text, clean_clause(title), listed, _span_to_last(text, s0, listed), voice)]
 
 
 def record_successes(ctx: ExtractionContext, obs: Observation, result: ExtractionResult) -> None:

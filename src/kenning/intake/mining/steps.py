@@ -147,3 +147,60 @@ def first_step_of(lead: str) -> str | None:
         return None
     s = (m.group("s") or m.group("s2")).strip(" ,;:")
     return s if len(s.split()) >= 2 else None
+
+
+# Round 6 (issue 18 (d), decisions I152–I158): steps with no lead-in in their own message, the aim stated in the turn
+# before; steps as plain lines or imperative sentences; the assistant's "how do you usually …?" naming the task.
+# A step opens with a verb: its first word is no determiner, pronoun, preposition, conjunction, number or greeting.
+_NOT_VERB = re.compile(
+    r"^(?:a|an|the|my|your|our|his|her|their|its|this|that|these|those|some|any|i|i'm|i've|i'd|i'll|you|we|he|she|it|"
+    r"it's|they|there|here|what|which|who|when|where|why|how|is|are|was|were|be|been|am|and|but|or|so|if|because|"
+    r"also|just|very|really|not|no|yes|ok|okay|thanks|thank|hi|hello|hey|on|in|at|for|with|about|of|to|from|by|as|"
+    r"than|all|both|each|every|one|two|three|lots|most|much|many|more|less|tomorrow|today|tonight|yesterday|monday|"
+    r"tuesday|wednesday|thursday|friday|saturday|sunday|weekend|honestly|well|hmm|um|oh|ah|lol|haha|\d+\w*)\b", re.I)
+ACK_HEAD = re.compile(r"^\s*(?:(?:good|great|nice|fair)\s+(?:idea|call|point|question)|sure(?:\s+thing)?|ok(?:ay)?|"
+                      r"alright|right|yes|yeah|yep|fine|of\s+course|will\s+do|here\s+(?:goes|you\s+go|it\s+is)|"
+                      r"so|well|easy|simple)(?:[\s,!:…—–-]+|\.\s+)", re.I)
+# the assistant asking how the user does something: "How do you usually X?", "What's your process for X?", "Walk me
+# through how you X", "What do you do when you X?" — the task is X, "your" read as "my"
+_ASKED = re.compile(
+    r"\b(?:how\s+do\s+you\s+(?:\w+ly\s+)?(?:go\s+about\s+)?|walk\s+me\s+through\s+how\s+you\s+(?:\w+ly\s+)?|"
+    r"what\s+do\s+you\s+(?:\w+ly\s+)?do\s+(?:to|when\s+you|before\s+you|after\s+you)\s+|"
+    r"what(?:'s|\s+is|\s+are)\s+your\s+(?:usual\s+|normal\s+|typical\s+|current\s+)?(?:process|routine|steps|method|"
+    r"system|approach|way|workflow|procedure|checklist|recipe)\s+(?:for\s+(?:when\s+you\s+)?|to\s+|when\s+you\s+)|"
+    r"how\s+does\s+your\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process)\s+go))(?P<task>[^?.!\n]{3,80})\?", re.I)
+
+
+def verb_initial(step: str) -> bool:
+    w = step.split()
+    return len(w) >= 2 and not _NOT_VERB.match(step.strip()) and not step.rstrip().endswith("?")
+
+
+def plain_lines(text: str) -> list[str]:
+    """Three or more unmarked lines, each a short clause that opens with a verb ("descale it\\nflush it\\n…")."""
+    lines = [ln.strip(" \t-*•.;,") for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) < 3 or not all(2 <= len(ln.split()) <= 16 and verb_initial(ln) for ln in lines):
+        return []
+    return lines
+
+
+def sentence_steps(text: str) -> list[str]:
+    """Three or more short imperative sentences ("Grind the coffee. Mix it with water. Leave it overnight.")."""
+    parts = [p.strip(" ,;") for p in re.split(r"(?<=[.!])\s+|\n+", text.strip()) if p.strip(" ,;")]
+    parts = [re.sub(r"[.!]+$", "", p) for p in parts]
+    if len(parts) < 3 or not all(2 <= len(p.split()) <= 16 and verb_initial(p) for p in parts):
+        return []
+    return parts
+
+
+def asked_task(assistant_text: str) -> str | None:
+    """The task the assistant asks the user's way of doing ("How do you usually back up your laptop?" → "back up
+    my laptop"), or None."""
+    m = _ASKED.search(assistant_text or "")
+    if not m:
+        return None
+    task = m.group("task").strip(" ,")
+    task = re.sub(r"\s+(?:these\s+days|at\s+the\s+moment|now(?:adays)?|usually|normally|exactly)$", "", task, flags=re.I)
+    task = re.sub(r"\byourself\b", "myself", re.sub(r"\byour\b", "my", task, flags=re.I), flags=re.I)
+    task = re.sub(r"\s+(?:routine|process)\s+go$", "", task, flags=re.I)
+    return task if is_task(task) and not re.match(r"(?:do|think|feel|know|mean|like)\b", task, re.I) else None
