@@ -136,6 +136,13 @@ def _steps_from(text: str, header_end: int) -> list[str]:
             head = clean_clause(lead[1:lead.find(tail) if tail in lead else 0].strip(" ,;"))
             heads = [clean_clause(x) for x in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, head, flags=re.I) if x]
             steps = [x for x in heads if len(x.split()) >= 2] + steps
+    if len(steps) < 2 and body.lstrip().startswith(":") and len(_AT_TIME.findall(body)) >= 2:
+        # steps with times (I157): "…: at 9, a. At 10, b." — one step per time, the time kept in its intent
+        timed = [clean_clause(_AT_TIME_COMMA.sub(r"\g<t> ", x)) for x in re.split(r"(?<=[.;!])\s+|\n",
+                                                                                   body.lstrip()[1:].strip())]
+        timed = [x for x in timed if _AT_TIME.match(x) and len(x.split()) >= 3]
+        if len(timed) >= 2:
+            return timed
     if len(steps) < 2 and body.lstrip().startswith(":"):
         # steps listed after a colon without sequence words: "…: a, b, then c" / "…: a; b; c"
         line = re.split(r"[.!?](?:\s|$)|\n", body.lstrip()[1:].strip(), maxsplit=1)[0]
@@ -148,6 +155,10 @@ def _steps_from(text: str, header_end: int) -> list[str]:
     return steps if len(steps) >= 2 else []
 
 
+_AT_TIME = re.compile(r"(?:^|(?<=[.;!:]\s)|(?<=[.;!:]))\s*(?:at|by|around|from)\s+(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?|noon|"
+                      r"midday|midnight)\b", re.I)
+_AT_TIME_COMMA = re.compile(r"^(?P<t>\s*(?:at|by|around|from)\s+(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?|noon|midday|midnight))"
+                            r"\s*,\s*", re.I)
 _LIST_SPLIT = re.compile(r"\s*(?:-+>|→|=>|⇒|➜|➔|>>)\s*|\s+>\s+|"   # arrows: a -> b -> c, a > b (I134, I144)
                          r",\s*(?:and\s+)?(?:then\s+|lastly\s+|finally\s+|next\s+)?|\s+and\s+(?:then\s+|lastly\s+|"
                          r"finally\s+)?|\s+then\s+", re.I)
@@ -170,6 +181,9 @@ def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
 
 def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
     task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
+    # named by what it achieves (I151): "it's simple to descale the kettle" → "descale the kettle"
+    task = re.sub(r"^(?:it'?s|it\s+is)\s+(?:\w+\s+)?(?:easy|simple|quick|straightforward|not\s+hard)\s+to\s+", "", task,
+                  flags=re.I)
     confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
     steps = []
     for i, step in enumerate(steps_text[:20], 1):
@@ -430,14 +444,27 @@ def _continued(text: str, obs: Observation | None, voice: str) -> list[Mined]:
     lead = re.sub(r"^\s*(?:can|may|could)\s+i\s+(?:tell|show|share\s+with)\s+you\s+(?P<r>.*?)\?\s*$", r"\g<r>.", lead,
                   flags=re.I | re.S)
     first = st.first_step_of(lead)
-    if not lead or len(st.marker_steps(lead)) >= 2 or not (st.LEAD_NOUN.search(lead) or first) \
+    # the assistant between asked for the user's way in general ("What do you do now?", "Let's hear it!"): the
+    # user's aim before it names the task — "I want to get better at backing up my laptop" (I153)
+    generic = last.get("role") == "assistant" and _GENERIC_ASK.search(last.get("text") or "")
+    aim = _AIM_GERUND.search(lead) if generic and st.lead_ok(lead) else None
+    if not lead or len(st.marker_steps(lead)) >= 2 or not (st.LEAD_NOUN.search(lead) or first or aim) \
             or not st.lead_ok(lead):
         return []
-    task = st.task_of_lead(lead)
+    task = st.task_of_lead(lead) if st.LEAD_NOUN.search(lead) or first else None
+    task = task or (clean_clause(aim.group("g") or aim.group("g2")) if aim else None)
     steps = ([first] if first else []) + steps
     if not task or len(steps) < 2 or _parse_rules(lead, voice):
         return []
     return [_mined(text, clean_clause(task), steps, _span_to_last(text, len(text) - len(text.lstrip()), steps), voice)]
+
+
+_GENERIC_ASK = re.compile(r"\b(?:how\s+(?:does\s+it|do\s+you\s+do\s+it|would\s+you\s+do\s+it)|what\s+do\s+you\s+do(?:\s+now"
+                         r"|\s+at\s+the\s+moment|\s+currently)?(?=\s*\?)|let'?s\s+hear\s+it|walk\s+me\s+through\s+it|"
+                         r"what\s+are\s+the\s+steps|(?:and\s+)?then\s+what|go\s+(?:on|ahead)|tell\s+me\s+more|"
+                         r"write\s+(?:them|it)\s+down)\b", re.I)
+_AIM_GERUND = re.compile(r"\b(?:better|faster|quicker|good)\s+at\s+(?P<g>[a-z]+ing\b[^.,;!?]{2,60})|\b(?:struggle|struggling|"
+                         r"trouble|help)\s+with\s+(?P<g2>[a-z]+ing\b[^.,;!?]{2,60})", re.I)
 
 
 def _step_n(text: str) -> list[str]:
@@ -506,6 +533,8 @@ def _past_occasion(text: str, voice: str) -> list[Mined]:
 # Round 6 (I156): a noun title with its steps on the same line — "Cold brew, my way: a, b, c", "Laptop backups —
 # a, b, c", "The trick with cold brew: a, b, c". Three or more clauses that open with a verb; a list of things
 # ("coffee beans, filtered water, a jar") or a day's to-do ("Tomorrow — …") is none.
+_WHEN_WORD = re.compile(r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|evening|"
+                        r"night|daily|weekly|monthly)\b", re.I)
 _TITLE_SPLIT = re.compile(r"\s*(?::|\s[—–-]\s)\s*")
 _TITLE_WAY = re.compile(r"(?:,\s*|\s+[—–-]\s+|\s+)(?:my\s+way|the\s+way\s+i\s+do\s+it|how\s+i\s+do\s+it|my\s+version|"
                         r"my\s+method|step\s+by\s+step|in\s+short)$|^(?:the\s+)?(?:trick|secret|key)\s+(?:with|to|for)\s+", re.I)
@@ -517,13 +546,20 @@ def _noun_title(text: str, voice: str) -> list[Mined]:
     if len(parts) != 2:
         return []
     title, items = _TITLE_WAY.sub("", parts[0].strip()), parts[1]
+    title = re.sub(r"^my\s+(?=\w+\s+\w)", "", title, flags=re.I)   # "My Sunday reset: …" (a routine of mine, named)
+    # a day or time of day alone is a to-do's title ("Saturday: …"); as a modifier it is part of the task ("Sunday
+    # meal prep", "Morning pages")
+    timed = _WHEN_WORD.match(title) and len(title.split()) >= 2
     if not re.fullmatch(r"[A-Za-z][\w' -]{2,60}", title) or not 1 <= len(title.split()) <= 6 \
-            or st._LIST_TITLE.search(title) or st._NOT_A_TASK_START.match(title) or _OTHERS.search(title + " "):
+            or st._LIST_TITLE.search(title) or (st._NOT_A_TASK_START.match(title) and not timed) \
+            or _OTHERS.search(title + " "):
         return []
     listed = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, re.split(r"(?<=[.!])\s", items)[0],
                                                 flags=re.I) if p]
     listed = [re.sub(r"^(?:i|we|you)\s+", "", p, flags=re.I) for p in listed]
-    if len(listed) < 3 or not all(st.verb_initial(p) for p in listed) or any(_PAST_TASK.match(p) for p in listed):
+    bare = [_AT_TIME.sub("", p).strip() for p in listed]   # "at 9 strip the beds" opens with its act
+    if len(listed) < 3 or not all(st.verb_initial(p) for p in bare) or not st.acts(bare) \
+            or any(_PAST_TASK.match(p) for p in listed):
         return []
     s0 = len(text) - len(text.lstrip())
     return [_mined(text, clean_clause(title), listed, _span_to_last(text, s0, listed), voice)]

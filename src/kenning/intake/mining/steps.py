@@ -51,7 +51,8 @@ _OTHERS = re.compile(r"\b(?:his|her|their|(?!(?:here|there|that|it|let|what|he|s
 # titles of lists that are not procedures (to-do, shopping, ideas, agendas …)
 _LIST_TITLE = re.compile(r"\b(?:lists?|to-?dos?|todos?|things|stuff|items|errands|tasks|groceries|shopping|ideas|"
                          r"plans|notes|agenda|questions|options|reasons|pros|cons|gifts?|menu|goals|priorities|"
-                         r"wishlist|bucket|inventory|contacts|links|resources|topics)\b", re.I)
+                         r"wishlist|bucket|inventory|contacts|links|resources|topics|ingredients|orders?|supplies|"
+                         r"chores|jobs)\b", re.I)
 _NOT_A_TASK_START = re.compile(r"^(?:my|our|your|his|her|their|the|a|an|this|that|these|those|today|tomorrow|tonight|"
                                r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|evening|"
                                r"january|february|march|april|may|june|july|august|september|october|november|"
@@ -168,7 +169,18 @@ _ASKED = re.compile(
     r"what\s+do\s+you\s+(?:\w+ly\s+)?do\s+(?:to|when\s+you|before\s+you|after\s+you)\s+|"
     r"what(?:'s|\s+is|\s+are)\s+your\s+(?:usual\s+|normal\s+|typical\s+|current\s+)?(?:process|routine|steps|method|"
     r"system|approach|way|workflow|procedure|checklist|recipe)\s+(?:for\s+(?:when\s+you\s+)?|to\s+|when\s+you\s+)|"
-    r"how\s+does\s+your\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process)\s+go))(?P<task>[^?.!\n]{3,80})\?", re.I)
+    r"how\s+does\s+your\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process)\s+go))(?P<task>[^?.!\n]{3,80})(?:\?|(?<=\S)"
+    r"(?=[.!]?\s*$))", re.I)
+
+
+_OBJECT = re.compile(r"^\S+\s+(?:\S+\s+\S+|(?:the|a|an|it|them|my|your|our|this|that|these|those|up|out|off|in|on|"
+                     r"down|over|into|with|to|for|some|all|every|each|everything|everyone|one|two|three)\b)", re.I)
+
+
+def acts(steps: list[str]) -> bool:
+    """Two or more steps read as an act with an object ("roast the vegetables", "use cold water"), not a thing
+    ("flat white", "oat latte")."""
+    return sum(bool(_OBJECT.match(x.strip())) for x in steps) >= 2
 
 
 def verb_initial(step: str) -> bool:
@@ -179,7 +191,7 @@ def verb_initial(step: str) -> bool:
 def plain_lines(text: str) -> list[str]:
     """Three or more unmarked lines, each a short clause that opens with a verb ("descale it\\nflush it\\n…")."""
     lines = [ln.strip(" \t-*•.;,") for ln in text.strip().splitlines() if ln.strip()]
-    if len(lines) < 3 or not all(2 <= len(ln.split()) <= 16 and verb_initial(ln) for ln in lines):
+    if len(lines) < 3 or not all(2 <= len(ln.split()) <= 16 and verb_initial(ln) for ln in lines) or not acts(lines):
         return []
     return lines
 
@@ -188,7 +200,7 @@ def sentence_steps(text: str) -> list[str]:
     """Three or more short imperative sentences ("Grind the coffee. Mix it with water. Leave it overnight.")."""
     parts = [p.strip(" ,;") for p in re.split(r"(?<=[.!])\s+|\n+", text.strip()) if p.strip(" ,;")]
     parts = [re.sub(r"[.!]+$", "", p) for p in parts]
-    if len(parts) < 3 or not all(2 <= len(p.split()) <= 16 and verb_initial(p) for p in parts):
+    if len(parts) < 3 or not all(2 <= len(p.split()) <= 16 and verb_initial(p) for p in parts) or not acts(parts):
         return []
     return parts
 
