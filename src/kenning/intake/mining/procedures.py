@@ -181,6 +181,7 @@ def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
 
 def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
     task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
+    task = re.sub(r"\s+(?:i|we|are|is)$", "", task.strip(), flags=re.I)   # "each time I travel abroad I:", "… are:" (I151)
     # named by what it achieves (I151): "it's simple to descale the kettle" → "descale the kettle"
     task = re.sub(r"^(?:it'?s|it\s+is)\s+(?:\w+\s+)?(?:easy|simple|quick|straightforward|not\s+hard)\s+to\s+", "", task,
                   flags=re.I)
@@ -214,7 +215,11 @@ _TRAILER = re.compile(r"(?:\s*(?:—|–|-|\.|;|,)\s*|\s*\n\s*)(?:and\s+)?(?:tha
                       r"drill|checklist)|for\s+(?P<task3>[^.\n!?]{3,80}))\s*[.!]?\s*$", re.I)
 # a story told in steps ("… That's how I met my wife") is no routine: its task is in the past tense
 _PAST_TASK = re.compile(r"^(?:(?!\w*eed\b|shred\b|embed\b)\w+ed|met|got|found|lost|made|became|learnt|went|came|saw|took|ended\s+up|won|began|"
-                        r"broke|fell|ran\s+into|wound\s+up)\b", re.I)
+                        r"broke|fell|ran\s+into|wound\s+up|"
+                        # round 6 (I152): irregular pasts a story in steps is told with
+                        r"had|was|were|did|said|told|bought|brought|thought|felt|kept|sent|spent|slept|ate|drank|sat|"
+                        r"stood|wrote|gave|caught|paid|heard|held|knew|threw|drove|rode|flew|forgot|woke|wore|chose|"
+                        r"spoke|froze)\b", re.I)
 
 
 def _trailing_task(text: str, voice: str) -> list[Mined]:
@@ -341,7 +346,8 @@ def _structural(text: str, voice: str) -> list[Mined]:
             body = t[end.start():]
             steps = st.marker_steps(body) or _steps_from(body, 0) or (
                 _steps_from(":" + body.lstrip(" .:!"), 0) if not body.startswith("\n") else [])
-            if len(steps) >= 2:
+            if len(steps) >= 2 and not any(_PAST_TASK.match(re.sub(r"^(?:i|we|you)\s+", "", x, flags=re.I))
+                                           for x in steps):   # a story in steps is no routine (I152)
                 task = clean_clause(task)
                 return [_mined(text, task, steps, _span_to_last(t, start, steps), voice)]
         start = end.end() + (len(t[end.end():]) - len(t[end.end():].lstrip()))
@@ -351,6 +357,8 @@ def _structural(text: str, voice: str) -> list[Mined]:
         # "Water the plants: fill the can, check the soil, mist the leaves" — three verb clauses on the task's line
         listed = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, items, flags=re.I) if p]
         listed = [p for p in listed if len(p.split()) >= 2]
+        if len(listed) < 3 and re.search(r"(?:^|\s)\(?1[.)]\s", items):
+            listed = _steps_from(":" + items.strip(), 0)   # "Defrosting the freezer, step by step: 1. a 2. b 3. c"
         if len(listed) >= 3 and not any(_DETERMINER.match(p) for p in listed):
             s0 = len(t) - len(t.lstrip())
             return [_mined(text, clean_clause(task), listed, _span_to_last(t, s0, listed), voice)]
@@ -360,7 +368,7 @@ def _structural(text: str, voice: str) -> list[Mined]:
     return []
 
 
-_BODY_LEAD = re.compile(r"^(?:\s|[:\-—–=,]|\b(?:it'?s|is|are|goes|looks|like\s+this|as\s+follows|basically|simply|simple|easy|"
+_BODY_LEAD = re.compile(r"^(?:\s|[:\-—–=,]|\b(?:the\s+(?:order|drill|routine|process|steps?|sequence|method)\s+(?:is|are|goes)|it'?s|is|are|goes|looks|like\s+this|as\s+follows|basically|simply|simple|easy|"
                         r"roughly|always|usually|normally|then|in\s+this\s+order|the\s+same\s+way|every\s+time|"
                         r"(?:every|each|once\s+a)\s+\w+|"
                         r"each\s+time|(?:i|we|you)(?:\s+(?:always|usually|normally|just))?(?:\s+(?:do|follow|use|go\s+"

@@ -21,7 +21,11 @@ _TASK_INTRO = re.compile(
     # "to / for <task>" opening a sentence; "when it comes to <task>"; "I <task> like this / the same way"
     r"(?:^|(?<=[:.!,]\s)|(?<=\bso\s)|(?<=\bok\s)|(?<=\bokay\s)|(?<=\bwell\s)|(?<=\banyway\s))(?:to|for)\s+(?=\w)|\bwhen\s+it\s+comes\s+to\s+|\b(?:works|worked\s+out)\s+for\s+me\s+"
     r"(?:to|when\s+(?:i|we))\s+|"
-    r"^(?=[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
+    r"^(?=(?:[a-z]+\s)?[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
+    # round 6 (I152): "every time I …", "when it's time to …", "before every run", "I do these things before …"
+    r"\b(?:every|each)\s+time\s+(?:i|we)\s+|\bwhen\s+it'?s\s+time\s+to\s+|"
+    r"(?:^|(?<=[.!]\s))(?=(?:before|after)\s+(?:every|each|any|a|my|the)\s+\w)|"
+    r"\bdo\s+(?:these|the\s+following|this|the\s+same)\s+(?:\w+\s+)?(?:things?|steps)?\s*(?=(?:before|after)\s)|"
     # "my fish tank cleaning process", "I clean the fish tank every Sunday:"
     r"\bmy\s+(?=[\w'-]+(?:\s+[\w'-]+){0,4}\s+(?:routine|process|procedure|workflow|method|system|checklist|ritual|"
     r"steps|recipe|drill)\b)|"
@@ -32,17 +36,21 @@ _TASK_INTRO = re.compile(
     r"(?:i|we)|before\s+(?:i|we)|after\s+(?:i|we)|how\s+(?:i|we)(?:\s+(?:always|usually|"
     r"normally))?|how\s+to|way\s+(?:i|we|to)|steps?\s+(?:to|for)|(?:routine|process|procedure|"
     r"method|workflow|checklist|recipe|drill|system|ritual|playbook|instructions|approach|trick|secret|technique|"
-    r"strategy|protocol|sequence|regime|regimen)\s+(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+"
-    r"(?:i|we)|to|for|when\s+(?:i|we)|when))\s+", re.I)
+    r"strategy|protocol|sequence|regime|regimen|guide|tutorial|walkthrough|rundown|cheat\s*sheet)"
+    # "the routine I use to …", "the steps I take to …" (I152)
+    r"(?:\s+(?:that\s+)?(?:i|we)\s+(?:use|follow|have|do|take|go\s+through|swear\s+by|stick\s+to))?"
+    r"\s+(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+"
+    r"(?:i|we)|to|for|on|when\s+(?:i|we)|when))\s+", re.I)
 TASK_INTRO = _TASK_INTRO
 LEAD_NOUN = re.compile(r"\b(?:how|steps?|routine|process|procedure|method|workflow|checklist|recipe|instructions|"
+                       r"guide|tutorial|walkthrough|rundown|things|every\s+time|each\s+time|time\s+to|"
                        r"ritual|drill|system|playbook|approach|way|trick|secret|technique|strategy|protocol|sequence|"
                        r"regime|regimen)\b", re.I)
 # "handle it when I need to X", "do it whenever I have to X": the task is X
 _FILLER_TASK = re.compile(r"^(?:handle|manage|deal\s+with|do|tackle|approach)\s+(?:it|things|this)\s+(?:when(?:ever)?|"
                           r"if)\s+(?:i|we)\s+(?:need|have|want|got)\s+to\s+|^(?:need|have|want|got)\s+to\s+", re.I)
 # the lead ends where the task does: a comma aside, "one sec", the verb of "my routine when I X starts with …"
-_TASK_END = re.compile(r"\s*(?:,|\sit'?s\b|\s(?:routine|process|procedure|workflow|method|system|checklist|ritual|steps|recipe|drill)\b|\s(?:every|each|once\s+a)\s+\w+\s*:|:|\s=\s|\s(?:i|we|you)\s(?=\w)|\s(?:first|then)\b|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are)\b(?:\s+(?:like|"
+_TASK_END = re.compile(r"\s*(?:,|\sit'?s\b|\s(?:routine|process|procedure|workflow|method|system|checklist|ritual|steps|recipe|drill)\b|\s(?:every|each|once\s+a)\s+\w+\s*:|:|\s=\s|\s(?:i|we|you)\s(?=\w)|\s(?:first|then)\b|\s-\s|\s—\s|\s–\s|\bone\s+sec\b|\b(?:starts?|begins?|goes|looks|is|are|was|were)\b(?:\s+(?:like|"
                        r"with|by|as))?|\b(?:bear\s+with|hang\s+on)\b|\bthe\s+same\s+way\b|\blike\s+this\b|\bas\s+follows\b"
                        r"|\bin\s+(?:\w+\s+)?steps\b).*$", re.I | re.S)
 PAST_HABIT = re.compile(r"\b(?:used\s+to|no\s+longer|not\s+any\s?more|gave\s+up|stopped\s+(?:doing|using))\b", re.I)
