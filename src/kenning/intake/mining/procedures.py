@@ -182,7 +182,13 @@ def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
 def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
     task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
     task = re.sub(r"\s+(?:i|we|are|is)$", "", task.strip(), flags=re.I)   # "each time I travel abroad I:", "… are:" (I151)
-    # named by what it achieves (I151): "it's simple to descale the kettle" → "descale the kettle"
+    # named by what it achieves (I151): not by how many steps, nor by the kind of note it is, nor by when
+    task = re.sub(r"\s+in\s+(?:\d+|two|three|four|five|six|a\s+few)\s+(?:\w+\s+)?steps$", "", task, flags=re.I)
+    task = re.sub(r"^(?:(?:quick|pro|top|my|a)\s+)?(?:tip|hack|trick|secret|note|reminder)s?\s+(?:for|on|to|with)\s+", "", task,
+                  flags=re.I)
+    task = re.sub(r"^(?:every|each|on)\s+\w+(?:\s+\w+)?\s+(?:i|we)\s+(?=\w+\s+\w)", "", task, flags=re.I)
+    task = re.sub(r"^(?:i|we)'?ve\s+been\s+", "", task, flags=re.I)
+    # "it's simple to descale the kettle" → "descale the kettle"
     task = re.sub(r"^(?:it'?s|it\s+is)\s+(?:\w+\s+)?(?:easy|simple|quick|straightforward|not\s+hard)\s+to\s+", "", task,
                   flags=re.I)
     confirmed = voice == "user" and bool(_CONFIRM_LITERALS.search(text))
@@ -314,8 +320,8 @@ def _parse_rules(text: str, voice: str) -> list[Mined]:
     return [_mined(text, task, steps_text, span, voice)]
 
 
-_SAME_WAY = re.compile(r"(?:^|[.!\n]\s*)(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?P<task>[^:\n.?]{3,80}?)\s+"
-                       r"(?:the\s+same\s+way|this\s+way|in\s+this\s+order)(?:\s+(?:every|each)\s+time)?\s*(?=:)", re.I)
+_SAME_WAY = re.compile(r"(?:^|[.!\n]\s*)(?:i|we)(?:'ve|\s+have)?\s+(?:been\s+)?(?:always\s+|usually\s+|normally\s+)?(?P<task>[^:\n.?]{3,80}?)\s+"
+                       r"(?:the\s+same\s+way|this\s+way|in\s+this\s+order)(?:\s+(?:every|each)\s+time|\s+for\s+(?:years|ages|decades|a\s+long\s+time))?\s*(?=:)", re.I)
 _LEAD_END = re.compile(r":|\n|[.!](?=\s|$)")
 
 
@@ -493,7 +499,7 @@ _TASK_SENTENCE = re.compile(
     r"(?:\s+(?:every|each|once\s+a|twice\s+a)\s+\w+(?:\s+\w+)?|\s+(?:regularly|weekly|monthly|daily|often|a\s+lot|"
     r"myself|at\s+home))?|(?P<g>[a-z]+ing\b[^.!?:,;]{2,60}?)\s+(?:is|isn'?t|is\s+not)\s+(?:\w+\s+)?(?:easy|simple|"
     r"quick|straightforward|hard|difficult|a\s+doddle|a\s+breeze)|(?:it'?s|it\s+is)\s+(?:\w+\s+)?(?:easy|simple|quick|"
-    r"straightforward|not\s+hard)\s+to\s+(?P<t>[^.!?:,;]{3,60}))\s*(?:[.!:]\s+|:\s*|\n)", re.I)
+    r"straightforward|not\s+hard)\s+to\s+(?P<t>[^.!?:,;]{3,60}))\s*(?:[.!:]\s+|:\s*|\n|\s[—–-]\s)", re.I)
 
 
 def _task_then_steps(text: str, voice: str) -> list[Mined]:
@@ -504,7 +510,8 @@ def _task_then_steps(text: str, voice: str) -> list[Mined]:
     rest = text[m.end():]
     if not st.is_task(task) or _PAST_TASK.match(task) or "?" in rest:
         return []
-    if m.group("task") and not (st.SEQ_START.match(rest) or re.match(r"\s*(?:first(?:ly)?|to\s+start|start\s+by|"
+    dashed = re.match(r"\s*[—–-]", text[m.end() - 2:m.end()])   # "I change the sheets on Sundays - a, b, c"
+    if m.group("task") and not dashed and not (st.SEQ_START.match(rest) or re.match(r"\s*(?:first(?:ly)?|to\s+start|start\s+by|"
                                                                        r"step\s+(?:1|one))\b", rest, re.I)
                                 or st.marker_steps(rest)):
         return []   # "I make cold brew every week." needs steps that begin as steps, not any next sentence
@@ -543,7 +550,7 @@ def _past_occasion(text: str, voice: str) -> list[Mined]:
 # ("coffee beans, filtered water, a jar") or a day's to-do ("Tomorrow — …") is none.
 _WHEN_WORD = re.compile(r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|evening|"
                         r"night|daily|weekly|monthly)\b", re.I)
-_TITLE_SPLIT = re.compile(r"\s*(?::|\s[—–-]\s)\s*")
+_TITLE_SPLIT = re.compile(r"\s*(?::|\s[—–-]\s|\s*(?:=>|->|→)\s*)\s*")
 _TITLE_WAY = re.compile(r"(?:,\s*|\s+[—–-]\s+|\s+)(?:my\s+way|the\s+way\s+i\s+do\s+it|how\s+i\s+do\s+it|my\s+version|"
                         r"my\s+method|step\s+by\s+step|in\s+short)$|^(?:the\s+)?(?:trick|secret|key)\s+(?:with|to|for)\s+", re.I)
 
@@ -554,6 +561,8 @@ def _noun_title(text: str, voice: str) -> list[Mined]:
     if len(parts) != 2:
         return []
     title, items = _TITLE_WAY.sub("", parts[0].strip()), parts[1]
+    while (ack := st.ACK_HEAD.match(title + " ")):
+        title = title[ack.end():].strip()   # "ok here goes, car wash: …"; "yep: a, b, c" has no title
     title = re.sub(r"^my\s+(?=\w+\s+\w)", "", title, flags=re.I)   # "My Sunday reset: …" (a routine of mine, named)
     # a day or time of day alone is a to-do's title ("Saturday: …"); as a modifier it is part of the task ("Sunday
     # meal prep", "Morning pages")
@@ -624,6 +633,16 @@ def _structure_cue(text: str) -> bool:
         (st.LEAD_NOUN.search(text) or _HABIT.search(text)) and st.TASK_INTRO.search(text)) or st.arrow_steps(text))
 
 
+def _round6_cue(text: str) -> bool:
+    """Round 6's shapes (I152–I157), each behind a cheap substring test: a task sentence then "first …", a past
+    occasion kept, plain step lines, "Step two, …", a noun title over its steps."""
+    low = text.lower()
+    return bool(("first" in low and _TASK_SENTENCE.match(text)) or ("last time" in low and _OCCASION.search(text))
+                or ("\n" in text and st.plain_lines(text)) or ("step" in low and _step_n(text))
+                or ((":" in text or " - " in text or " — " in text or "=>" in text) and _noun_title(text, "user")))
+
+
 # the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
 register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text) or _TRAILER.search(text)
-                                              or len(_NUMBERED.findall(text)) >= 2 or _structure_cue(text)))
+                                              or len(_NUMBERED.findall(text)) >= 2 or _structure_cue(text)
+                                              or _round6_cue(text)))

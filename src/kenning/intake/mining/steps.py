@@ -23,7 +23,7 @@ _TASK_INTRO = re.compile(
     r"(?:to|when\s+(?:i|we))\s+|"
     r"^(?=(?:[a-z]+\s)?[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
     # round 6 (I152): "every time I …", "when it's time to …", "before every run", "I do these things before …"
-    r"\b(?:every|each)\s+time\s+(?:i|we)\s+|\bwhen\s+it'?s\s+time\s+to\s+|"
+    r"\b(?:every|each)\s+time\s+(?:i|we)\s+|\bwhen\s+it'?s\s+time\s+to\s+|\bwhen\s+(?=[a-z]+ing\s)|"
     r"(?:^|(?<=[.!]\s))(?=(?:before|after)\s+(?:every|each|any|a|my|the)\s+\w)|"
     r"\bdo\s+(?:these|the\s+following|this|the\s+same)\s+(?:\w+\s+)?(?:things?|steps)?\s*(?=(?:before|after)\s)|"
     # "my fish tank cleaning process", "I clean the fish tank every Sunday:"
@@ -177,7 +177,9 @@ _ASKED = re.compile(
     r"what\s+do\s+you\s+(?:\w+ly\s+)?do\s+(?:to|when\s+you|before\s+you|after\s+you)\s+|"
     r"what(?:'s|\s+is|\s+are)\s+your\s+(?:usual\s+|normal\s+|typical\s+|current\s+)?(?:process|routine|steps|method|"
     r"system|approach|way|workflow|procedure|checklist|recipe)\s+(?:for\s+(?:when\s+you\s+)?|to\s+|when\s+you\s+)|"
-    r"how\s+does\s+your\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process)\s+go))(?P<task>[^?.!\n]{3,80})(?:\?|(?<=\S)"
+    r"how\s+does\s+your\s+(?=[\w\s'-]{3,40}?\s+(?:routine|process)\s+go)|"
+    r"do\s+you\s+have\s+(?:a|any)\s+(?:\w+\s+)?(?:system|routine|process|method|way|approach|trick|steps)\s+(?:for|to|"
+    r"when\s+you)\s+|what'?s\s+the\s+first\s+thing\s+you\s+do\s+(?:when|after|before)\s+you\s+)(?P<task>[^?.!\n]{3,80})(?:\?|(?<=\S)"
     r"(?=[.!]?\s*$))", re.I)
 
 
