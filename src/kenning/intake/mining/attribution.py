@@ -100,12 +100,12 @@ _NEG_HEAD = re.compile(
     rf"but\s+no\s+thanks|i'?m\s+good,?\s+(?:thanks|thank\s+you|ty)|too\s+(?:expensive|pricey|much|complicated|"
     rf"fiddly|long|slow|risky|many|faffy|involved|hard)|sounds\s+like\s+(?:too\s+much|a\s+lot\s+of)\s+(?:work|hassle|"
     rf"effort)|i'?d\s+pass|(?:just\s+)?forget\s+(?:it|that|about\s+it)|never\s*mind|scrap\s+(?:that|it)|"
-    rf"(?:i'?ll\s+)?give\s+(?:it|that)\s+a\s+miss)\b", re.I)
+    rf"(?:i'?ll\s+|i'?d\s+)?give\s+(?:it|that|this)(?:\s+one)?\s+a\s+miss)\b", re.I)
 _REJECT = re.compile(
     rf"^\s*(?:no\b(?!\s*,?\s*i\s+meant|{_NO_NOT_NEG})|nope|nah|not\s+really)\b"
     r"|\b(?:let'?s\s+not|i'?d\s+rather\s+not|i\s+don'?t\s+(?:like|want|think\s+so)|(?:that|it|this)\s+won'?t\s+work|"
     r"i\s+won'?t\s+(?:do|use)\s+(?:that|this|it)|i'?ll\s+pass|skip\s+(?:that|it|this)|not\s+(?:a\s+fan|for\s+me)|"
-    r"bad\s+idea|don'?t\s+do\s+that|please\s+don'?t|i\s+reject|not\s+a\s+good\s+fit|doesn'?t\s+(?:work|suit)\s+"
+    r"(?<!not a )bad\s+idea|don'?t\s+do\s+that|please\s+don'?t|i\s+reject|not\s+a\s+good\s+fit|doesn'?t\s+(?:work|suit)\s+"
     r"(?:for\s+)?me|no\s+thanks|"
     # round 5 (I141): refusals by reason or by keeping one's own way
     r"(?:that'?s|it'?s|this\s+is)\s+not\s+going\s+to\s+work|(?:that|it|this)\s+(?:wouldn'?t|won'?t|isn'?t\s+going\s+to)"
@@ -170,7 +170,7 @@ _ACCEPT = re.compile(
     r"\b(?:let'?s\s+(?:do|go\s+with|use|try)\s+(?:that|this|it|those|your)|i'?ll\s+(?:use|take|go\s+with|"
     r"follow|adopt|try)\s+(?:that|this|it|those|your)|go\s+with\s+(?:that|this|your)|that'?s\s+(?:exactly\s+)?what\s+"
     r"i(?:'ll|\s+will)\s+do|i'?ll\s+do\s+(?:that|it|exactly\s+that)|make\s+(?:that|it)\s+a\s+rule|"
-    r"adopt(?:ing)?\s+(?:that|this|it)|"
+    r"adopt(?:ing)?\s+(?:that|this|it)|can'?t\s+wait\s+to\s+(?:try|start|use|do|get|give|set)|"
     # round 5 (I140): a reference to the suggestion with doing it
     r"(?:that|this|it)\s+works\s+for\s+me|i'?ll\s+give\s+(?:it|that|this)\s+a\s+(?:go|try|shot)|let'?s\s+give\s+(?:it|"
     r"that|this)\s+a\s+(?:go|try|shot)|let'?s\s+try\s+it|(?:set|sort)\s+(?:that|it|this)\s+up|i'?ll\s+try\s+(?:that|this|"
@@ -277,7 +277,8 @@ _NEG_IDIOM = re.compile(
 _MOOT = re.compile(
     r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:actually\s+|already\s+|got\s+)*(?:already)\s+(?:have|got|own|use|do|did|"
     r"tried|pay|run|keep|set|made|bought|subscribe)\w*|\b(?:i|we)\s+(?:tried|did)\s+(?:that|it|this)\s+(?:before|"
-    r"already|last\s+\w+)\b|\bcan'?t\s+afford\b|\b(?:isn'?t|not)\s+allowed\b", re.I)
+    r"already|last\s+\w+)\b|\bcan'?t\s+afford\b|\b(?:isn'?t|not)\s+allowed\b|\b(?:out\s+of|over|beyond)\s+(?:my|our)\s+"
+    r"(?:budget|price\s+range|league)\b|^\s*(?:sadly|unfortunately|regrettably|alas)\b", re.I)
 
 
 def _late_refusal(head: str) -> bool:
