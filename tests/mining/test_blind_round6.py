@@ -143,6 +143,9 @@ def test_procedure_look_alikes_write_nothing(conn, turns):
     "Does that need wifi? If so, no.", "Honestly I'd rather just keep using paper instead.",
     "That isn't going to fly with my manager.", "I don't have a printer, so no.", "Nothing for me, thanks.",
     "Sadly that's out of my budget.", "I'm allergic to cats, so that won't happen.",
+    # preferring one's own, being covered, a judgement of worth (I150)
+    "I prefer my paper planner.", "I'd rather keep it simple.", "Meh.", "I'm all set, thanks.",
+    "I've got that covered already.", "I'll manage.", "Seems excessive for a small flat.", "Hard no.",
 ])
 def test_refusals_in_other_words_than_no(reply):
     assert attr.reaction(reply) == "rejected"
@@ -150,7 +153,9 @@ def test_refusals_in_other_words_than_no(reply):
 
 @pytest.mark.parametrize("reply", ["No objections, go for it.", "By all means, set it up.",
                                    "Not a bad idea, let's try it.", "I couldn't agree more, do it.",
-                                   "Can't wait to try it!", "No worries, I'll do that."])
+                                   "Can't wait to try it!", "No worries, I'll do that.",
+                                   "I prefer your version, let's go with it.", "I'd rather do that than wait.",
+                                   "I wouldn't mind trying that."])
 def test_acceptances_with_a_no_inside(reply):
     assert attr.reaction(reply) == "accepted"
 
@@ -158,6 +163,7 @@ def test_acceptances_with_a_no_inside(reply):
 @pytest.mark.parametrize("reply, want", [("Oh wow, I didn't know that.", "uncontested"),
                                          ("Huh, never heard of that before.", "uncontested"),
                                          ("Interesting, no idea that existed.", "uncontested"),
+                                         ("Thanks. I can't believe how cold it is today.", "uncontested"),
                                          ("I'm not sure, why would that help?", "contested"),
                                          ("Not yet, maybe next week.", "contested")])
 def test_interest_and_doubt_are_no_refusal(reply, want):

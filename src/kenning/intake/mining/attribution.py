@@ -171,6 +171,7 @@ _ACCEPT = re.compile(
     r"follow|adopt|try)\s+(?:that|this|it|those|your)|go\s+with\s+(?:that|this|your)|that'?s\s+(?:exactly\s+)?what\s+"
     r"i(?:'ll|\s+will)\s+do|i'?ll\s+do\s+(?:that|it|exactly\s+that)|make\s+(?:that|it)\s+a\s+rule|"
     r"adopt(?:ing)?\s+(?:that|this|it)|can'?t\s+wait\s+to\s+(?:try|start|use|do|get|give|set)|"
+    r"wouldn'?t\s+mind\s+(?:trying|doing|giving|using|setting)|rather\s+do\s+(?:that|this|it)\s+than|"
     # round 5 (I140): a reference to the suggestion with doing it
     r"(?:that|this|it)\s+works\s+for\s+me|i'?ll\s+give\s+(?:it|that|this)\s+a\s+(?:go|try|shot)|let'?s\s+give\s+(?:it|"
     r"that|this)\s+a\s+(?:go|try|shot)|let'?s\s+try\s+it|(?:set|sort)\s+(?:that|it|this)\s+up|i'?ll\s+try\s+(?:that|this|"
@@ -273,17 +274,26 @@ _NEG_IDIOM = re.compile(
     r"\b(?:(?:i\s+)?(?:never|didn'?t|did\s+not)\s+(?:knew|know|realis|realiz|thought\s+of|think\s+of|consider)\w*|"
     r"had\s+no\s+idea|(?:hadn'?t|never)\s+(?:thought|considered|heard)\w*|not\s+(?:too\s+)?bad|no\s+(?:problem|worries|"
     r"doubt|harm)|(?:doesn'?t|wouldn'?t|can'?t|won'?t)\s+hurt|can'?t\s+wait|couldn'?t\s+agree|why\s+not|"
-    r"not\s+only|no\s+wonder|isn'?t\s+it|aren'?t\s+they|don'?t\s+forget|no\s+idea\s+(?:that|you))\b", re.I)
+    r"not\s+only|no\s+wonder|isn'?t\s+it|aren'?t\s+they|don'?t\s+forget|no\s+idea\s+(?:that|you)|"
+    r"(?:can'?t|couldn'?t)\s+believe|(?:don'?t|wouldn'?t)\s+mind|no\s+kidding)\b", re.I)
 _MOOT = re.compile(
     r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:actually\s+|already\s+|got\s+)*(?:already)\s+(?:have|got|own|use|do|did|"
     r"tried|pay|run|keep|set|made|bought|subscribe)\w*|\b(?:i|we)\s+(?:tried|did)\s+(?:that|it|this)\s+(?:before|"
     r"already|last\s+\w+)\b|\bcan'?t\s+afford\b|\b(?:isn'?t|not)\s+allowed\b|\b(?:out\s+of|over|beyond)\s+(?:my|our)\s+"
-    r"(?:budget|price\s+range|league)\b|^\s*(?:sadly|unfortunately|regrettably|alas)\b", re.I)
+    r"(?:budget|price\s+range|league)\b|^\s*(?:sadly|unfortunately|regrettably|alas|meh)\b|"
+    # being covered already, preferring one's own, a judgement of effort or worth
+    r"\bi'?m\s+(?:all\s+)?(?:set|sorted|covered)\b|\bi'?ve\s+got\s+(?:it|that|this)\s+(?:covered|sorted|handled)\b|"
+    r"\bi'?ll\s+manage\b|\bhappy\s+with\s+(?:how\s+things\s+are|what\s+i\s+(?:have|do)|my\s+own)\b|"
+    r"\bi\s+(?:much\s+|really\s+)?prefer\s+(?!(?:that|this|it|yours?|the\s+(?:first|second|third|last)|option)\b)|"
+    r"\bi'?d\s+(?:much\s+)?rather\s+(?!not\b|you\b|do\s+(?:that|this|it)\b)|"
+    r"\b(?:seems|sounds|that'?s|it'?s)\s+(?:a\s+bit\s+|rather\s+|quite\s+)?(?:excessive|unnecessary|pointless|a\s+waste|"
+    r"overcomplicated|a\s+lot\s+of\s+(?:work|effort|faff|hassle))\b", re.I)
 
 
 def _late_refusal(head: str) -> bool:
     """A negated clause (idioms of interest and praise aside) or a reason that makes the suggestion moot."""
-    return bool(_MOOT.search(head)) or bool(_NEGATED.search(_NEG_IDIOM.sub(" ", head)))
+    # a long turn with a negation deep inside is more often about something else: the answer is short (I150)
+    return bool(_MOOT.search(head)) or (len(head.split()) <= 25 and bool(_NEGATED.search(_NEG_IDIOM.sub(" ", head))))
 
 
 def _self_answered(head: str) -> str | None:
