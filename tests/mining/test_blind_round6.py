@@ -61,6 +61,15 @@ PROCEDURES = [
      "descaling the kettle"),
     ([(U, "My go-to steps for fixing a flat tyre are: remove the wheel, find the puncture, patch it.")],
      "fixing a flat tyre"),
+    # the routine's own modifier is kept when the task is a bare thing (I151)
+    ([(U, "My tried and tested bedtime routine for the kids: bath at 7, story at 7.30, lights out at 8.")],
+     "bedtime routine for the kids"),
+    ([(U, "My cleaning routine for the bathroom: spray the shower, scrub the sink, mop the floor.")],
+     "cleaning routine for the bathroom"),
+    ([(U, "Our budgeting process each month: export the statements, categorise the spending, move the savings.")],
+     "budgeting process"),
+    ([(U, "The grocery shopping routine I follow: check the fridge, write a list, order online.")],
+     "grocery shopping routine"),
     # a noun title over its steps (I156)
     ([(U, "Sunday meal prep — roast the vegetables, cook the rice, portion it into boxes.")], "meal prep"),
     ([(U, "Morning pages, my way: make a coffee, write three pages, close the notebook without rereading.")],

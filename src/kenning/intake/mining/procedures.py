@@ -179,6 +179,13 @@ def _inline_steps(text: str, h: re.Match, voice: str) -> list[Mined]:
                    voice)]
 
 
+_MODIFIED = re.compile(r"\b(?:my|our|the|a|this)\s+(?P<mod>(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?P<noun>routine|process|checklist|"
+                       r"procedure|workflow|method|system|ritual|drill|approach|recipe|steps)\s+(?P<p>for|to|with|on)\s+"
+                       r"(?P<t>[^:\n.!?]{3,80})", re.I)
+_FLUFF = re.compile(r"\b(?:usual|normal|standard|go-to|tried\s+and\s+tested|tried-and-tested|favourite|favorite|simple|"
+                    r"quick|own|trusty|current|new|old|little|basic|full|whole|typical)\b", re.I)
+
+
 def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) -> Mined:
     task = re.sub(r"\s+would\s+be$", "", task, flags=re.I)   # "a good process for onboarding would be:" (I144)
     task = re.sub(r"\s+(?:i|we|are|is)$", "", task.strip(), flags=re.I)   # "each time I travel abroad I:", "… are:" (I151)
@@ -188,6 +195,13 @@ def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) 
                   flags=re.I)
     task = re.sub(r"^(?:every|each|on)\s+\w+(?:\s+\w+)?\s+(?:i|we)\s+(?=\w+\s+\w)", "", task, flags=re.I)
     task = re.sub(r"^(?:i|we)'?ve\s+been\s+", "", task, flags=re.I)
+    task = re.sub(r"\s+(?:that\s+)?(?:i|we)\s+(?:follow|use|do|have|swear\s+by)$", "", task, flags=re.I)
+    # "my cleaning routine for the bathroom": the thing alone ("the bathroom") does not say what is done (I151)
+    if re.match(r"(?:the|a|an|my|our|your)\s", task, re.I) and (mod := _MODIFIED.search(text[:400])) \
+            and mod.group("t").lower().startswith(task.lower()[:20]):
+        kept = _FLUFF.sub("", mod.group("mod")).strip()
+        if kept:
+            task = f"{kept} {mod.group('noun')} {mod.group('p')} {task}"
     # "it's simple to descale the kettle" → "descale the kettle"
     task = re.sub(r"^(?:it'?s|it\s+is)\s+(?:\w+\s+)?(?:easy|simple|quick|straightforward|not\s+hard)\s+to\s+", "", task,
                   flags=re.I)
@@ -550,6 +564,7 @@ def _past_occasion(text: str, voice: str) -> list[Mined]:
 # ("coffee beans, filtered water, a jar") or a day's to-do ("Tomorrow — …") is none.
 _WHEN_WORD = re.compile(r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|evening|"
                         r"night|daily|weekly|monthly)\b", re.I)
+_ROUTINE_WORD = re.compile(r"\b(?:routine|process|procedure|workflow|method|system|ritual|drill)\b", re.I)
 _TITLE_SPLIT = re.compile(r"\s*(?::|\s[—–-]\s|\s*(?:=>|->|→)\s*)\s*")
 _TITLE_WAY = re.compile(r"(?:,\s*|\s+[—–-]\s+|\s+)(?:my\s+way|the\s+way\s+i\s+do\s+it|how\s+i\s+do\s+it|my\s+version|"
                         r"my\s+method|step\s+by\s+step|in\s+short)$|^(?:the\s+)?(?:trick|secret|key)\s+(?:with|to|for)\s+", re.I)
@@ -563,12 +578,14 @@ def _noun_title(text: str, voice: str) -> list[Mined]:
     title, items = _TITLE_WAY.sub("", parts[0].strip()), parts[1]
     while (ack := st.ACK_HEAD.match(title + " ")):
         title = title[ack.end():].strip()   # "ok here goes, car wash: …"; "yep: a, b, c" has no title
-    title = re.sub(r"^my\s+(?=\w+\s+\w)", "", title, flags=re.I)   # "My Sunday reset: …" (a routine of mine, named)
+    title = re.sub(r"^(?:my|our|the)\s+(?=\w+\s+\w)", "", title, flags=re.I)   # "My Sunday reset: …" (a routine of mine)
+    title = re.sub(r"\s+(?:that\s+)?(?:i|we)\s+(?:follow|use|do|have|swear\s+by)$", "", title, flags=re.I)
     # a day or time of day alone is a to-do's title ("Saturday: …"); as a modifier it is part of the task ("Sunday
     # meal prep", "Morning pages")
     timed = _WHEN_WORD.match(title) and len(title.split()) >= 2
     if not re.fullmatch(r"[A-Za-z][\w' -]{2,60}", title) or not 1 <= len(title.split()) <= 6 \
-            or st._LIST_TITLE.search(title) or (st._NOT_A_TASK_START.match(title) and not timed) \
+            or (st._LIST_TITLE.search(title) and not _ROUTINE_WORD.search(title)) \
+            or (st._NOT_A_TASK_START.match(title) and not timed) \
             or _OTHERS.search(title + " "):
         return []
     listed = [clean_clause(p) for p in re.split(r"\s*;\s*|" + _LIST_SPLIT.pattern, re.split(r"(?<=[.!])\s", items)[0],
