@@ -61,6 +61,30 @@ PROCEDURES = [
      "descaling the kettle"),
     ([(U, "My go-to steps for fixing a flat tyre are: remove the wheel, find the puncture, patch it.")],
      "fixing a flat tyre"),
+    # one task in many frames (I152): the aim is named wherever the user puts it
+    ([(U, "I've figured out the best order for restringing the guitar: loosen the old strings, clean the "
+          "fretboard, fit the new set.")], "restringing the guitar"),
+    ([(U, "Process: loosen the old strings → clean the fretboard → fit the new set (for restringing the guitar)")],
+     "restringing the guitar"),
+    ([(U, "Restring the guitar? Easy: loosen the old strings, clean the fretboard, fit the new set.")],
+     "restring the guitar"),
+    ([(U, "Restringing the guitar — my steps: loosen the old strings, clean the fretboard, fit the new set.")],
+     "restringing the guitar"),
+    ([(U, "In order to restring the guitar, I loosen the old strings, clean the fretboard and fit the new set.")],
+     "restring the guitar"),
+    ([(U, "If I need to restring the guitar I always loosen the old strings, clean the fretboard, then fit the new "
+          "set.")], "restring the guitar"),
+    ([(U, "Any time I restring the guitar I loosen the old strings, clean the fretboard and fit the new set.")],
+     "restring the guitar"),
+    ([(U, "Restringing the guitar takes me ten minutes: I loosen the old strings, clean the fretboard, and fit the "
+          "new set.")], "restringing the guitar"),
+    ([(U, "When restringing the guitar: 1) loosen the old strings 2) clean the fretboard 3) fit the new set")],
+     "restringing the guitar"),
+    ([(U, "Guitar restring:\nloosen the old strings\nclean the fretboard\nfit the new set")], "guitar restring"),
+    ([(U, "I do it like this when I restring the guitar - loosen the old strings, clean the fretboard, fit the new "
+          "set.")], "restring the guitar"),
+    ([(U, "Here's how restringing the guitar works for me: loosen the old strings, clean the fretboard, fit the "
+          "new set.")], "restringing the guitar"),
     # the routine's own modifier is kept when the task is a bare thing (I151)
     ([(U, "My tried and tested bedtime routine for the kids: bath at 7, story at 7.30, lights out at 8.")],
      "bedtime routine for the kids"),
@@ -136,6 +160,13 @@ LOOK_ALIKES = [
     [(U, "Before a long flight I get anxious and can't sleep.")],
     [(U, "My weekend: sleep in, see friends, cook dinner.")],
     [(U, "I run every morning. It's the best part of my day.")],
+    [(U, "If I ever had to restring a guitar, I'd first watch a video, then ask a friend.")],
+    [(U, "If I have to restring the guitar, I'd probably take it to a shop, then pick it up later.")],
+    [(U, "In order to save money I cancelled the gym, stopped eating out and sold the car.")],
+    [(U, "Any time I call my mum she asks about work, complains about the weather and tells me about the "
+         "neighbours.")],
+    [(U, "Restring the guitar? No idea how, never done it.")],
+    [(U, "What's the best order for the playlist: rock, jazz, pop?")],
 ]
 
 

@@ -196,6 +196,12 @@ def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) 
     task = re.sub(r"^(?:every|each|on)\s+\w+(?:\s+\w+)?\s+(?:i|we)\s+(?=\w+\s+\w)", "", task, flags=re.I)
     task = re.sub(r"^(?:i|we)'?ve\s+been\s+", "", task, flags=re.I)
     task = re.sub(r"\s+(?:that\s+)?(?:i|we)\s+(?:follow|use|do|have|swear\s+by)$", "", task, flags=re.I)
+    task = re.sub(r"^(?:here'?s\s+how|this\s+is\s+how|how|when|while)\s+", "", task, flags=re.I)
+    task = re.sub(r"\s+(?:works|goes)(?:\s+for\s+(?:me|us))?$", "", task, flags=re.I)
+    task = re.sub(r"\s+(?:only\s+)?takes\s+(?:me\s+|us\s+)?(?:about\s+|around\s+)?(?:\w+\s+)?(?:minutes?|hours?|mins?|"
+                  r"seconds?|a\s+while|ages|no\s+time)$", "", task, flags=re.I)
+    if _ROUTINE_WORD.fullmatch(task) and (par := re.search(r"\((?:for|to|when)\s+(?P<t>[^)]{3,80})\)", text)):
+        task = par.group("t")   # "Process: a → b → c (for restringing the guitar)"
     # "my cleaning routine for the bathroom": the thing alone ("the bathroom") does not say what is done (I151)
     if re.match(r"(?:the|a|an|my|our|your)\s", task, re.I) and (mod := _MODIFIED.search(text[:400])) \
             and mod.group("t").lower().startswith(task.lower()[:20]):
@@ -382,7 +388,7 @@ def _structural(text: str, voice: str) -> list[Mined]:
         if len(listed) >= 3 and not any(_DETERMINER.match(p) for p in listed):
             s0 = len(t) - len(t.lstrip())
             return [_mined(text, clean_clause(task), listed, _span_to_last(t, s0, listed), voice)]
-    if (task := st.titled_task(first)) and len(steps := st.marker_steps(rest)) >= 2:
+    if (task := st.titled_task(first)) and len(steps := st.marker_steps(rest) or st.plain_lines(rest)) >= 2:
         s0 = len(t) - len(t.lstrip())
         return [_mined(text, clean_clause(task), steps, _span_to_last(t, s0, steps), voice)]
     return []
@@ -421,6 +427,8 @@ def _inline_lead(text: str, voice: str) -> list[Mined]:
         if not st.lead_ok(seg[:m.end()] + task + " ") or re.search(r"'s$", task):
             continue   # someone else's routine, a question, a habit given up
         body = body + text[seg_start + len(seg):]
+        if re.match(r"\s*,?\s*(?:i|we)(?:'d|\s+would|'ll|\s+will|\s+might|\s+could)\b", body, re.I):
+            continue   # "If I have to X, I'd first …": what the user would do, not what they do (I152)
         body = _BODY_LEAD.sub("", body)
         if not task or not 1 <= len(task.split()) <= MAX_TASK_WORDS or _PAST_TASK.match(task):
             continue
@@ -576,6 +584,11 @@ def _noun_title(text: str, voice: str) -> list[Mined]:
     if len(parts) != 2:
         return []
     title, items = _TITLE_WAY.sub("", parts[0].strip()), parts[1]
+    # "Restring the guitar? Easy: …" — the task asked and answered
+    title = re.sub(r"\?\s*(?:easy|simple|here'?s\s+how|like\s+this|it'?s\s+(?:easy|simple))$", "", title, flags=re.I)
+    # "Restringing the guitar — my steps: …"
+    items = re.sub(r"^\s*(?:my|the|our)\s+(?:\w+\s+)?(?:steps|routine|process|way|method|order|drill)\s*(?:is|are|goes)?\s*:\s*", "",
+                   items, flags=re.I)
     while (ack := st.ACK_HEAD.match(title + " ")):
         title = title[ack.end():].strip()   # "ok here goes, car wash: …"; "yep: a, b, c" has no title
     title = re.sub(r"^(?:my|our|the)\s+(?=\w+\s+\w)", "", title, flags=re.I)   # "My Sunday reset: …" (a routine of mine)

@@ -23,7 +23,8 @@ _TASK_INTRO = re.compile(
     r"(?:to|when\s+(?:i|we))\s+|"
     r"^(?=(?:[a-z]+\s)?[a-z]+ing\s[^:\n]{2,60}?\s(?:goes|works|is\s+done)\s+(?:like\s+this|as\s+follows))|"
     # round 6 (I152): "every time I …", "when it's time to …", "before every run", "I do these things before …"
-    r"\b(?:every|each)\s+time\s+(?:i|we)\s+|\bwhen\s+it'?s\s+time\s+to\s+|\bwhen\s+(?=[a-z]+ing\s)|"
+    r"\b(?:every|each|any)\s*time\s+(?:i|we)\s+|\bwhen\s+it'?s\s+time\s+to\s+|\bwhen\s+(?=[a-z]+ing\s)|"
+    r"\bin\s+order\s+to\s+|\bif\s+(?:i|we)\s+(?=(?:need|have|want|got)\s+to\s)|"
     r"(?:^|(?<=[.!]\s))(?=(?:before|after)\s+(?:every|each|any|a|my|the)\s+\w)|"
     r"\bdo\s+(?:these|the\s+following|this|the\s+same)\s+(?:\w+\s+)?(?:things?|steps)?\s*(?=(?:before|after)\s)|"
     # "my fish tank cleaning process", "I clean the fish tank every Sunday:"
@@ -36,7 +37,7 @@ _TASK_INTRO = re.compile(
     r"(?:i|we)|before\s+(?:i|we)|after\s+(?:i|we)|how\s+(?:i|we)(?:\s+(?:always|usually|"
     r"normally))?|how\s+to|way\s+(?:i|we|to)|steps?\s+(?:to|for)|(?:routine|process|procedure|"
     r"method|workflow|checklist|recipe|drill|system|ritual|playbook|instructions|approach|trick|secret|technique|"
-    r"strategy|protocol|sequence|regime|regimen|guide|tutorial|walkthrough|rundown|cheat\s*sheet)"
+    r"strategy|protocol|sequence|regime|regimen|guide|tutorial|walkthrough|rundown|cheat\s*sheet|(?:best|right|correct|usual|same)\s+order)"
     # "the routine I use to …", "the steps I take to …" (I152)
     r"(?:\s+(?:that\s+)?(?:i|we)\s+(?:use|follow|have|do|take|go\s+through|swear\s+by|stick\s+to))?"
     r"\s+(?:for\s+when\s+(?:i|we)|for\s+(?:whenever|every\s+time)\s+"
@@ -112,7 +113,7 @@ def is_task(task: str) -> bool:
 
 
 # what follows "for" that is no task: "for future me", "for reference", "for the record"
-_NOT_A_TASK = re.compile(r"^(?:(?:future\s+)?(?:me|myself|us)|reference|the\s+record|later|now|today|context|example|"
+_NOT_A_TASK = re.compile(r"^(?:do\s+(?:it|this|that|things)|it|this|that|(?:future\s+)?(?:me|myself|us)|reference|the\s+record|later|now|today|context|example|"
                          r"(?:usual|normal|standard|own|daily|weekly|regular|typical|go-to|favourite|favorite|whole|"
                          r"full|simple|basic|quick)|"
                          r"instance|what\s+it'?s\s+worth|the\s+(?:most|first)\s+part)$", re.I)
