@@ -85,6 +85,18 @@ PROCEDURES = [
           "set.")], "restring the guitar"),
     ([(U, "Here's how restringing the guitar works for me: loosen the old strings, clean the fretboard, fit the "
           "new set.")], "restringing the guitar"),
+    ([(U, "You want to bleed the radiators? First turn the heating off, then open the valve with a key, then close "
+          "it when water appears.")], "bleed the radiators"),
+    ([(U, "Need to bleed the radiators? Do this: turn the heating off, open the valve, close it when water "
+          "appears.")], "bleed the radiators"),
+    ([(U, "Our way of bleeding the radiators: turn the heating off, open the valve, close it when water appears.")],
+     "bleeding the radiators"),
+    ([(U, "how i bleed the radiators (for future me): turn the heating off, open the valve, close it when water "
+          "appears")], "bleed the radiators"),
+    ([(U, "Note for myself on bleeding radiators\n1. turn the heating off\n2. open the valve\n3. close it when "
+          "water appears")], "bleeding radiators"),
+    ([(U, "Bleed the radiators by turning the heating off, opening the valve and closing it when water appears.")],
+     "bleed the radiators"),
     # the routine's own modifier is kept when the task is a bare thing (I151)
     ([(U, "My tried and tested bedtime routine for the kids: bath at 7, story at 7.30, lights out at 8.")],
      "bedtime routine for the kids"),
@@ -167,6 +179,9 @@ LOOK_ALIKES = [
          "neighbours.")],
     [(U, "Restring the guitar? No idea how, never done it.")],
     [(U, "What's the best order for the playlist: rock, jazz, pop?")],
+    [(U, "You want to come to the party? First ask your boss, then tell me.")],
+    [(U, "Need to borrow the car? Ask Dad first, then fill it up after.")],
+    [(U, "I got here by taking the bus, walking the last mile and asking a stranger.")],
 ]
 
 

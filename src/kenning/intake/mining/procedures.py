@@ -197,6 +197,8 @@ def _mined(text: str, task: str, steps_text: list[str], span: Span, voice: str) 
     task = re.sub(r"^(?:i|we)'?ve\s+been\s+", "", task, flags=re.I)
     task = re.sub(r"\s+(?:that\s+)?(?:i|we)\s+(?:follow|use|do|have|swear\s+by)$", "", task, flags=re.I)
     task = re.sub(r"^(?:here'?s\s+how|this\s+is\s+how|how|when|while)\s+", "", task, flags=re.I)
+    task = re.sub(r"^(?:(?:my|our|the)\s+)?(?:way|process|art|business)\s+of\s+(?=\w+ing\b)", "", task, flags=re.I)
+    task = re.sub(r"\s*\([^)]*\)\s*$", "", task)   # "(for future me)"
     task = re.sub(r"\s+(?:works|goes)(?:\s+for\s+(?:me|us))?$", "", task, flags=re.I)
     task = re.sub(r"\s+(?:only\s+)?takes\s+(?:me\s+|us\s+)?(?:about\s+|around\s+)?(?:\w+\s+)?(?:minutes?|hours?|mins?|"
                   r"seconds?|a\s+while|ages|no\s+time)$", "", task, flags=re.I)
@@ -442,7 +444,7 @@ def _inline_lead(text: str, voice: str) -> list[Mined]:
     return []
 
 
-_GERUND_TASK = re.compile(r"(?:^|[.!]\s+)(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?(?P<task>(?!(?:was|were|had|did|"
+_GERUND_TASK = re.compile(r"(?:^|[.!]\s+)(?:(?:i|we)\s+(?:always\s+|usually\s+|normally\s+)?|(?=[A-Za-z]+\s+(?:the|a|an|my|your|our|it|them)\s))(?P<task>(?!(?:was|were|had|did|"
                           r"got|went|start|started|begin|began|finish|finished|end|ended|kick\s+off)\b)[^,.:\n]{3,60}?)"
                           r"\s+by\s+(?=\w+ing\b)", re.I)
 _HABIT = re.compile(r"\b(?:always|usually|normally|every\s+(?:time|day|week|morning|evening|month)|each\s+time|"
@@ -521,14 +523,18 @@ _TASK_SENTENCE = re.compile(
     r"(?:\s+(?:every|each|once\s+a|twice\s+a)\s+\w+(?:\s+\w+)?|\s+(?:regularly|weekly|monthly|daily|often|a\s+lot|"
     r"myself|at\s+home))?|(?P<g>[a-z]+ing\b[^.!?:,;]{2,60}?)\s+(?:is|isn'?t|is\s+not)\s+(?:\w+\s+)?(?:easy|simple|"
     r"quick|straightforward|hard|difficult|a\s+doddle|a\s+breeze)|(?:it'?s|it\s+is)\s+(?:\w+\s+)?(?:easy|simple|quick|"
-    r"straightforward|not\s+hard)\s+to\s+(?P<t>[^.!?:,;]{3,60}))\s*(?:[.!:]\s+|:\s*|\n|\s[—–-]\s)", re.I)
+    r"straightforward|not\s+hard)\s+to\s+(?P<t>[^.!?:,;]{3,60})|"
+    # "Need to bleed the radiators? Do this: …", "You want to X? First …" — the task asked, then answered
+    r"(?:(?:do\s+)?you\s+want\s+to|(?:you\s+)?need\s+to|want\s+to|have\s+to|got\s+to)\s+(?P<q>[^?.!:]{3,60})\?"
+    r"(?:\s*(?:do\s+this|here'?s\s+how|easy|simple|like\s+this)\s*[:.!])?)\s*(?:[.!:]\s+|:\s*|\n|\s[—–-]\s|(?<=[?:!.])\s*)",
+    re.I)
 
 
 def _task_then_steps(text: str, voice: str) -> list[Mined]:
     m = _TASK_SENTENCE.match(text)
     if not m:
         return []
-    task = clean_clause(m.group("task") or m.group("g") or m.group("t") or "")
+    task = clean_clause(m.group("task") or m.group("g") or m.group("t") or m.group("q") or "")
     rest = text[m.end():]
     if not st.is_task(task) or _PAST_TASK.match(task) or "?" in rest:
         return []
@@ -541,6 +547,8 @@ def _task_then_steps(text: str, voice: str) -> list[Mined]:
     steps = [re.sub(r"^(?:i|we|you)\s+", "", x, flags=re.I) for x in steps]
     if len(steps) < 2 or any(_DETERMINER.match(x) or _PAST_TASK.match(x) for x in steps):
         return []
+    if m.group("q") and (len(steps) < 3 or any(re.search(r"\b(?:your|me)\b", x, re.I) for x in steps)):
+        return []   # "Need to borrow the car? Ask Dad, then …": an errand for someone else, not a routine (I152)
     return [_mined(text, task, steps, _span_to_last(text, len(text) - len(text.lstrip()), steps), voice)]
 
 

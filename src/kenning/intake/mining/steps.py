@@ -133,6 +133,7 @@ _TITLE_ASIDE = re.compile(r"^(?:step\s+by\s+step|in\s+short|quickly|for\s+(?:ref
 def titled_task(title: str) -> str | None:
     """"Back up my laptop:" over a list — a task line (a verb phrase, or a gerund one after an aside: "Notes to self -
     cleaning the fish tank"), not a list's title ("Shopping list:", "Weekend plans")."""
+    title = re.sub(r"^\s*notes?\s+(?:to|for)\s+(?:self|myself|me|future\s+me)\s+(?:on|about|re)\s+", "", title, flags=re.I)
     m = re.fullmatch(r"\s*(?P<t>[A-Za-z][\w' ,/-]{2,90}?)\s*:?\s*", title)
     if not m:
         return None
