@@ -220,7 +220,10 @@ def test_acceptances_with_a_no_inside(reply):
                                          ("Interesting, no idea that existed.", "uncontested"),
                                          ("Thanks. I can't believe how cold it is today.", "uncontested"),
                                          ("I'm not sure, why would that help?", "contested"),
-                                         ("Not yet, maybe next week.", "contested")])
+                                         ("Not yet, maybe next week.", "contested"),
+                                         ("Does it cost money? No idea.", "contested"),
+                                         ("I don't know, is that safe?", "contested"),
+                                         ("Is that safe? I'm not sure.", "contested")])
 def test_interest_and_doubt_are_no_refusal(reply, want):
     assert attr.reaction(reply) == want
 

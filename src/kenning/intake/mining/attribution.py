@@ -90,7 +90,7 @@ _WEAK_ACK = re.compile(r"^\s*(?:(?:ok(?:ay)?|k|kk|cool|alright|all\s+right|nice|
 _ACK_WORD = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|right|noted|got\s+it|i\s+see)\b", re.I)
 _BARE_ACK = re.compile(r"^\s*(?:(?:ok(?:ay)?|k|kk|right|cool|got\s+it|noted|i\s+see|alright|all\s+right|thanks|"
                        r"thank\s+you|thx|ty|interesting|hm+|hmm+|ah+|oh+)[\s,.!…]*)+$", re.I)
-_NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure|objections?|complaints|harm)\b"
+_NO_NOT_NEG = r"\s+(?:problem|worries|doubt|question|rush|pressure|objections?|complaints|harm|idea)\b"
 # choosing something else instead turns the suggestion down ("I'd rather do it on Sundays instead", I141)
 _INSTEAD = re.compile(r"\b(?:i'?d\s+rather|i'?ll|let'?s|i\s+prefer\s+to)\s+(?!not\b).{3,80}?\binstead\b", re.I)
 _NEG_HEAD = re.compile(
@@ -275,7 +275,8 @@ _NEG_IDIOM = re.compile(
     r"had\s+no\s+idea|(?:hadn'?t|never)\s+(?:thought|considered|heard)\w*|not\s+(?:too\s+)?bad|no\s+(?:problem|worries|"
     r"doubt|harm)|(?:doesn'?t|wouldn'?t|can'?t|won'?t)\s+hurt|can'?t\s+wait|couldn'?t\s+agree|why\s+not|"
     r"not\s+only|no\s+wonder|isn'?t\s+it|aren'?t\s+they|don'?t\s+forget|no\s+idea\s+(?:that|you)|"
-    r"(?:can'?t|couldn'?t)\s+believe|(?:don'?t|wouldn'?t)\s+mind|no\s+kidding)\b", re.I)
+    r"(?:can'?t|couldn'?t)\s+believe|(?:don'?t|wouldn'?t)\s+mind|no\s+kidding|no\s+idea|not\s+sure|"
+    r"(?:i\s+)?(?:don'?t|do\s+not)\s+know)\b", re.I)
 _MOOT = re.compile(
     r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:actually\s+|already\s+|got\s+)*(?:already)\s+(?:have|got|own|use|do|did|"
     r"tried|pay|run|keep|set|made|bought|subscribe)\w*|\b(?:i|we)\s+(?:tried|did)\s+(?:that|it|this)\s+(?:before|"
