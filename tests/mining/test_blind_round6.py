@@ -262,3 +262,10 @@ def test_round_six_is_in_the_tuning_bank_only_by_its_own_lists():
     assert set(sm.R6_REJECT) <= set(sm.REJECT) and set(sm.R6_ACCEPT) <= set(sm.ACCEPT)
     assert sm._gerund("make cold brew") == "making cold brew" and sm._gerund("back up my laptop") == \
         "backing up my laptop"
+
+
+def test_a_reason_given_in_passing_is_no_constraint_but_a_real_one_still_is(conn):
+    run_conversation(conn, [(U, "I don't have the money for a gym right now.")], conv="a")
+    assert names(conn, "memory_directive") == []
+    run_conversation(conn, [(U, "I don't eat pork, please remember that.")], conv="b")
+    assert len(names(conn, "memory_directive")) == 1

@@ -152,7 +152,7 @@ _YES_WORD = (r"(?:ok(?:ay)?|k|kk|yes(?:\s+please)?|yep|yup|yeah|ya|yas|sure(?:\s
              r"i'?m\s+(?:good|fine|happy|ok(?:ay)?|cool)\s+with\s+(?:that|it|this)|both(?:\s+of\s+them)?|(?:let'?s\s+do\s+)?all\s+of\s+(?:them|it)|"
              r"(?:that\s+|it\s+|this\s+)?sounds\s+like\s+a\s+(?:good\s+|great\s+|solid\s+|smart\s+)?(?:plan|idea)|genius|"
              r"smart|clever|spot\s+on|that'?s\s+(?:genius|smart|clever|spot\s+on)|"
-             # round 6 (I151): a "no" or "not" inside an acceptance
+             # round 6 (I150): a "no" or "not" inside an acceptance
              r"no\s+(?:problem|worries|doubt|objections?|complaints)(?:\s+(?:here|at\s+all|from\s+me))?|by\s+all\s+means|"
              r"(?:i\s+)?(?:don'?t|can'?t)\s+see\s+why\s+not|can'?t\s+argue\s+with\s+(?:that|it|this)|"
              r"nothing\s+to\s+lose|not\s+a\s+bad\s+idea|(?:i\s+)?couldn'?t\s+agree\s+more|can'?t\s+wait)")

@@ -24,6 +24,7 @@ _RULES: list[tuple[str, str, re.Pattern]] = [
         rf"(?P<b>.+)$", re.I)),
     ("vocabulary_mapping", "vocabulary_rule", re.compile(
         rf"\b(?:please\s+)?(?:call|refer\s+to)\s+(?P<b>[^\"“]+?)\s+(?:as\s+)?{_Q}(?P<a>[^\"”']+){_QE}", re.I)),
+    # "I don't have the time / the money / one" is a reason for turning something down, not a standing constraint (I158)
     ("constraint", "constraint", re.compile(
         r"\b(?P<x>i(?:'m|\s+am)\s+(?:allergic|intolerant)\s+to\s+.+|i\s+(?:can'?t|cannot|don'?t|do\s+not|never)\s+"
         r"(?:eat|drink|have(?!\s+(?:the\s+|enough\s+|much\s+|any\s+)?(?:time|money|budget|energy|space|room|patience|"

@@ -160,7 +160,7 @@ def first_step_of(lead: str) -> str | None:
     return s if len(s.split()) >= 2 else None
 
 
-# Round 6 (issue 18 (d), decisions I152–I158): steps with no lead-in in their own message, the aim stated in the turn
+# Round 6 (issue 18 (d), decisions I152–I157): steps with no lead-in in their own message, the aim stated in the turn
 # before; steps as plain lines or imperative sentences; the assistant's "how do you usually …?" naming the task.
 # A step opens with a verb: its first word is no determiner, pronoun, preposition, conjunction, number or greeting.
 _NOT_VERB = re.compile(
