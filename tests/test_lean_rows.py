@@ -1,0 +1,150 @@
+"""Z1–Z2 (issue 24 §2): per-row bookkeeping stored lean — the audit, dispatch-decision and experience-scan row
+tables keep their text key once (WITHOUT ROWID), and the unused index on intake observations' message id is gone.
+An older vault's rows read the same through the seed's views after the migration, and the store's writes,
+replacements and deletes still work."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import apsw
+import pytest
+
+import kenning
+from kenning.store import intake as isql
+from kenning.store import knowledge as ksql
+from kenning.store import selfbeliefs as sbsql
+from tests.old_vaults import migration_sql, vault_upto
+
+ROW_TABLES = ("extraction_audit_rows", "intake_dispatch_decision_rows", "experience_scan_rows")
+VIEWS = ("extraction_audit", "intake_dispatch_decisions", "experience_scans")
+
+
+def _audit(i: int, **kw) -> dict:
+    skip = i % 3 == 0
+    row = {"extraction_id": f"ex_{i:02d}", "surface": "chat", "source_content_ref": f"message:m{i}",
+           "extraction_prompt_version": "intake_rules_v1", "significance_score": i / 10,
+           "dispatch_decision": "skip" if skip else "shallow",
+           "skip_reason": "score_dispatch,below_shallow_threshold" if skip else None, "error_code": None,
+           "retry_count": 0, "skip_content_fingerprint": f"fp{i}" if skip else None,
+           "skip_entity_mentions": ["Ada"] if i == 3 else [], "items_extracted": i % 2, "items_promoted": 0,
+           "items_filtered_by_write_gate": 0, "knowledge_commit_ids": [], "extracted_at": "2024-06-01T00:00:00.000Z"}
+    row.update(kw)
+    return row
+
+
+def _decision(i: int, **kw) -> dict:
+    row = {"observation_id": f"obs_{i:02d}", "decision": "skip" if i % 2 else "shallow",
+           "queue_class": "background" if i % 2 else "normal", "reason_codes": ["score_dispatch"], "score": i / 7,
+           "persistence_mode": "accessible_only", "created_at": "2024-06-01T00:00:00.000Z"}
+    row.update(kw)
+    return row
+
+
+def _scan(i: int, **kw) -> dict:
+    row = {"message_id": f"m{i}", "raw_sha256": f"h{i}", "detector_version": 2, "selected": i % 2,
+           "reason": "self_statement" if i % 2 else "no_self_statement", "scanned_at": "2024-06-01T00:00:00.000Z",
+           "run_id": "r1"}
+    row.update(kw)
+    return row
+
+
+def _fill(conn, n: int = 12) -> None:
+    with conn:
+        # written in an order unlike the keys' (the funnel's ids are hashes)
+        for i in sorted(range(n), key=lambda i: (i * 7) % n):
+            conn.execute("INSERT INTO intake_observations(observation_id, observed_at, surface, source_ref, "
+                         "source_version_id, actor, memory_mode_snapshot, features, dedup_key, unit_kind, "
+                         "conversation_id, message_id, run_id) VALUES (?, '2024-06-01T00:00:00.000Z', 'chat', ?, ?, "
+                         "'user', '{}', '{}', ?, 'message', ?, ?, 'r1')",
+                         (f"obs_{i:02d}", f"message:m{i}", f"v{i}", f"k{i}", f"c{i % 3}", f"m{i}"))
+            ksql.insert_audit(conn, _audit(i))
+            isql.insert_decision(conn, _decision(i))
+            conn.execute("INSERT INTO experience_scans(message_id, raw_sha256, detector_version, selected, reason, "
+                         "scanned_at, run_id) VALUES (:message_id, :raw_sha256, :detector_version, :selected, "
+                         ":reason, :scanned_at, :run_id)", _scan(i))
+
+
+def _read(conn) -> dict:
+    return {v: conn.execute(f"SELECT * FROM {v} ORDER BY 1").fetchall() for v in VIEWS}
+
+
+def _without_rowid(conn, table: str) -> bool:
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name=?", (table,)).fetchone()[0]
+    return sql.rstrip().endswith("WITHOUT ROWID")
+
+
+def test_row_tables_keep_their_key_once_and_an_old_vault_reads_the_same():
+    """Z1: an older vault's audit, decision and scan rows read the same through the views after migration 0121;
+    the row tables are WITHOUT ROWID (no automatic key index), keep their columns in order, and the store's
+    writes through the views' triggers (a second write replaces), deletes and the seed's checks still work."""
+    old = vault_upto(120)   # no messages here: experience_scan_rows' foreign key is checked by name below
+    _fill(old)
+    want = _read(old)
+    cols = {t: [r[1] for r in old.execute(f"PRAGMA table_info({t})")] for t in ROW_TABLES + VIEWS}
+    assert old.execute("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_%_rows_1' AND tbl_name "
+                       "IN (?, ?, ?)", ROW_TABLES).fetchone()[0] == 3
+    with old:
+        old.execute(migration_sql(121))
+    assert _read(old) == want
+    assert {t: [r[1] for r in old.execute(f"PRAGMA table_info({t})")] for t in ROW_TABLES + VIEWS} == cols
+    assert all(_without_rowid(old, t) for t in ROW_TABLES)
+    assert old.execute("SELECT COUNT(*) FROM sqlite_master WHERE tbl_name IN (?, ?, ?) AND type='index'",
+                       ROW_TABLES).fetchone()[0] == 0
+    assert old.execute("PRAGMA legacy_alter_table").fetchone()[0] == 0
+    assert old.execute("PRAGMA foreign_key_check(intake_dispatch_decision_rows)").fetchall() == []
+    assert [r[2] for r in old.execute("PRAGMA foreign_key_list(experience_scan_rows)")] == ["messages"]
+    # the store's writes through the views: a second write of a key replaces its row
+    with old:
+        ksql.insert_audit(old, _audit(1, retry_count=2, error_code="timeout"))
+        isql.insert_decision(old, _decision(2, decision="deep", queue_class="high_priority"))
+        sbsql.upsert_scans(old, [_scan(3, raw_sha256="h3b", reason="duplicate_profile"), _scan(40)])
+    assert (ksql.get_audit(old, "ex_01")["retry_count"], ksql.get_audit(old, "ex_01")["error_code"]) == (2, "timeout")
+    assert ksql.get_audit(old, "ex_03")["skip_entity_mentions"] == ["Ada"]
+    assert isql.get_decision(old, "obs_02")["queue_class"] == "high_priority"
+    assert old.execute("SELECT raw_sha256, reason FROM experience_scans WHERE message_id='m3'").fetchone() == \
+        ("h3b", "duplicate_profile")
+    assert [old.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ROW_TABLES] == [12, 12, 13]
+    with old:
+        old.execute("DELETE FROM extraction_audit WHERE extraction_id='ex_00'")
+        old.execute("DELETE FROM intake_dispatch_decisions WHERE observation_id='obs_00'")
+        old.execute("DELETE FROM experience_scans WHERE message_id='m40'")
+    assert [old.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ROW_TABLES] == [11, 11, 12]
+    # the CHECKs and the foreign key came along
+    with pytest.raises(apsw.ConstraintError):
+        isql.insert_decision(old, _decision(1, decision="maybe"))
+    with old:
+        isql.insert_decision(old, _decision(99))   # no such observation: the foreign key reports it
+    assert [r[0] for r in old.execute("PRAGMA foreign_key_check(intake_dispatch_decision_rows)")] == \
+        ["intake_dispatch_decision_rows"]
+    # a fresh vault is the same schema as an upgraded one
+    fresh = vault_upto(10_000)
+    assert all(_without_rowid(fresh, t) for t in ROW_TABLES)
+
+
+def test_the_dropped_observation_message_index_served_only_forget():
+    """Z2: idx_intake_observations_message was read only by forget's collect (conversation OR message, a
+    multi-index OR); without it that statement scans the rows once and finds the same observations. No other
+    statement of the package selects intake observations by message id (grepped)."""
+    collect = ("SELECT observation_id FROM intake_observations WHERE conversation_id IN ('c1') "
+               "OR message_id IN ('m4', 'm9') ORDER BY 1")
+    old = vault_upto(120)
+    _fill(old)
+    plan = " ".join(r[3] for r in old.execute("EXPLAIN QUERY PLAN " + collect))
+    assert "idx_intake_observations_message" in plan, plan
+    want = old.execute(collect).fetchall()
+    assert [r[0] for r in want] == ["obs_01", "obs_04", "obs_07", "obs_09", "obs_10"]
+    with old:
+        old.execute(migration_sql(121))
+    plan = " ".join(r[3] for r in old.execute("EXPLAIN QUERY PLAN " + collect))
+    assert "idx_intake_observations_message" not in plan and "SCAN" in plan, plan
+    assert old.execute(collect).fetchall() == want
+    # the conversation index stays: mode changes and incognito re-opening select by conversation
+    plan = " ".join(r[3] for r in old.execute("EXPLAIN QUERY PLAN SELECT observation_id FROM intake_observations "
+                                              "WHERE conversation_id IN ('c1')"))
+    assert "idx_intake_observations_conversation" in plan, plan
+    src = Path(kenning.__file__).parent
+    readers = [(p.name, line.strip()) for p in src.rglob("*.py") for line in p.read_text(encoding="utf-8").splitlines()
+               if re.search(r"intake_observations?\w*\b.*WHERE.*\bmessage_id\b|\bo\.message_id\s*(=|IN)", line)]
+    assert readers == [], readers
