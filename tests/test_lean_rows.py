@@ -148,3 +148,50 @@ def test_the_dropped_observation_message_index_served_only_forget():
     readers = [(p.name, line.strip()) for p in src.rglob("*.py") for line in p.read_text(encoding="utf-8").splitlines()
                if re.search(r"intake_observations?\w*\b.*WHERE.*\bmessage_id\b|\bo\.message_id\s*(=|IN)", line)]
     assert readers == [], readers
+
+
+def test_vector_text_keys_are_16_bytes_and_old_hex_keys_convert_in_items_and_cache():
+    """Z3–Z4: vector_items and embedding_cache keep 16 bytes of a text's sha256; an older vault's hex keys convert
+    in both tables (so a cache row and the item of the same text still match, as forget compares them), the store
+    still answers with the hex digests it is asked about, and updated_at_utc is gone."""
+    from kenning.sources.jcs import sha256_hex
+    from kenning.store import embeddings as cache_sql
+    from kenning.store import vectors as vsql
+
+    texts = ["calm river", "violin winter", "calm river", "a query"]
+    hexes = [sha256_hex(t) for t in texts]
+    old = vault_upto(121)
+    with old:
+        for n, h in enumerate(hexes[:3]):
+            old.execute("INSERT INTO vector_items(space, item_id, kind, text, text_sha256, rev, updated_at_utc) "
+                        "VALUES ('search', ?, NULL, NULL, ?, ?, '2024-06-01T00:00:00Z')", (str(n + 1), h, n + 1))
+        for h in (hexes[1], hexes[3]):
+            old.execute("INSERT INTO embedding_cache VALUES ('hash:kenning-hash-v1', 64, ?, x'00', 'T')", (h,))
+    want_vids = {hexes[0]: [1, 3], hexes[1]: [2]}
+    assert old.execute("SELECT text_sha256, group_concat(vid) FROM vector_items GROUP BY 1 ORDER BY 2").fetchall() \
+        == [(hexes[0], "1,3"), (hexes[1], "2")]
+    with old:
+        old.execute(migration_sql(122))
+    assert {r[0] for r in old.execute("SELECT typeof(text_sha256) || length(text_sha256) FROM vector_items "
+                                      "UNION SELECT typeof(text_sha256) || length(text_sha256) FROM embedding_cache")} \
+        == {"blob16"}
+    assert "updated_at_utc" not in [r[1] for r in old.execute("PRAGMA table_info(vector_items)")]
+    assert vsql.vids_by_sha(old, hexes) == want_vids
+    assert vsql.vids_by_sha(old, hexes, max_rev=2) == {hexes[0]: [1], hexes[1]: [2]}
+    assert vsql.shas_of_vids(old, [1, 2]) == {1: hexes[0][:32], 2: hexes[1][:32]}
+    assert set(cache_sql.get_many(old, "hash:kenning-hash-v1", 64, hexes)) == {hexes[1], hexes[3]}
+    # forget's comparison of the two tables' keys (a cache row of a text an item still embeds)
+    assert old.execute("SELECT COUNT(*) FROM embedding_cache WHERE text_sha256 IN "
+                       "(SELECT text_sha256 FROM vector_items)").fetchone()[0] == 1
+    plan = " ".join(r[3] for r in old.execute("EXPLAIN QUERY PLAN SELECT vid FROM vector_items WHERE text_sha256 "
+                                              "IN (?, ?)", (vsql.text_key(hexes[0]), vsql.text_key(hexes[1]))))
+    assert "idx_vector_items_sha" in plan, plan
+    with old:   # the store's writes speak hex and store the key
+        vsql.upsert_items(old, [{"space": "search", "item_id": "2", "kind": None, "text": None,
+                                 "text_sha256": sha256_hex("new words"), "rev": 4}])
+        cache_sql.put_many(old, "hash:kenning-hash-v1", 64, [(sha256_hex("another query"), b"\x01")], "T")
+        cache_sql.delete_many(old, "hash:kenning-hash-v1", 64, [hexes[3]])
+    assert vsql.items_by_ids(old, "search", ["2"])["2"]["text_sha256"] == vsql.text_key(sha256_hex("new words"))
+    assert vsql.vids_by_sha(old, [sha256_hex("new words"), hexes[1]]) == {sha256_hex("new words"): [2]}
+    assert set(cache_sql.get_many(old, "hash:kenning-hash-v1", 64, [hexes[3], sha256_hex("another query")])) == \
+        {sha256_hex("another query")}
