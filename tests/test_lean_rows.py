@@ -195,3 +195,60 @@ def test_vector_text_keys_are_16_bytes_and_old_hex_keys_convert_in_items_and_cac
     assert vsql.vids_by_sha(old, [sha256_hex("new words"), hexes[1]]) == {sha256_hex("new words"): [2]}
     assert set(cache_sql.get_many(old, "hash:kenning-hash-v1", 64, [hexes[3], sha256_hex("another query")])) == \
         {sha256_hex("another query")}
+
+
+def _obs(i: int, version: str | None, key: str | None = None, oid: str | None = None, ref: str | None = None) -> dict:
+    import hashlib
+
+    key = key or hashlib.sha256(f"chat\x00message:m{i}\x00{version}".encode()).hexdigest()
+    return {"observation_id": oid or "obs_" + key[:32], "observed_at": "2024-06-01T00:00:00.000Z", "surface": "chat",
+            "source_ref": ref or f"message:m{i}", "source_version_id": version, "actor": "user",
+            "memory_mode_snapshot": {"mode": "normal"}, "features": {"a": 1}, "dedup_key": key,
+            "unit_kind": "message", "conversation_id": "c1", "message_id": f"m{i}", "run_id": "r1"}
+
+
+def test_observation_versions_and_key_halves_are_16_bytes_and_read_the_same():
+    """Z6: a 32-hex source version id and dedup-key half are stored as 16 bytes, anything else as it is; an older
+    vault's observations read the same through the view after migration 0121; the version lookup still finds a
+    version seen under another ref through its index; a repeated dedup key is still refused."""
+    from kenning.intake.envelope import content_version
+
+    v1, v2 = content_version("hello there"), content_version("something else")
+    assert len(v1) == 32
+    rows = [_obs(0, v1), _obs(1, v1), _obs(2, v2), _obs(3, "nv_note_version_7"), _obs(4, "A" * 32), _obs(5, None),
+            _obs(6, v2, key="k6", oid="obs_x6"), _obs(7, "f" * 64, key="short", oid="obs_short"),
+            _obs(8, v2, ref="event:m8")]
+    cols = ", ".join(isql.OBS_COLS)
+    old = vault_upto(120, foreign_keys=True)
+    with old:
+        for r in rows:
+            isql.insert_observation(old, r)
+    want = old.execute(f"SELECT {cols} FROM intake_observations ORDER BY observation_id").fetchall()
+    with old:
+        old.execute(migration_sql(121))
+    assert old.execute(f"SELECT {cols} FROM intake_observations ORDER BY observation_id").fetchall() == want
+    kinds = dict(old.execute("SELECT message_id, typeof(source_version_id) || '/' || typeof(dedup_key_rest) "
+                             "FROM intake_observation_rows"))
+    assert kinds == {"m0": "blob/blob", "m1": "blob/blob", "m2": "blob/blob", "m3": "text/blob", "m4": "text/blob",
+                     "m5": "null/blob", "m6": "blob/null", "m7": "text/text", "m8": "blob/blob"}
+    # the funnel's duplicate test: the same content under another ref, through the index
+    assert isql.version_seen_elsewhere(old, v1, "message:m0")   # m1 holds it
+    assert not isql.version_seen_elsewhere(old, content_version("never said"), "message:m0")
+    assert isql.version_seen_elsewhere(old, "nv_note_version_7", "message:m99")
+    assert not isql.version_seen_elsewhere(old, "nv_note_version_7", "message:m3")
+    assert isql.version_seen_elsewhere(old, v2, "event:m8")   # m2, m6 hold it under message refs
+    plan = " ".join(r[3] for r in old.execute(
+        "EXPLAIN QUERY PLAN SELECT 1 FROM intake_observation_rows WHERE source_version_id=? AND "
+        "COALESCE(source_ref_other, 'message:' || message_id)<>? AND unit_kind='message' LIMIT 1",
+        (isql.version_key(v1), "x")))
+    assert "idx_intake_observations_version" in plan, plan
+    # writes through the view after the migration: converted, read back the same, repeated keys refused
+    with old:
+        isql.insert_observation(old, _obs(10, v1))
+    assert isql.get_observation(old, _obs(10, v1)["observation_id"])["source_version_id"] == v1
+    assert isql.get_observation(old, _obs(10, v1)["observation_id"])["dedup_key"] == _obs(10, v1)["dedup_key"]
+    assert isql.known_dedup_keys(old) == {r["dedup_key"] for r in rows} | {_obs(10, v1)["dedup_key"]}
+    for clash in (_obs(11, v1, key=rows[0]["dedup_key"], oid="obs_other"), _obs(12, v1, key="short")):
+        with pytest.raises(apsw.ConstraintError, match="dedup_key|observation_id"):
+            with old:
+                isql.insert_observation(old, clash)

@@ -64,3 +64,76 @@ PRAGMA legacy_alter_table=OFF;
 -- no query: forget collects observations by conversation OR message — one scan of the rows, which a multi-index OR
 -- needed both indexes to avoid — and nothing else selects observations by message (EXPLAIN QUERY PLAN in the test).
 DROP INDEX IF EXISTS idx_intake_observations_message;
+
+-- Z1 also: pending_extraction_audits (migration 0086) is a link table whose primary key is its two columns, so
+-- every row was stored twice (the rowid table and the key's index); WITHOUT ROWID keeps it once.
+CREATE TABLE pending_extraction_audits_z1 (
+    pending_id TEXT NOT NULL REFERENCES pending_extractions(pending_id),
+    extraction_id TEXT NOT NULL,
+    PRIMARY KEY (pending_id, extraction_id)
+) WITHOUT ROWID;
+INSERT INTO pending_extraction_audits_z1 SELECT pending_id, extraction_id FROM pending_extraction_audits
+    ORDER BY pending_id, extraction_id;
+DROP TABLE pending_extraction_audits;
+ALTER TABLE pending_extraction_audits_z1 RENAME TO pending_extraction_audits;
+
+-- Z6: an observation's source_version_id (a message's content_version: 32 hex digits of a sha256) and the half of
+-- its dedup key the id does not hold (dedup_key_rest, Y25: 32 hex digits) are stored as the 16 bytes they spell
+-- when they are exactly 32 lowercase hex digits, else as they are (a note's version id, a conversation's 64-hex
+-- raw_sha256, a hand-made key). The view gives back lower(hex(…)) — the same text — so every reader sees the seed's
+-- values; the insert trigger converts; the store's version lookup reads the row table with the converted value
+-- (kenning.store.intake.version_key) so idx_intake_observations_version still serves it.
+UPDATE intake_observation_rows SET source_version_id = unhex(source_version_id)
+    WHERE typeof(source_version_id) = 'text' AND length(source_version_id) = 32
+      AND source_version_id NOT GLOB '*[^0-9a-f]*';
+UPDATE intake_observation_rows SET dedup_key_rest = unhex(dedup_key_rest)
+    WHERE typeof(dedup_key_rest) = 'text' AND length(dedup_key_rest) = 32 AND dedup_key_rest NOT GLOB '*[^0-9a-f]*';
+DROP VIEW intake_observations;
+CREATE VIEW intake_observations AS
+    SELECT o.observation_id, t.value AS observed_at, o.surface,
+           COALESCE(o.source_ref_other, 'message:' || o.message_id) AS source_ref,
+           CASE WHEN typeof(o.source_version_id) = 'blob' THEN lower(hex(o.source_version_id))
+                ELSE o.source_version_id END AS source_version_id, o.actor,
+           s.value AS memory_mode_snapshot, f.value AS features,
+           COALESCE(o.dedup_key_other, substr(o.observation_id, 5) || CASE WHEN typeof(o.dedup_key_rest) = 'blob'
+                    THEN lower(hex(o.dedup_key_rest)) ELSE o.dedup_key_rest END) AS dedup_key,
+           o.unit_kind, o.conversation_id, o.message_id, r.value AS run_id
+    FROM intake_observation_rows o
+    JOIN intake_values s ON s.id = o.memory_mode_snapshot_id
+    JOIN intake_values f ON f.id = o.features_id
+    JOIN intake_values t ON t.id = o.observed_at_id
+    JOIN intake_values r ON r.id = o.run_id_id;
+CREATE TRIGGER intake_observations_insert INSTEAD OF INSERT ON intake_observations BEGIN
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: intake_observations.dedup_key') WHERE NEW.dedup_key IS NULL;
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: intake_observations.dedup_key')
+        WHERE EXISTS (SELECT 1 FROM intake_observation_rows WHERE dedup_key_other = NEW.dedup_key)
+           OR EXISTS (SELECT 1 FROM intake_observation_rows
+                      WHERE observation_id = 'obs_' || substr(NEW.dedup_key, 1, 32) AND dedup_key_other IS NULL
+                        AND dedup_key_rest = CASE WHEN length(substr(NEW.dedup_key, 33)) = 32
+                                                   AND substr(NEW.dedup_key, 33) NOT GLOB '*[^0-9a-f]*'
+                                                  THEN unhex(substr(NEW.dedup_key, 33))
+                                                  ELSE substr(NEW.dedup_key, 33) END);
+    INSERT OR IGNORE INTO intake_values(value) VALUES (NEW.memory_mode_snapshot), (NEW.features), (NEW.observed_at),
+        (NEW.run_id);
+    INSERT INTO intake_observation_rows(observation_id, surface, source_ref_other, source_version_id, actor,
+        dedup_key_rest, dedup_key_other, unit_kind, conversation_id, message_id, memory_mode_snapshot_id,
+        features_id, observed_at_id, run_id_id)
+    VALUES (NEW.observation_id, NEW.surface,
+        CASE WHEN NEW.source_ref IS 'message:' || NEW.message_id THEN NULL ELSE NEW.source_ref END,
+        CASE WHEN typeof(NEW.source_version_id) = 'text' AND length(NEW.source_version_id) = 32
+                  AND NEW.source_version_id NOT GLOB '*[^0-9a-f]*'
+             THEN unhex(NEW.source_version_id) ELSE NEW.source_version_id END,
+        NEW.actor,
+        CASE WHEN NEW.observation_id IS 'obs_' || substr(NEW.dedup_key, 1, 32)
+             THEN CASE WHEN length(substr(NEW.dedup_key, 33)) = 32 AND substr(NEW.dedup_key, 33) NOT GLOB '*[^0-9a-f]*'
+                       THEN unhex(substr(NEW.dedup_key, 33)) ELSE substr(NEW.dedup_key, 33) END END,
+        CASE WHEN NEW.observation_id IS 'obs_' || substr(NEW.dedup_key, 1, 32) THEN NULL ELSE NEW.dedup_key END,
+        NEW.unit_kind, NEW.conversation_id, NEW.message_id,
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.memory_mode_snapshot AS TEXT)),
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.features AS TEXT)),
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.observed_at AS TEXT)),
+        (SELECT id FROM intake_values WHERE value = CAST(NEW.run_id AS TEXT)));
+END;
+CREATE TRIGGER intake_observations_delete INSTEAD OF DELETE ON intake_observations BEGIN
+    DELETE FROM intake_observation_rows WHERE observation_id = OLD.observation_id;
+END;
