@@ -279,8 +279,8 @@ class _Steps:
             vsql.delete_vectors(conn, name, vids)
         vsql.delete_items(conn, vids)
         _add(self.report.removed, "vector_items", len(vids))
-        n = fsql.delete_where(conn, "embedding_cache", "lower(hex(text_sha256)) IN {text_sha} AND text_sha256 NOT IN "
-                                                       "(SELECT text_sha256 FROM vector_items)")
+        n = fsql.delete_where(conn, "embedding_cache", "lower(hex(text_sha256)) IN {text_sha} AND text_sha256 "
+                                                       "NOT IN (SELECT text_sha256 FROM vector_items)")
         _add(self.report.removed, "embedding_cache", n)
 
     # -- the DOC72 node store, through the single writer ---------------------------------------------------------

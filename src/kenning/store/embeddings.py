@@ -1,5 +1,6 @@
-"""SQL of the embedding cache: vectors keyed by (model, dimension, the first 16 bytes of the text's sha256, Z3) — only those no vec0 table
-holds (queries, texts of removed items): a text an item embeds is found through ``vector_items.text_sha256`` (X1)."""
+"""SQL of the embedding cache: vectors keyed by (model, dimension, the first 16 bytes of the text's sha256, Z3) —
+only those no vec0 table holds (queries, texts of removed items): a text an item embeds is found through
+``vector_items.text_sha256`` (X1)."""
 
 from __future__ import annotations
 
