@@ -52,7 +52,7 @@ def _vectors(db: Path) -> list[tuple]:
     """Every search vector item with its stored vector bytes (vid, item id, text hash, vector)."""
     with Vault.open(db, overrides=DEFER, readonly=True) as v:
         t = v.conn.execute("SELECT table_name FROM vector_tables WHERE status='active'").fetchone()[0]
-        items = v.conn.execute("SELECT vid, item_id, text_sha256, updated_at_utc FROM vector_items "
+        items = v.conn.execute("SELECT vid, item_id, text_sha256 FROM vector_items "
                                "WHERE space='search' ORDER BY vid").fetchall()
         vecs = dict(v.conn.execute(f"SELECT rowid, embedding FROM {t}").fetchall())
     return [(*it, vecs.get(it[0])) for it in items]

@@ -135,7 +135,7 @@ def test_old_format_vault_upgrades_and_finds_the_same_hits(tmp_path, monkeypatch
     # X1: the cache keeps only what no vec0 row holds (the query, the removed item's text); X2: the search items
     # lost their text
     assert {r[0] for r in conn.execute("SELECT text_sha256 FROM embedding_cache")} == {
-        sha256_hex("a query"), sha256_hex(items[-1][1])}
+        vsql.text_key(sha256_hex("a query")), vsql.text_key(sha256_hex(items[-1][1]))}   # 16 bytes each (Z3)
     before = {q: [h.item_id for h in VectorIndex(conn, cfg, engine="numpy").search(q, k=5)] for q in queries}
     assert scalar(conn, "SELECT COUNT(*) FROM vector_items WHERE space='search' AND text IS NOT NULL") == 0
     assert scalar(conn, "SELECT COUNT(*) FROM vector_items WHERE space='nodes' AND text IS NULL") == 0

@@ -270,16 +270,17 @@ class _Steps:
                                      "(space = 'self_belief_nodes' AND item_id IN {self_belief}) OR "
                                      "(space = 'nodes' AND item_id IN {node}) OR "
                                      "(space = 'threads' AND item_id IN {thread})")
-        fsql.collect(conn, "text_sha", "SELECT text_sha256 FROM vector_items WHERE vid IN {vector}")
-        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in fsql.forgotten_message_texts(conn)]
+        # the keys are 16 bytes of each sha256 (Z3), collected as their 32 lowercase hex digits
+        fsql.collect(conn, "text_sha", "SELECT lower(hex(text_sha256)) FROM vector_items WHERE vid IN {vector}")
+        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest()[:32] for t in fsql.forgotten_message_texts(conn)]
         fsql.add_keys(conn, "text_sha", shas)
         vids = fsql.vector_vids(conn)
         for name in fsql.vector_table_names(conn):
             vsql.delete_vectors(conn, name, vids)
         vsql.delete_items(conn, vids)
         _add(self.report.removed, "vector_items", len(vids))
-        n = fsql.delete_where(conn, "embedding_cache", "text_sha256 IN {text_sha} AND text_sha256 NOT IN "
-                                                       "(SELECT text_sha256 FROM vector_items)")
+        n = fsql.delete_where(conn, "embedding_cache", "lower(hex(text_sha256)) IN {text_sha} AND text_sha256 "
+                                                       "NOT IN (SELECT text_sha256 FROM vector_items)")
         _add(self.report.removed, "embedding_cache", n)
 
     # -- the DOC72 node store, through the single writer ---------------------------------------------------------

@@ -958,7 +958,8 @@ class VectorIndex:
         changed = []
         for item_id, text, kind in dict((i, (i, t, k)) for i, t, k in norm).values():
             old = existing.get(item_id)
-            if old is None or old["text_sha256"] != sha256_hex(text) or (old["kind"] or None) != (kind or None):
+            if (old is None or old["text_sha256"] != vsql.text_key(sha256_hex(text))
+                    or (old["kind"] or None) != (kind or None)):
                 changed.append((item_id, text, kind))
         if not changed:
             return 0
@@ -973,12 +974,11 @@ class VectorIndex:
                 vecs = self._embed_for_items(now_table, [t for _, t, _ in changed])  # a migration swapped models
             table = now_table
             first = vsql.reserve_revs(self.conn, len(changed))
-            now = self._now()
             keep = TEXT_SOURCES  # a space whose source derives the text stores none (X2)
             shas = [sha256_hex(t) for _, t, _ in changed]
             vids = vsql.upsert_items(self.conn, [
                 {"space": space, "item_id": i, "kind": k, "text": None if space in keep else t, "text_sha256": h,
-                 "rev": first + n, "updated_at_utc": now} for n, ((i, t, k), h) in enumerate(zip(changed, shas))])
+                 "rev": first + n} for n, ((i, t, k), h) in enumerate(zip(changed, shas))])
             rows = [(vid, space, i, k, v) for vid, (i, _, k), v in zip(vids, changed, vecs)]
             self._write_rows(table, rows)
             # the vectors are in vec0 now: a cache row of the same text would be a second copy (X1)

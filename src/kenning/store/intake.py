@@ -4,6 +4,7 @@ JSON columns hold sorted-key JSON so equal content is equal bytes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -97,9 +98,20 @@ def known_dedup_keys(conn: apsw.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT dedup_key FROM intake_observations")}
 
 
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+
+
+def version_key(source_version_id: str) -> str | bytes:
+    """How ``intake_observation_rows`` stores a source version id: 32 lowercase hex digits as the 16 bytes they
+    spell, anything else as it is (Z6; the view ``intake_observations`` gives back the text)."""
+    return bytes.fromhex(source_version_id) if _HEX32.fullmatch(source_version_id) else source_version_id
+
+
 def version_seen_elsewhere(conn: apsw.Connection, source_version_id: str, source_ref: str) -> bool:
-    return bool(scalar(conn, "SELECT 1 FROM intake_observations WHERE source_version_id=? AND source_ref<>? "
-                             "AND unit_kind='message' LIMIT 1", (source_version_id, source_ref)))
+    # the row table, so that idx_intake_observations_version serves the lookup (the view's column is converted)
+    return bool(scalar(conn, "SELECT 1 FROM intake_observation_rows WHERE source_version_id=? AND "
+                             "COALESCE(source_ref_other, 'message:' || message_id)<>? AND unit_kind='message' "
+                             "LIMIT 1", (version_key(source_version_id), source_ref)))
 
 
 def entity_aliases(conn: apsw.Connection) -> set[str]:

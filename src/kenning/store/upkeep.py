@@ -25,6 +25,11 @@ BUNDLE_COLS = ("evidence_bundle_id", "source_node_id", "target_node_id", "relati
                "hub_penalty", "salience_score", "evidence_score", "user_verdict", "promotion_state")
 QUEUE_COLS = ("queue_item_id", "item_kind", "primary_ref", "title", "visibility_class", "status", "created_at",
               "description", "evidence_refs", "available_actions", "impact", "uncertainty", "recency", "sort_score")
+# Z5: a placed window is read back from its message's text (context_at, context_len: code points into text_raw)
+_CONTEXT = ("CASE WHEN d.context_at IS NULL THEN d.context_window ELSE coalesce(substr((SELECT x.text_raw FROM "
+            "messages x WHERE x.message_id = d.observation_id), d.context_at + 1, d.context_len), '') END")
+_MENTION_SELECT = ", ".join(f"{_CONTEXT} AS context_window" if c == "context_window" else f"d.{c}"
+                            for c in MENTION_COLS)
 _JSON = ("support_mention_ids", "contradiction_mention_ids", "evidence_refs", "available_actions", "candidate_set",
          "source_observation_ids")
 
@@ -231,11 +236,24 @@ def review_provenance(conn: apsw.Connection) -> list[dict[str, Any]]:
 
 # ---- mentions --------------------------------------------------------------------------------------------------
 
-def insert_mentions(conn: apsw.Connection, mention_rows: Sequence[dict[str, Any]]) -> int:
-    """INSERT OR IGNORE on mention_id (§42A.2.3 NP02); returns how many were new."""
+def _placed(r: dict[str, Any], texts: dict[str, str]) -> tuple[Any, ...]:
+    """A mention's values with its context window placed in its message's text where it lies there verbatim (Z5:
+    context_at, context_len; the column then holds ''); else the window stays literal."""
+    text, w = texts.get(r.get("observation_id") or ""), r.get("context_window") or ""
+    at = text.find(w) if w and text and "\x00" not in text else -1
+    if at < 0:
+        return (*(r.get(c) for c in MENTION_COLS), None, None)
+    return (*("" if c == "context_window" else r.get(c) for c in MENTION_COLS), at, len(w))
+
+
+def insert_mentions(conn: apsw.Connection, mention_rows: Sequence[dict[str, Any]],
+                    texts: dict[str, str] | None = None) -> int:
+    """INSERT OR IGNORE on mention_id (§42A.2.3 NP02); returns how many were new. ``texts``: observation id → the
+    message's ``text_raw`` the windows were cut from (Z5)."""
     start = conn.total_changes()
-    conn.executemany(f"INSERT OR IGNORE INTO mention_observations_derived({', '.join(MENTION_COLS)}) VALUES "
-                     f"({marks(len(MENTION_COLS))})", [tuple(r.get(c) for c in MENTION_COLS) for r in mention_rows])
+    conn.executemany(f"INSERT OR IGNORE INTO mention_observations_derived({', '.join(MENTION_COLS)}, context_at, "
+                     f"context_len) VALUES ({marks(len(MENTION_COLS) + 2)})",
+                     [_placed(r, texts or {}) for r in mention_rows])
     return conn.total_changes() - start
 
 
@@ -256,14 +274,14 @@ def all_bundle_ids_in_mentions(conn: apsw.Connection) -> list[str]:
 def mentions_of_bundles(conn: apsw.Connection, bundle_ids: Sequence[str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for part in chunks(list(bundle_ids)):
-        out += rows(conn, f"SELECT append_seq, {', '.join(MENTION_COLS)} FROM mention_observations_derived WHERE "
-                          f"evidence_bundle_id IN ({marks(len(part))}) ORDER BY append_seq", part)
+        out += rows(conn, f"SELECT d.append_seq, {_MENTION_SELECT} FROM mention_observations_derived d WHERE "
+                          f"d.evidence_bundle_id IN ({marks(len(part))}) ORDER BY d.append_seq", part)
     return out
 
 
 def get_mention(conn: apsw.Connection, mention_id: str) -> dict[str, Any] | None:
-    return row(conn, f"SELECT append_seq, {', '.join(MENTION_COLS)} FROM mention_observations_derived WHERE "
-                     "mention_id=?", (mention_id,))
+    return row(conn, f"SELECT d.append_seq, {_MENTION_SELECT} FROM mention_observations_derived d WHERE "
+                     "d.mention_id=?", (mention_id,))
 
 
 def first_mention(conn: apsw.Connection, mention_id: str) -> dict[str, Any] | None:

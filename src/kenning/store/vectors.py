@@ -125,22 +125,30 @@ def last_rev(conn: apsw.Connection) -> int:
     return int(scalar(conn, "SELECT last_rev FROM vector_state WHERE id = 1"))
 
 
+def text_key(sha256_hex: str) -> bytes:
+    """What ``vector_items`` and ``embedding_cache`` store of a text's sha256 hex digest: its first 16 bytes (Z3).
+    Also takes the 32-hex form :func:`shas_of_vids` answers with."""
+    return bytes.fromhex(sha256_hex[:32])
+
+
 def upsert_items(conn: apsw.Connection, items: Sequence[dict[str, Any]]) -> list[int]:
-    """Insert or update items (space, item_id, kind, text, text_sha256, rev, updated_at_utc); returns their vids.
+    """Insert or update items (space, item_id, kind, text, text_sha256 as a hex digest, rev); returns their vids.
     ``text`` None: the item's text is derived from its source when needed (X2)."""
     vids = []
     for it in items:
         (vid,) = conn.execute(
-            "INSERT INTO vector_items(space, item_id, kind, text, text_sha256, rev, updated_at_utc) "
-            "VALUES (:space, :item_id, :kind, :text, :text_sha256, :rev, :updated_at_utc) "
+            "INSERT INTO vector_items(space, item_id, kind, text, text_sha256, rev) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(space, item_id) DO UPDATE SET kind=excluded.kind, text=excluded.text, "
-            "text_sha256=excluded.text_sha256, rev=excluded.rev, updated_at_utc=excluded.updated_at_utc "
-            "RETURNING vid", it).fetchone()
+            "text_sha256=excluded.text_sha256, rev=excluded.rev "
+            "RETURNING vid", (it["space"], it["item_id"], it["kind"], it["text"], text_key(it["text_sha256"]),
+                              it["rev"])).fetchone()
         vids.append(int(vid))
     return vids
 
 
 def items_by_ids(conn: apsw.Connection, space: str, item_ids: Sequence[str]) -> dict[str, dict]:
+    """item id → its row; ``text_sha256`` is the stored key (:func:`text_key` of the text's digest)."""
     found: dict[str, dict] = {}
     for chunk in chunks(list(item_ids)):
         q = marks(len(chunk))
@@ -160,25 +168,31 @@ def items_by_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, dict]
 
 
 def vids_by_sha(conn: apsw.Connection, hashes: Sequence[str], max_rev: int | None = None) -> dict[str, list[int]]:
-    """text_sha256 → the vids of the items embedding that text (``max_rev``: only items with rev <= it), each list
-    ascending: where the embedding cache finds a text's vector in vec0 (X1)."""
+    """text sha256 (hex) → the vids of the items embedding that text (``max_rev``: only items with rev <= it),
+    each list ascending, keyed by the strings asked about: where the embedding cache finds a text's vector in vec0
+    (X1)."""
+    asked: dict[bytes, list[str]] = {}
+    for h in dict.fromkeys(hashes):
+        asked.setdefault(text_key(h), []).append(h)
     found: dict[str, list[int]] = {}
-    for chunk in chunks(list(dict.fromkeys(hashes))):
+    for chunk in chunks(list(asked)):
         sql = f"SELECT text_sha256, vid FROM vector_items WHERE text_sha256 IN ({marks(len(chunk))})"
         params: list[Any] = list(chunk)
         if max_rev is not None:
             sql += " AND rev <= ?"
             params.append(int(max_rev))
-        for h, vid in conn.execute(sql + " ORDER BY vid", params):
-            found.setdefault(h, []).append(int(vid))
+        for key, vid in conn.execute(sql + " ORDER BY vid", params):
+            for h in asked[bytes(key)]:
+                found.setdefault(h, []).append(int(vid))
     return found
 
 
 def shas_of_vids(conn: apsw.Connection, vids: Sequence[int]) -> dict[int, str]:
+    """vid → the stored key of its text as 32 hex digits (the first half of the sha256 hex digest, Z3)."""
     found: dict[int, str] = {}
     for chunk in chunks(list(vids)):
-        found.update(conn.execute(f"SELECT vid, text_sha256 FROM vector_items WHERE vid IN ({marks(len(chunk))})",
-                                  tuple(chunk)).fetchall())
+        found.update((int(vid), bytes(key).hex()) for vid, key in conn.execute(
+            f"SELECT vid, text_sha256 FROM vector_items WHERE vid IN ({marks(len(chunk))})", tuple(chunk)))
     return found
 
 

@@ -222,7 +222,7 @@ class BacklinkRun:
                        "context_window": windows[s.key], "polarity": "contradiction" if negative else "support",
                        "state": "candidate_relation", "suppression_reason": None}
                 rows.append(self._mention(row, s, src, tgt, rel, bid, vis))
-        self.c.add("mentions_recorded", usql.insert_mentions(self.conn, rows))
+        self.c.add("mentions_recorded", usql.insert_mentions(self.conn, rows, {obs: text}))
         usql.touch_cooldown(self.conn, targets, self.now)
         return degraded
 
