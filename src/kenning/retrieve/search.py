@@ -157,6 +157,7 @@ class Searcher:
         self._pool_speakers: list[tuple[str, list[str]]] = []
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._forward: tuple[int, bool] | None = None
+        self._detail: tuple[int, bool] | None = None
         self._has_beliefs: bool | None = None
         self._vec_jobs: dict[tuple, Callable[[], list[tuple[int, float]]]] = {}
         self._mentions: dict[str, list[dict]] = {}
@@ -305,9 +306,39 @@ class Searcher:
             for rowid, sc in pool.rank(terms, cap, self._pool_keep(pool, filters)):
                 items.append(Candidate(rowid, sc))
             return RankedList(name, items, weight)
+        if not self.fts_positions():  # C2: no FTS5 bm25() without positions: every match ranked here, the same
+            items += [Candidate(rowid, sc) for rowid, sc in self._rank_all(terms, match, cap, filters)]
+            return RankedList(name, items, weight)
         for rowid, s in search_sql.fts_search(self.conn, match, w, cap, **filters):
             items.append(Candidate(rowid, -s))
         return RankedList(name, items, weight)
+
+    def fts_positions(self) -> bool:
+        """Whether the FTS table keeps positions (detail=full, before migration 0120): then FTS5's bm25() and
+        kenning_hits count hits; else (detail=column, C1) every hit count is the forward index's."""
+        v = search_sql.version(self.conn)
+        if self._detail is None or self._detail[0] != v:
+            self._detail = (v, search_sql.fts_detail(self.conn) == "full")
+        return self._detail[1]
+
+    def _rank_all(self, terms: list[str], match: str, cap: int, filters: dict[str, Any]) -> list[tuple[int, float]]:
+        """Every document matching ``match`` ranked by BM25 as FTS5's bm25() ranks it (C2): the matches by a
+        doclist walk, their hits from the forward index (:meth:`FtsPool.from_doc_terms`), FTS5's statistics, the
+        lane's filters applied as the ranking reaches the documents (as a pool lane's, R40)."""
+        rowids = search_sql.fts_rowids(self.conn, match, -1, newest_first=False)
+        if filters.get("rowids") is not None:
+            allowed = {int(r) for r in filters["rowids"]}
+            rowids = [r for r in rowids if r in allowed]
+        if not rowids:
+            return []
+        w = self._weights()
+        cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
+        df = self.doc_freqs(terms)
+        n_docs, n_tokens = self._fts_totals()
+        pool = FtsPool.from_doc_terms(self, terms, self._term_keys(terms) or [], sorted(rowids), w,
+                                      cols if set(cols) != set(FTS_COLUMNS) else None, [df[t] for t in terms],
+                                      n_docs, n_tokens)
+        return pool.rank(terms, cap, self._pool_keep(pool, filters))
 
     def fts_pool(self, terms: Sequence[str], speakers: Sequence[tuple[str, Sequence[str]]] = ()) -> "FtsPool | None":
         """The shared candidate pool of one query (R40), or None when its words together match at most
@@ -350,11 +381,16 @@ class Searcher:
                 steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
         for t in common:
             steps.append((q([t], "OR"), fcfg.pool_cap))
+        phrases: dict[int, list[str]] = {}  # step → the speaker phrase its documents must hold (C3)
         for name, lane_words in (speakers if fcfg.pool_speaker_cap > 0 else ()):
             toks = _TOKEN.findall(name.lower())
             words = [t for t in lane_words if t in terms]
             if toks and words:
-                steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
+                if len(toks) > 1 and not self.fts_positions():  # no phrase queries without positions
+                    phrases[len(steps)] = toks
+                    steps.append((f'({{speaker}} : ({q(toks, "AND")})) AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
+                else:
+                    steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
         # ranking every match (FTS5, in C) costs a few µs a match, a pool document ~5× that (each pruning step is
         # an FTS5 walk of its own, R50): pool only when that pays off even if every step fills up
         if sum(df.values()) < fcfg.pool_min_ratio * sum(abs(limit) for _, limit in steps):
@@ -376,7 +412,10 @@ class Searcher:
                 if limit < 0 and pair_complete:
                     continue
                 expr = restrict if col_arg is None else "{" + " ".join(col_arg) + "} : (" + restrict + ")"
-                got = search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0))
+                if i in phrases:
+                    got = self._speaker_phrase_rowids(expr, phrases[i], abs(limit))
+                else:
+                    got = search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0))
                 if i == pair and len(got) < limit:
                     pair_complete = True
                 picked.update(got)
@@ -400,15 +439,39 @@ class Searcher:
         pool.all_terms = all_terms  # words in no document rank nothing, as in FTS5
         return pool
 
+    def _speaker_phrase_rowids(self, expr: str, toks: list[str], limit: int) -> list[int]:
+        """The newest ``limit`` documents matching ``expr`` whose speaker column holds the words ``toks`` one after
+        the other — what FTS5's phrase query gave before migration 0120 (C3): the documents holding every word in
+        that column, newest first, those whose speaker field has them as a phrase."""
+        tok = search_sql.fts_tokenizer(self.conn)
+        flag = apsw.FTS5_TOKENIZE_QUERY
+        phrase = tok(" ".join(toks).encode(), flag, None, include_offsets=False, include_colocated=False)
+        n = len(phrase)
+        out: list[int] = []
+        cands = search_sql.fts_rowids(self.conn, expr, -1, newest_first=True)
+        for i in range(0, len(cands), 4 * limit):
+            chunk = cands[i:i + 4 * limit]
+            fields = search_sql.speaker_fields(self.conn, chunk)
+            for r in chunk:
+                have = tok(fields.get(r, "").encode(), flag, None, include_offsets=False, include_colocated=False)
+                if any(have[j:j + n] == phrase for j in range(len(have) - n + 1)):
+                    out.append(r)
+                    if len(out) >= limit:
+                        return out
+        return out
+
     def _term_keys(self, terms: Sequence[str]) -> list[int] | None:
         """Each query word's key in the forward index (R51), or None when the pool cannot read hits from it: a
-        document indexed before it existed has no row yet, or a word is not exactly one token."""
-        if not self.cfg.fts.forward_index:
+        document indexed before it existed has no row yet, or a word is not exactly one token. Without positions
+        in the FTS table (C1) the forward index is where hits come from whatever ``fts.forward_index`` says; a
+        document without a row is then measured from its columns (C2)."""
+        positions = self.fts_positions()
+        if not self.cfg.fts.forward_index and positions:
             return None
         v = search_sql.version(self.conn)
         if self._forward is None or self._forward[0] != v:
             self._forward = (v, search_sql.doc_terms_complete(self.conn))
-        if not self._forward[1]:
+        if not self._forward[1] and positions:
             return None
         tok = search_sql.fts_tokenizer(self.conn)
         keys = []
@@ -903,9 +966,12 @@ class FtsPool:
         if len(ids_l) != len(rowids) or None in nbytes:
             # no row (cannot happen once the index is complete) or NULL records: those documents by FTS5
             lost = sorted(set(rowids) - {r for r, b in zip(ids_l, nbytes) if b is not None})
-            for r in lost:
-                search_sql.fts_term_hits(conn, " OR ".join(f'"{t}"' for t in terms), terms, weights, 1, columns,
-                                         found, rowid=r)
+            if not searcher.fts_positions():  # no hit counts in FTS5 (C1): from the documents' columns (C2)
+                found.update(hits_from_columns(conn, lost, keys, weights))
+            else:
+                for r in lost:
+                    search_sql.fts_term_hits(conn, " OR ".join(f'"{t}"' for t in terms), terms, weights, 1, columns,
+                                             found, rowid=r)
             keep = [i for i, b in enumerate(nbytes) if b is not None]
             ids_l, len_l, nbytes = [ids_l[i] for i in keep], [len_l[i] for i in keep], [nbytes[i] for i in keep]
         m = len(ids_l)
@@ -988,6 +1054,29 @@ class FtsPool:
                     break
             order = np.concatenate(out)[:cap] if out else order[:0]
         return [(int(self.rowids[i]), float(score[i])) for i in order]
+
+
+def hits_from_columns(conn: apsw.Connection, rowids: Sequence[int], keys: Sequence[int],
+                      weights: Sequence[float]) -> dict[int, tuple[int, list[float]]]:
+    """(length, each query word's column-weighted hits) of documents measured from their columns, tokenized as
+    the index tokenizes them (C2): a document whose forward row is NULL (a count past a byte, R51) or missing.
+    The weighted sum is taken column by column as the forward-index path takes it."""
+    from collections import Counter
+
+    tok = search_sql.fts_tokenizer(conn)
+    flag = apsw.FTS5_TOKENIZE_DOCUMENT
+    w = [float(x) for x in weights]
+    out: dict[int, tuple[int, list[float]]] = {}
+    for rowid, *cols in search_sql.doc_columns(conn, rowids):
+        counts = []
+        length = 0
+        for text in cols:
+            toks = tok(text.encode(), flag, None, include_offsets=False, include_colocated=False) if text else []
+            length += len(toks)
+            counts.append(Counter(search_sql.term_key(t) for t in toks))
+        out[int(rowid)] = (length, [((float(counts[0][k]) * w[0] + float(counts[1][k]) * w[1])
+                                     + float(counts[2][k]) * w[2]) + float(counts[3][k]) * w[3] for k in keys])
+    return out
 
 
 def _literal(v: str | None) -> str:
