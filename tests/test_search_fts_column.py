@@ -23,7 +23,8 @@ QUERIES = ["pottery bowl", "What did Ben say about the lake?", "what did Annie s
            "violin lake camping turtle", "where does my sister live?", "kids weekend camping", "car broke down"]
 FILTERS = [{}, {"kinds": ["message"]}, {"kinds": ["entity"]}, {"as_of": "2023-08-01T00:00:00Z"},
            {"speakers": ["Ben"]}, {"start": "2023-07-01", "end": "2023-08-01"}]
-SETTINGS = [{}, {"rank_all_below": 1, "pool_min_ratio": 0},
+SETTINGS = [{}, {"column_weights": {"speaker": 0.0, "body": 1.0, "extra": 0.5, "context": 0.3}},
+            {"rank_all_below": 1, "pool_min_ratio": 0},
             {"rank_all_below": 1, "pool_min_ratio": 0, "common_term_cap": 1, "pool_cap": 1, "pool_and_cap": 1,
              "pool_speaker_cap": 2}]
 
@@ -66,7 +67,7 @@ def test_fresh_vault_has_the_table_without_positions(indexed):
     assert "detail=column" in migration_sql(120)
 
 
-@pytest.mark.parametrize("fts", SETTINGS, ids=["small", "pool", "pruned"])
+@pytest.mark.parametrize("fts", SETTINGS, ids=["small", "small-no-speaker-column", "pool", "pruned"])
 def test_results_are_those_of_the_table_with_positions(indexed, fts):
     """C2: every lane's ranking and the whole search, every match ranked (small vault: FTS5's bm25() before) and
     through the shared pool (pruned or not), equal those of the table with positions, score for score."""

@@ -333,11 +333,14 @@ class Searcher:
             return []
         w = self._weights()
         cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
-        df = self.doc_freqs(terms)
+        col_arg = cols if set(cols) != set(FTS_COLUMNS) else None
+        if col_arg is None:
+            df = self.doc_freqs(terms)
+        else:  # a column weighted 0 is left out of the query, and FTS5's bm25() counted a word's documents in the rest
+            df = {t: search_sql.fts_count(self.conn, fts_match([t], cols) or '""') for t in terms}
         n_docs, n_tokens = self._fts_totals()
-        pool = FtsPool.from_doc_terms(self, terms, self._term_keys(terms) or [], sorted(rowids), w,
-                                      cols if set(cols) != set(FTS_COLUMNS) else None, [df[t] for t in terms],
-                                      n_docs, n_tokens)
+        pool = FtsPool.from_doc_terms(self, terms, self._term_keys(terms) or [], sorted(rowids), w, col_arg,
+                                      [df[t] for t in terms], n_docs, n_tokens)
         return pool.rank(terms, cap, self._pool_keep(pool, filters))
 
     def fts_pool(self, terms: Sequence[str], speakers: Sequence[tuple[str, Sequence[str]]] = ()) -> "FtsPool | None":

@@ -896,6 +896,11 @@ def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], we
     return out
 
 
+def fts_count(conn: apsw.Connection, match: str) -> int:
+    """How many documents match ``match`` (a doclist walk)."""
+    return int(scalar(conn, "SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH ?", (match,)) or 0)
+
+
 def fts_any(conn: apsw.Connection, match: str) -> bool:
     """Whether any document matches ``match`` (stops at the first; R50)."""
     return conn.execute("SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT 1", (match,)).fetchone() is not None
