@@ -24,6 +24,8 @@ QUERIES = ["pottery bowl", "What did Ben say about the lake?", "what did Annie s
 FILTERS = [{}, {"kinds": ["message"]}, {"kinds": ["entity"]}, {"as_of": "2023-08-01T00:00:00Z"},
            {"speakers": ["Ben"]}, {"start": "2023-07-01", "end": "2023-08-01"}]
 SETTINGS = [{}, {"column_weights": {"speaker": 0.0, "body": 1.0, "extra": 0.5, "context": 0.3}},
+            {"memory_index_docs": 0},
+            {"memory_index_docs": 0, "column_weights": {"speaker": 0.0, "body": 1.0, "extra": 0.5, "context": 0.3}},
             {"rank_all_below": 1, "pool_min_ratio": 0},
             {"rank_all_below": 1, "pool_min_ratio": 0, "common_term_cap": 1, "pool_cap": 1, "pool_and_cap": 1,
              "pool_speaker_cap": 2}]
@@ -67,10 +69,11 @@ def test_fresh_vault_has_the_table_without_positions(indexed):
     assert "detail=column" in migration_sql(120)
 
 
-@pytest.mark.parametrize("fts", SETTINGS, ids=["small", "small-no-speaker-column", "pool", "pruned"])
+@pytest.mark.parametrize("fts", SETTINGS, ids=["small", "small-no-speaker-column", "small-no-memory", "small-no-memory-no-speaker-column", "pool", "pruned"])
 def test_results_are_those_of_the_table_with_positions(indexed, fts):
-    """C2: every lane's ranking and the whole search, every match ranked (small vault: FTS5's bm25() before) and
-    through the shared pool (pruned or not), equal those of the table with positions, score for score."""
+    """C2, C6: every lane's ranking and the whole search, every match ranked (small vault: FTS5's bm25() before; now
+    from the forward index in memory, or read per query) and through the shared pool (pruned or not), equal those of
+    the table with positions, score for score."""
     ours = _rankings(indexed, **fts)
     assert sum(len(r) for _q, _f, r in ours) > 100 and any(r for _q, f, r in ours if "entity" in f)
     with full_table(indexed):

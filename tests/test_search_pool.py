@@ -345,6 +345,10 @@ def test_forward_index_count_past_a_byte_is_measured_by_fts5(indexed):
     assert _arrays(a) == _arrays(b)
     i = a.rowids.tolist().index(rowid)
     assert a.hits[i][0] >= 300 and a.hits[i][1] == 1.0 and a.length[i] == 302 + n_prev
+    # every match ranked (a small vault): the forward index in memory, or the matches' rows read (C2, C6)
+    for memory in (30000, 0):
+        c = _searcher(indexed, memory_index_docs=memory).complete_pool(terms)
+        assert _arrays(c) == _arrays(a), memory
 
 
 def test_forward_index_follows_deletes_and_clears(synthetic, tmp_path):

@@ -158,6 +158,7 @@ class Searcher:
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._forward: tuple[int, bool] | None = None
         self._detail: tuple[int, bool] | None = None
+        self._memory: tuple[int, Any] | None = None
         self._has_beliefs: bool | None = None
         self._vec_jobs: dict[tuple, Callable[[], list[tuple[int, float]]]] = {}
         self._mentions: dict[str, list[dict]] = {}
@@ -300,14 +301,18 @@ class Searcher:
         if not match:
             return RankedList(name, items, weight)
         if self._pool_terms is not None:  # first FTS lane of this search: build the pool once
-            self._pool, self._pool_terms = self.fts_pool(self._pool_terms, self._pool_speakers), None
+            words, self._pool_terms = self._pool_terms, None
+            self._pool = self.fts_pool(words, self._pool_speakers)
+            if self._pool is None and not self.fts_positions():  # C2: every match, in one pool for every lane
+                self._pool = self.complete_pool(words)
         pool = self._pool
-        if pool is not None and set(terms) <= pool.all_terms:
+        if pool is None or not set(terms) <= pool.all_terms:
+            pool = None if self.fts_positions() else self.complete_pool(terms)  # words beyond the query's
+            if pool is None and not self.fts_positions():
+                return RankedList(name, items, weight)
+        if pool is not None:
             for rowid, sc in pool.rank(terms, cap, self._pool_keep(pool, filters)):
                 items.append(Candidate(rowid, sc))
-            return RankedList(name, items, weight)
-        if not self.fts_positions():  # C2: no FTS5 bm25() without positions: every match ranked here, the same
-            items += [Candidate(rowid, sc) for rowid, sc in self._rank_all(terms, match, cap, filters)]
             return RankedList(name, items, weight)
         for rowid, s in search_sql.fts_search(self.conn, match, w, cap, **filters):
             items.append(Candidate(rowid, -s))
@@ -321,27 +326,60 @@ class Searcher:
             self._detail = (v, search_sql.fts_detail(self.conn) == "full")
         return self._detail[1]
 
-    def _rank_all(self, terms: list[str], match: str, cap: int, filters: dict[str, Any]) -> list[tuple[int, float]]:
-        """Every document matching ``match`` ranked by BM25 as FTS5's bm25() ranks it (C2): the matches by a
-        doclist walk, their hits from the forward index (:meth:`FtsPool.from_doc_terms`), FTS5's statistics, the
-        lane's filters applied as the ranking reaches the documents (as a pool lane's, R40)."""
-        rowids = search_sql.fts_rowids(self.conn, match, -1, newest_first=False)
-        if filters.get("rowids") is not None:
-            allowed = {int(r) for r in filters["rowids"]}
-            rowids = [r for r in rowids if r in allowed]
-        if not rowids:
-            return []
+    def complete_pool(self, terms: Sequence[str]) -> "FtsPool | None":
+        """Every document matching one of ``terms`` (over the weighted columns) with its exact column-weighted
+        hits and length, and FTS5's statistics: ranking it gives what FTS5's bm25() gave every match (C2). From the
+        in-memory forward index on a vault of at most ``fts.memory_index_docs`` documents (C6), else one doclist
+        walk and the matches' forward rows. None when a word is not one token (it cannot be looked up)."""
+        terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
+        keys = self._term_keys(terms) if terms else None
+        if keys is None:
+            return None
         w = self._weights()
         cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
         col_arg = cols if set(cols) != set(FTS_COLUMNS) else None
-        if col_arg is None:
-            df = self.doc_freqs(terms)
-        else:  # a column weighted 0 is left out of the query, and FTS5's bm25() counted a word's documents in the rest
-            df = {t: search_sql.fts_count(self.conn, fts_match([t], cols) or '""') for t in terms}
         n_docs, n_tokens = self._fts_totals()
-        pool = FtsPool.from_doc_terms(self, terms, self._term_keys(terms) or [], sorted(rowids), w, col_arg,
-                                      [df[t] for t in terms], n_docs, n_tokens)
-        return pool.rank(terms, cap, self._pool_keep(pool, filters))
+        mem = self._memory_index()
+        if mem is not None:
+            rowids, hits, length, held = mem.arrays(search_sql.query_term_ids(self.conn, keys))
+            odd = {r: v for r, v in hits_from_columns(self.conn, mem.odd, keys, w).items()
+                   if any(x > 0 for x in v[1])} if mem.odd else {}
+            if odd:  # documents without packed records (a count past a byte), measured from their columns
+                rowids = np.concatenate([rowids, np.fromiter(odd, dtype=np.int64, count=len(odd))])
+                hits = np.vstack([hits, np.asarray([v[1] for v in odd.values()], dtype=np.float64)])
+                length = np.concatenate([length, np.asarray([v[0] for v in odd.values()], dtype=np.float64)])
+                order = np.argsort(rowids, kind="stable")
+                rowids, hits, length = rowids[order], hits[order], length[order]
+                held = [n + sum(1 for v in odd.values() if v[1][j] > 0) for j, n in enumerate(held)]
+            # a column weighted 0 is left out of the query: FTS5's bm25() counted a word's documents in the others
+            df = self.doc_freqs(terms) if col_arg is None else dict(zip(terms, held))
+            pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens, arrays=(rowids, hits, length))
+        else:
+            rowids = search_sql.fts_rowids(self.conn, fts_match(terms, cols) or '""', -1, newest_first=False)
+            if col_arg is None:
+                df = self.doc_freqs(terms)
+            else:
+                df = {t: search_sql.fts_count(self.conn, fts_match([t], cols) or '""') for t in terms}
+            pool = FtsPool.from_doc_terms(self, terms, keys, sorted(rowids), w, col_arg, [df[t] for t in terms],
+                                          n_docs, n_tokens)
+        pool.all_terms = set(terms)
+        return pool
+
+    def _memory_index(self):
+        """The forward index in memory (:class:`~kenning.retrieve.lexical_memory.MemoryIndex`, C6) for this index
+        version, or None: a table with positions, a vault of more than ``fts.memory_index_docs`` documents, or a
+        forward index with rows missing."""
+        v = search_sql.version(self.conn)
+        if self._memory is None or self._memory[0] != v:
+            mem = None
+            limit = self.cfg.fts.memory_index_docs
+            if (limit > 0 and not self.fts_positions() and search_sql.doc_count(self.conn) <= limit
+                    and search_sql.doc_terms_complete(self.conn)):
+                from kenning.retrieve.lexical_memory import MemoryIndex
+
+                mem = MemoryIndex(self.conn, self._weights())
+            self._memory = (v, mem)
+        return self._memory[1]
 
     def fts_pool(self, terms: Sequence[str], speakers: Sequence[tuple[str, Sequence[str]]] = ()) -> "FtsPool | None":
         """The shared candidate pool of one query (R40), or None when its words together match at most

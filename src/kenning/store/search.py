@@ -544,33 +544,41 @@ def doc_terms_complete(conn: apsw.Connection) -> bool:
     return int(scalar(conn, "SELECT COUNT(*) FROM search_doc_terms")) >= doc_count(conn)
 
 
-def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]
+def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int] | None
                   ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
-    """These documents' forward-index rows, in rowid order, as one aggregate row (no Python object per
-    document): (rowids, lengths, tokens per document — None where the row is NULL —, and concatenated over the
-    non-NULL rows: the id gaps, the count codes, the escaped counts — Y1). Documents without a row are left out."""
+    """These documents' forward-index rows (every row when None), in rowid order, as one aggregate row (no Python
+    object per document): (rowids, lengths, tokens per document — None where the row is NULL —, and concatenated
+    over the non-NULL rows: the id gaps, the count codes, the escaped counts — Y1). Documents without a row are
+    left out."""
     import orjson
 
+    where, params = "", ()
+    if doc_rowids is not None:
+        where = "WHERE doc_rowid IN (SELECT value FROM json_each(?)) "
+        params = (orjson.dumps([int(x) for x in doc_rowids]).decode(),)
     ids, lens, ntok, buf, codes, esc = conn.execute(
         "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(codes)), "
         "CAST(group_concat(terms, '') AS BLOB), CAST(group_concat(codes, '') AS BLOB), "
         "CAST(group_concat(counts, '') AS BLOB) FROM (SELECT doc_rowid, length, terms, codes, counts "
-        "FROM search_doc_terms WHERE doc_rowid IN (SELECT value FROM json_each(?)) ORDER BY doc_rowid)",
-        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchone()
+        f"FROM search_doc_terms {where}ORDER BY doc_rowid)", params).fetchone()
     ids, lens, ntok = orjson.loads(ids), orjson.loads(lens), orjson.loads(ntok)
     if ids != sorted(ids):  # the aggregates did not keep the subquery's order (SQLite does): row by row
         return doc_term_rows_plain(conn, doc_rowids)
     return ids, lens, ntok, buf or b"", codes or b"", esc or b""
 
 
-def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int]
+def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int] | None
                         ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
     """:func:`doc_term_rows` a row at a time (~2× the CPU; the aggregate's order is SQLite's, not a promise)."""
     import orjson
 
-    got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms WHERE doc_rowid IN "
-                       "(SELECT value FROM json_each(?)) ORDER BY doc_rowid",
-                       (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
+    if doc_rowids is None:
+        got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms "
+                           "ORDER BY doc_rowid").fetchall()
+    else:
+        got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms WHERE doc_rowid IN "
+                           "(SELECT value FROM json_each(?)) ORDER BY doc_rowid",
+                           (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
     return ([int(r) for r, *_ in got], [int(n) for _r, n, *_ in got],
             [None if c is None else len(c) for _r, _n, _b, c, _e in got],
             b"".join(b for _r, _n, b, _c, _e in got if b), b"".join(c for _r, _n, _b, c, _e in got if c),
