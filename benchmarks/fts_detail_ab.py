@@ -1,6 +1,7 @@
 """Two source trees side by side on copies of one vault (issue 24 §2, decisions C1–C4): the index stage's time
 (every search document indexed again: FTS table, forward index, counts — vectors off) and a warm search's latency
-(the queries of benchmarks/search_same.py, whole search without vectors, and the plain FTS lane alone), each tree
+(the queries of benchmarks/search_same.py, whole search without vectors, and the plain FTS lane alone; wall and
+CPU; and a new searcher's first search), each tree
 in its own process, interleaved ``--rounds`` times (the box is shared: compare ratios of one run).
 
     git archive <base commit> src | tar -x -C /tmp/base
@@ -49,18 +50,23 @@ if what == "index":
 else:
     qs = search_same.make_queries(v.conn, 60)
     s = Searcher(v.conn, v.config, embedder=False)
+    t, c = time.perf_counter(), time.process_time()
+    s.search(qs[0], k=10, now="2024-12-31")  # a new searcher's first search: its caches, the in-memory index (C6)
+    out["first_search_ms"], out["first_search_cpu_ms"] = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
     for q in qs:
         s.search(q, k=10, now="2024-12-31")  # warm: caches, first-use costs
     for lanes, key in ((None, "search"), (["fts"], "fts_lane")):
-        lat = []
+        lat, cpu = [], []
         for q in qs:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             s.search(q, k=10, now="2024-12-31", lanes=lanes)
             lat.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
         lat.sort()
         out[key + "_ms_p50"] = lat[len(lat) // 2]
         out[key + "_ms_mean"] = sum(lat) / len(lat)
         out[key + "_ms_p95"] = lat[int(0.95 * (len(lat) - 1))]
+        out[key + "_cpu_ms_mean"] = sum(cpu) / len(cpu)
 v.close()
 print(json.dumps(out))
 """
@@ -79,6 +85,7 @@ def main() -> None:
     ap.add_argument("--base-src", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--skip-index", action="store_true", help="time searches only (a large vault's index stage is long)")
     args = ap.parse_args()
     trees = {"base": Path(args.base_src).resolve(), "new": ROOT / "src"}
     tmp = Path(tempfile.mkdtemp(prefix="fts_ab_"))
@@ -91,7 +98,8 @@ def main() -> None:
     load = [os.getloadavg()]
     for _ in range(args.rounds):
         for name, src in trees.items():
-            res[name].append({**run(src, "search", dbs[name]), **run(src, "index", dbs[name])})
+            res[name].append({**run(src, "search", dbs[name]),
+                              **({} if args.skip_index else run(src, "index", dbs[name]))})
     load.append(os.getloadavg())
     summary = {"load_avg": [[round(x, 2) for x in la] for la in load], "rounds": args.rounds}
     for key in res["base"][0]:

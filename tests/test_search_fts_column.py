@@ -44,8 +44,13 @@ def _s(v, **fts) -> Searcher:
 def _rankings(v, **fts) -> list:
     """Every FTS lane ranking (doc rowid, score) of the queries under each filter, and the whole searches."""
     out = []
+    s = _s(v, **fts)
+    s.search(QUERIES[0], now=NOW)  # a searcher's second search on builds the in-memory index (C6)
+    s.search(QUERIES[0], now=NOW)
+    memory = s._memory_index()
+    assert (memory is not None) == (fts.get("memory_index_docs", 1) > 0 and not fts.get("forward_index") is False
+                                    and search_sql.fts_detail(v.conn) == "column")
     for q in QUERIES:
-        s = _s(v, **fts)
         pq = s.parse(q, dt.date(2023, 10, 1), None)
         for f in FILTERS:
             s._pool, s._pool_terms = None, list(pq.terms)

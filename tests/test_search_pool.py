@@ -347,7 +347,10 @@ def test_forward_index_count_past_a_byte_is_measured_by_fts5(indexed):
     assert a.hits[i][0] >= 300 and a.hits[i][1] == 1.0 and a.length[i] == 302 + n_prev
     # every match ranked (a small vault): the forward index in memory, or the matches' rows read (C2, C6)
     for memory in (30000, 0):
-        c = _searcher(indexed, memory_index_docs=memory).complete_pool(terms)
+        s = _searcher(indexed, memory_index_docs=memory)
+        s._searches = 2  # as from a searcher's second search (C6)
+        assert (s._memory_index() is not None) == (memory > 0)
+        c = s.complete_pool(terms)
         assert _arrays(c) == _arrays(a), memory
 
 

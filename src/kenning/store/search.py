@@ -778,6 +778,18 @@ def _filters(alias: str, as_of: str | None, speakers: Sequence[str] | None, star
     return sql, params
 
 
+def filter_rowids(conn: apsw.Connection, doc_rowids: Sequence[int], *, as_of: str | None = None,
+                  speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
+                  kinds: Sequence[str] | None = None) -> set[int]:
+    """Which of ``doc_rowids`` pass a lane's filters (the SQL :func:`fts_search` joined; R40's pool lanes)."""
+    import orjson
+
+    where, params = _filters("d", as_of, speakers, start, end, kinds)
+    return {int(r) for (r,) in conn.execute(
+        f"SELECT d.doc_rowid FROM search_docs d WHERE d.doc_rowid IN (SELECT value FROM json_each(?)){where}",
+        [orjson.dumps([int(x) for x in doc_rowids]).decode(), *params])}
+
+
 def fts_search(conn: apsw.Connection, match: str, weights: Sequence[float], limit: int, *, as_of: str | None = None,
                speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
                kinds: Sequence[str] | None = None, entity_ids: Sequence[str] | None = None,
