@@ -21,6 +21,7 @@ class MemoryIndex:
 
     def __init__(self, conn: apsw.Connection, weights: Sequence[float]):
         ids_l, len_l, ntok, buf, code_buf, esc_buf = search_sql.doc_term_rows(conn, None)
+        self.n_rows = len(ids_l)
         self.odd = [r for r, n in zip(ids_l, ntok) if n is None]
         keep = [i for i, n in enumerate(ntok) if n is not None]
         self.rowids = np.asarray([ids_l[i] for i in keep], dtype=np.int64)

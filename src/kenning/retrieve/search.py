@@ -377,11 +377,13 @@ class Searcher:
         if self._memory is None or self._memory[0] != v:
             mem = None
             limit = self.cfg.fts.memory_index_docs
-            if (limit > 0 and not self.fts_positions() and search_sql.doc_count(self.conn) <= limit
-                    and search_sql.doc_terms_complete(self.conn)):
+            n_docs = self._fts_totals()[0] if limit > 0 and not self.fts_positions() else limit + 1
+            if n_docs <= limit:
                 from kenning.retrieve.lexical_memory import MemoryIndex
 
                 mem = MemoryIndex(self.conn, self._weights())
+                if mem.n_rows < n_docs:  # documents without a forward row (indexed before migration 0063)
+                    mem = None
             self._memory = (v, mem)
         return self._memory[1]
 
@@ -510,14 +512,14 @@ class Searcher:
         document indexed before it existed has no row yet, or a word is not exactly one token. Without positions
         in the FTS table (C1) the forward index is where hits come from whatever ``fts.forward_index`` says; a
         document without a row is then measured from its columns (C2)."""
-        positions = self.fts_positions()
-        if not self.cfg.fts.forward_index and positions:
-            return None
-        v = search_sql.version(self.conn)
-        if self._forward is None or self._forward[0] != v:
-            self._forward = (v, search_sql.doc_terms_complete(self.conn))
-        if not self._forward[1] and positions:
-            return None
+        if self.fts_positions():
+            if not self.cfg.fts.forward_index:
+                return None
+            v = search_sql.version(self.conn)
+            if self._forward is None or self._forward[0] != v:
+                self._forward = (v, search_sql.doc_terms_complete(self.conn))
+            if not self._forward[1]:
+                return None
         tok = search_sql.fts_tokenizer(self.conn)
         keys = []
         for t in terms:
