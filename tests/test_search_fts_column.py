@@ -184,3 +184,47 @@ def test_speaker_step_keeps_the_phrase(tmp_path):
         assert hits_a == hits_b and hits_a
     finally:
         v.close()
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """800 turns of the search benchmark's vocabulary (as tests/test_search_pool.py), FTS only."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import run as bench
+
+    v, _ = bench.build_vault(tmp_path_factory.mktemp("syn") / "v.db", 800, "none")
+    yield v
+    v.close()
+
+
+def test_results_on_a_larger_vault(synthetic):
+    """C2, C6 where a lane's filter sees its candidates in chunks (filtered in SQL, as the FTS5 query joined them):
+    800 turns, speaker / time / as-of / kind filters, every match ranked and the pool, against the table with
+    positions."""
+    queries = ["what did Sam say about the garden?", "Ana concert in May 2023", "the lake last summer",
+               "violin and turtle", "anything about coffee", "garden lake violin coffee turtle concert"]
+    speakers = [s for s in search_sql.speakers(synthetic.conn) if s][:2]
+    filters = [{}, {"as_of": "2023-06-30T23:59:59.999Z"}, {"start": "2023-03-01", "end": "2023-07-01"},
+               {"kinds": ["message"]}, *[{"speakers": [s]} for s in speakers]]
+
+    def rankings(**fts) -> list:
+        s = Searcher(synthetic.conn, load_config(overrides={"retrieval": {"vector": {"enabled": False}, "fts": fts}}))
+        out = []
+        for q in queries:
+            s.search(q, now="2023-12-31")
+            pq = s.parse(q, dt.date(2023, 12, 31), None)
+            for f in filters:
+                s._pool, s._pool_terms, s._pool_speakers = None, list(pq.terms), []
+                out.append((q, json.dumps(f), [(c.key, c.score) for c in s.fts_lane("f", pq.terms, 1.0, 50, **f).items]))
+        return out
+
+    settings = [{}, {"memory_index_docs": 0}, {"rank_all_below": 1, "pool_min_ratio": 0}]
+    ours = [rankings(**fts) for fts in settings]
+    assert sum(len(r) for _q, _f, r in ours[0]) > 500
+    with full_table(synthetic):
+        theirs = [rankings(forward_index=False, **fts) for fts in settings]
+    for a, b in zip(ours, theirs):
+        _same(a, b)
