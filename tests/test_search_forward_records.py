@@ -12,6 +12,7 @@ from kenning.config import load_config
 from kenning.retrieve.search import Searcher
 from kenning.store import search as search_sql
 from tests.conftest import HASH
+from tests.fts_tables import full_table
 
 NOW = "2023-10-01"
 TERMS = ["lake", "violin", "ben", "camping", "zzzunseen"]
@@ -69,7 +70,9 @@ def test_records_are_four_bytes_and_escapes_match_fts5(indexed):
                                            "WHERE doc_rowid=?", (rowid,)).fetchone()
     assert n == 2 + 9 + 1 + 18 and len(codes) == 5 and len(terms) <= 2 * 5  # ben, lake, violin, camping, the
     assert len(counts) == 4 * 3  # ben (speaker 2), lake (body 8), the (context 9) escape; the rest fit a code
-    a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
+    a = _s(indexed).fts_pool(TERMS)
+    with full_table(indexed, [(rowid, "Ben Ben", "lake " * 8 + "violin", "camping", "the lake " * 9)]):
+        b = _s(indexed, forward_index=False).fts_pool(TERMS)
     assert rowid in a.rowids.tolist() and _arrays(a) == _arrays(b)
     assert search_sql.query_term_ids(conn, [search_sql.term_key("zzzunseen")]) == [-1]  # no id: no hits
     from kenning.retrieve.search import FtsPool
@@ -152,7 +155,9 @@ def test_upgrade_from_the_twelve_byte_rows_keeps_search(indexed, counted):
             "occurred_at_utc": "2023-09-01T00:00:00Z", "position": None, "event_start": None, "event_end": None,
             "content_sha256": "x", "source_changed_run_id": None, "indexed_run_id": "r"})
         search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "violin", "", "the lake " * 9)])
-    want = _ids(indexed.search(q, now=NOW, k=20))
+    long_doc = [(rowid, "Ben", "lake " * 300 + "violin", "", "the lake " * 9)]
+    with full_table(indexed, long_doc):  # C1: the table of before migration 0120, whose FTS5 counts the hits
+        want = _ids(indexed.search(q, now=NOW, k=20))
     vocab = dict(conn.execute("SELECT term, doc FROM search_fts_vocab"))
     with conn:
         _to_twelve_bytes(conn)
@@ -162,12 +167,14 @@ def test_upgrade_from_the_twelve_byte_rows_keeps_search(indexed, counted):
     n_rows = conn.execute("SELECT COUNT(*) FROM search_doc_terms").fetchone()[0]
     assert search_sql.doc_terms_complete(conn) is counted and search_sql.term_docs_complete(conn) is counted
     assert (n_rows > 0) is counted
-    assert _ids(indexed.search(q, now=NOW, k=20)) == want
-    if counted:  # recoded: ids are ranks in key order; the NULL row's keys became ids
-        assert conn.execute("SELECT terms FROM search_doc_terms WHERE doc_rowid=?", (rowid,)).fetchone()[0] is None
-        assert len(conn.execute("SELECT keys FROM search_doc_keys WHERE doc_rowid=?", (rowid,)).fetchone()[0]) == 4 * 4
-        a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
-        assert _arrays(a) == _arrays(b) and len(a) > 0
+    with full_table(indexed, long_doc):  # a vault of migration 0112's time has the table with positions
+        assert _ids(indexed.search(q, now=NOW, k=20)) == want
+        if counted:  # recoded: ids are ranks in key order; the NULL row's keys became ids
+            assert conn.execute("SELECT terms FROM search_doc_terms WHERE doc_rowid=?", (rowid,)).fetchone()[0] is None
+            assert len(conn.execute("SELECT keys FROM search_doc_keys WHERE doc_rowid=?",
+                                    (rowid,)).fetchone()[0]) == 4 * 4
+            a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
+            assert _arrays(a) == _arrays(b) and len(a) > 0
     r = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
     assert ("doc_terms_filled" in r.counts) is not counted
     # the long document has no message behind it: the run deletes it, its counts taken back through its ids
@@ -175,8 +182,10 @@ def test_upgrade_from_the_twelve_byte_rows_keeps_search(indexed, counted):
     assert search_sql.doc_terms_complete(conn) and search_sql.term_docs_complete(conn)
     vocab = dict(conn.execute("SELECT term, doc FROM search_fts_vocab"))
     assert search_sql.term_doc_counts(conn, list(vocab)) == vocab
-    assert _ids(_s(indexed).search(q, now=NOW, k=20)) == _ids(_s(indexed, forward_index=False).search(q, now=NOW, k=20))
-    a, b = _s(indexed).fts_pool(TERMS), _s(indexed, forward_index=False).fts_pool(TERMS)
+    ours, a = _ids(_s(indexed).search(q, now=NOW, k=20)), _s(indexed).fts_pool(TERMS)
+    with full_table(indexed):
+        assert ours == _ids(_s(indexed, forward_index=False).search(q, now=NOW, k=20))
+        b = _s(indexed, forward_index=False).fts_pool(TERMS)
     assert _arrays(a) == _arrays(b) and len(a) > 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import apsw
 import numpy as np
 import pytest
 
@@ -17,6 +18,7 @@ from kenning.config import load_config
 from kenning.retrieve.search import Searcher
 from kenning.store import search as search_sql
 from tests.conftest import HASH
+from tests.fts_tables import full_table
 
 NOW = "2023-10-01"
 
@@ -88,15 +90,17 @@ def test_pool_bm25_is_fts5_bm25(indexed):
     terms = ["lake", "camping", "violin", "sister", "ben"]
     pool = pooled.fts_pool(terms)
     ours = dict(pool.rank(terms, 100))
+    sub = dict(pool.rank(["lake"], 100))
     w = pooled._weights()
-    theirs = {r: -s for r, s in search_sql.fts_search(indexed.conn, '"lake" OR "camping" OR "violin" OR "sister" '
-                                                      'OR "ben"', w, 100)}
+    with full_table(indexed):  # FTS5's own bm25() needs positions
+        theirs = {r: -s for r, s in search_sql.fts_search(indexed.conn, '"lake" OR "camping" OR "violin" OR "sister" '
+                                                          'OR "ben"', w, 100)}
+        theirs_sub = {r: -s for r, s in search_sql.fts_search(indexed.conn, '"lake"', w, 100)}
     assert set(ours) == set(theirs) and len(ours) >= 3
     for r in ours:
         assert ours[r] == pytest.approx(theirs[r], rel=1e-12)
     # a subset of the words (a restricted lane): same as FTS5 over those words only
-    sub = dict(pool.rank(["lake"], 100))
-    assert sub == pytest.approx({r: -s for r, s in search_sql.fts_search(indexed.conn, '"lake"', w, 100)}, rel=1e-12)
+    assert sub == pytest.approx(theirs_sub, rel=1e-12)
 
 
 def test_pruned_pool_is_deterministic_and_sound(indexed):
@@ -186,11 +190,12 @@ def test_term_hits_skips_documents_already_measured(synthetic):
     s = _fts(synthetic, rank_all_below=1)
     w = s._weights()
     terms = ["garden", "lake", "violin"]
-    fresh = search_sql.fts_term_hits(synthetic.conn, '"garden" OR "lake"', terms, w, 12)
-    assert len(fresh) == 12
-    newest = max(fresh)
-    found = {newest: (-1, [-1.0, -1.0, -1.0])}
-    out = search_sql.fts_term_hits(synthetic.conn, '"garden" OR "lake"', terms, w, 12, None, found)
+    with full_table(synthetic):  # kenning_hits counts positions: a table before migration 0120
+        fresh = search_sql.fts_term_hits(synthetic.conn, '"garden" OR "lake"', terms, w, 12)
+        assert len(fresh) == 12
+        newest = max(fresh)
+        found = {newest: (-1, [-1.0, -1.0, -1.0])}
+        out = search_sql.fts_term_hits(synthetic.conn, '"garden" OR "lake"', terms, w, 12, None, found)
     assert out is found and set(found) == set(fresh)  # the same 12 newest documents
     assert found[newest] == (-1, [-1.0, -1.0, -1.0])
     assert all(found[r] == fresh[r] for r in fresh if r != newest)
@@ -208,8 +213,9 @@ def test_term_hits_state_is_per_statement(synthetic):
     s = _fts(synthetic, rank_all_below=1)
     w, terms = s._weights(), ["garden", "lake", "violin"]
     steps = [('"garden" AND "lake" AND "violin"', 50), ('"lake"', 50), ('"garden" OR "violin"', 50)]
-    forward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in steps]
-    backward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in reversed(steps)][::-1]
+    with full_table(synthetic):
+        forward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in steps]
+        backward = [search_sql.fts_term_hits(synthetic.conn, r, terms, w, n) for r, n in reversed(steps)][::-1]
     assert forward == backward and all(forward[1:])
     assert all(h[1] > 0 for _, h in forward[1].values())  # "lake" is the second word: its hits land in its slot
 
@@ -230,25 +236,35 @@ FORWARD_SETTINGS = [  # unpruned; pruned to a few documents per step; a column l
 
 def test_forward_index_pool_is_the_fts5_pool(synthetic):
     """R51: the pool whose hits come from search_doc_terms holds the same documents, lengths and column-weighted
-    hits (float for float) as the pool measured by FTS5 walks with kenning_hits, and the searches agree."""
+    hits (float for float) as the pool measured by FTS5 walks with kenning_hits on the table of before migration
+    0120 (detail=full), and the searches agree."""
+    got: dict = {}
     for fts in FORWARD_SETTINGS:
         fwd = _fts(synthetic, rank_all_below=1, **fts)
-        old = _fts(synthetic, rank_all_below=1, forward_index=False, **fts)
         for q in SYN_QUERIES:
             pq = fwd.parse(q, dt.date(2023, 12, 31), None)
             speakers = [(sp, [t for t in pq.terms if t not in pq.speaker_terms]) for sp in pq.speakers]
-            assert fwd._term_keys(pq.terms) is not None and old._term_keys(pq.terms) is None
-            a, b = fwd.fts_pool(pq.terms, speakers), old.fts_pool(pq.terms, speakers)
+            assert fwd._term_keys(pq.terms) is not None
+            a = fwd.fts_pool(pq.terms, speakers)
             assert a is not None and len(a) > 0 and (a.hits > 0).any(), (q, fts)
-            assert _arrays(a) == _arrays(b), (q, fts)
-            assert _shape(fwd.search(q, now="2023-12-31", k=30)) == _shape(old.search(q, now="2023-12-31", k=30))
+            got[(q, str(fts))] = (_arrays(a), _shape(fwd.search(q, now="2023-12-31", k=30)))
+    with full_table(synthetic):
+        for fts in FORWARD_SETTINGS:
+            old = _fts(synthetic, rank_all_below=1, forward_index=False, **fts)
+            for q in SYN_QUERIES:
+                pq = old.parse(q, dt.date(2023, 12, 31), None)
+                speakers = [(sp, [t for t in pq.terms if t not in pq.speaker_terms]) for sp in pq.speakers]
+                assert old._term_keys(pq.terms) is None
+                b = old.fts_pool(pq.terms, speakers)
+                assert got[(q, str(fts))] == (_arrays(b), _shape(old.search(q, now="2023-12-31", k=30))), (q, fts)
 
 
 def test_forward_index_rows_match_fts5_on_the_transcript(indexed):
     """Speaker, text, captions and the turn before (all four FTS columns), and the entity documents."""
     terms = ["lake", "camping", "violin", "sister", "ben", "lisbon", "ana", "trip", "bowl", "pottery"]
     a = _searcher(indexed, rank_all_below=1, common_term_cap=10**9).fts_pool(terms)
-    b = _searcher(indexed, rank_all_below=1, common_term_cap=10**9, forward_index=False).fts_pool(terms)
+    with full_table(indexed):
+        b = _searcher(indexed, rank_all_below=1, common_term_cap=10**9, forward_index=False).fts_pool(terms)
     assert _arrays(a) == _arrays(b) and len(a) >= 5
     kinds = {k for (k,) in indexed.conn.execute("SELECT doc_kind FROM search_docs WHERE doc_rowid IN (%s)"
                                                 % ",".join(map(str, a.rowids.tolist())))}
@@ -259,8 +275,8 @@ def test_forward_index_rows_match_fts5_on_the_transcript(indexed):
 
 
 def test_forward_index_filled_for_documents_indexed_before_it(indexed):
-    """A vault indexed before migration 0063 has no forward rows: the pool measures with FTS5 (same results), and
-    the next index run fills every row — turns from their fields, entity documents by re-indexing — byte for byte
+    """A vault indexed before migration 0063 has no forward rows: the pool measures them from their columns (C2;
+    same results), and the next index run fills every row — turns from their fields, entity documents by re-indexing — byte for byte
     what indexing writes."""
     from kenning.pipeline.clock import Clock
     from kenning.pipeline.runner import run_stage
@@ -274,8 +290,12 @@ def test_forward_index_filled_for_documents_indexed_before_it(indexed):
     conn.execute("DELETE FROM search_term_docs")  # as migration 0064 leaves such a vault (R54)
     conn.execute("UPDATE search_state SET term_docs_complete = 0")
     s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
-    assert s._term_keys(["lake"]) is None  # incomplete: not used
+    assert s._term_keys(["lake"]) is not None  # incomplete: the rows there are, the rest from their columns (C2)
     assert _shape(s.search(q, now=NOW, k=20)) == want
+    with full_table(indexed):  # before migration 0120: incomplete means FTS5 walks
+        s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
+        assert s._term_keys(["lake"]) is None
+        assert _shape(s.search(q, now=NOW, k=20)) == want
     r = run_stage(conn, STAGES["index"], indexed.config, Clock.from_option("2024-01-02T00:00:00Z"))
     n_msg, n_ent = conn.execute("SELECT SUM(doc_kind='message'), SUM(doc_kind='entity') FROM search_docs").fetchone()
     assert r.counts["doc_terms_filled"] == n_msg and r.counts["doc_terms_entities_reindexed"] == n_ent > 0
@@ -296,20 +316,42 @@ def _insert_long_doc(conn) -> int:
 
 
 def test_forward_index_count_past_a_byte_is_measured_by_fts5(indexed):
-    """A token more than 255 times in one column has no packed records (NULL): that document's hits come from FTS5
-    (one rowid lookup), the others' from the forward index — the pool is still FTS5's."""
+    """A token more than 255 times in one column has no packed records (NULL): that document's hits come from its
+    columns, tokenized (C2; before migration 0120: from FTS5, one rowid lookup), the others' from the forward
+    index — the pool is still FTS5's."""
     conn = indexed.conn
-    with conn:
-        rowid = _insert_long_doc(conn)
-        search_sql.fts_insert(conn, [(rowid, "Ben", "lake " * 300 + "violin", "", "the lake")])
+    rowid, mid, speaker, prev = conn.execute(
+        "SELECT d.doc_rowid, d.doc_id, d.speaker, (SELECT q.text_raw FROM messages q WHERE q.conversation_id = "
+        "m.conversation_id AND q.order_index < m.order_index ORDER BY q.order_index DESC LIMIT 1) FROM search_docs d "
+        "JOIN messages m ON m.message_id = d.doc_id WHERE d.doc_kind = 'message' AND d.speaker = 'Ben' "
+        "AND m.order_index > 0 ORDER BY d.doc_rowid LIMIT 1").fetchone()
+    text = "lake " * 300 + "violin"
+    nxt = conn.execute("SELECT d.doc_rowid, d.speaker, m.text_raw FROM search_docs d JOIN messages m ON m.message_id "
+                       "= d.doc_id WHERE d.conversation_id = (SELECT conversation_id FROM messages WHERE message_id = ?) "
+                       "AND d.position > (SELECT order_index FROM messages WHERE message_id = ?) ORDER BY d.position "
+                       "LIMIT 1", (mid, mid)).fetchall()
+    with conn:  # the turn and the one after it (whose context it is), re-indexed as the index stage would
+        conn.execute("UPDATE messages SET text_raw = ? WHERE message_id = ?", (text, mid))
+        search_sql.fts_delete(conn, [rowid, *[r for r, _s, _t in nxt]])
+        search_sql.fts_insert(conn, [(rowid, speaker, text, "", prev), *[(r, sp, t, "", text) for r, sp, t in nxt]])
+    n_prev = len(search_sql.fts_tokenizer(conn)(prev.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                                                include_offsets=False, include_colocated=False))
     assert conn.execute("SELECT length, terms FROM search_doc_terms WHERE doc_rowid=?", (rowid,)).fetchone() \
-        == (304, None)
+        == (302 + n_prev, None)
     terms = ["lake", "violin", "ben"]
     a = _searcher(indexed, rank_all_below=1, common_term_cap=10**9).fts_pool(terms)
-    b = _searcher(indexed, rank_all_below=1, common_term_cap=10**9, forward_index=False).fts_pool(terms)
+    with full_table(indexed):
+        b = _searcher(indexed, rank_all_below=1, common_term_cap=10**9, forward_index=False).fts_pool(terms)
     assert _arrays(a) == _arrays(b)
     i = a.rowids.tolist().index(rowid)
-    assert a.hits[i].tolist() == [300 * 1.0 + 1 * 0.3, 1.0, 0.3] and a.length[i] == 304
+    assert a.hits[i][0] >= 300 and a.hits[i][1] == 1.0 and a.length[i] == 302 + n_prev
+    # every match ranked (a small vault): the forward index in memory, or the matches' rows read (C2, C6)
+    for memory in (30000, 0):
+        s = _searcher(indexed, memory_index_docs=memory)
+        s._searches = 2  # as from a searcher's second search (C6)
+        assert (s._memory_index() is not None) == (memory > 0)
+        c = s.complete_pool(terms)
+        assert _arrays(c) == _arrays(a), memory
 
 
 def test_forward_index_follows_deletes_and_clears(synthetic, tmp_path):
@@ -365,6 +407,8 @@ def test_pool_without_the_forward_table_walks_fts5(indexed):
     measures with FTS5 walks and gives the same results."""
     q = "What did Ben say about the lake and the violin?"
     want = _shape(_searcher(indexed, rank_all_below=1, common_term_cap=2).search(q, now=NOW, k=20))
+    with indexed.conn:
+        search_sql.fts_rebuild(indexed.conn, "full")  # such a vault's table: before migration 0120
     indexed.conn.execute("DROP TABLE search_doc_terms")
     s = _searcher(indexed, rank_all_below=1, common_term_cap=2)
     assert s._term_keys(["lake"]) is None

@@ -443,6 +443,9 @@ class FtsConfig(Strict):
     forward_index: bool = True
     # a search reads the vault through a memory map of up to this many MiB (PRAGMA mmap_size; 0: off; R52)
     mmap_mb: int = Field(default=4096, ge=0)
+    # without FTS5 positions (C1), a vault of at most this many search documents ranks its matches from the forward
+    # index held in memory by token (C6); a larger one reads the matches' forward rows per query (0: never in memory)
+    memory_index_docs: int = Field(default=30000, ge=0)
 
 
 class EntityLaneConfig(Strict):

@@ -157,6 +157,9 @@ class Searcher:
         self._pool_speakers: list[tuple[str, list[str]]] = []
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._forward: tuple[int, bool] | None = None
+        self._detail: tuple[int, bool] | None = None
+        self._memory: tuple[int, Any] | None = None
+        self._searches = 0  # searches begun: the in-memory index is built for a searcher's second (C6)
         self._has_beliefs: bool | None = None
         self._vec_jobs: dict[tuple, Callable[[], list[tuple[int, float]]]] = {}
         self._mentions: dict[str, list[dict]] = {}
@@ -299,15 +302,90 @@ class Searcher:
         if not match:
             return RankedList(name, items, weight)
         if self._pool_terms is not None:  # first FTS lane of this search: build the pool once
-            self._pool, self._pool_terms = self.fts_pool(self._pool_terms, self._pool_speakers), None
+            words, self._pool_terms = self._pool_terms, None
+            self._pool = self.fts_pool(words, self._pool_speakers)
+            if self._pool is None and not self.fts_positions():  # C2: every match, in one pool for every lane
+                self._pool = self.complete_pool(words)
         pool = self._pool
-        if pool is not None and set(terms) <= pool.all_terms:
+        if pool is None or not set(terms) <= pool.all_terms:
+            pool = None if self.fts_positions() else self.complete_pool(terms)  # words beyond the query's
+            if pool is None and not self.fts_positions():
+                return RankedList(name, items, weight)
+        if pool is not None:
             for rowid, sc in pool.rank(terms, cap, self._pool_keep(pool, filters)):
                 items.append(Candidate(rowid, sc))
             return RankedList(name, items, weight)
         for rowid, s in search_sql.fts_search(self.conn, match, w, cap, **filters):
             items.append(Candidate(rowid, -s))
         return RankedList(name, items, weight)
+
+    def fts_positions(self) -> bool:
+        """Whether the FTS table keeps positions (detail=full, before migration 0120): then FTS5's bm25() and
+        kenning_hits count hits; else (detail=column, C1) every hit count is the forward index's."""
+        v = search_sql.version(self.conn)
+        if self._detail is None or self._detail[0] != v:
+            self._detail = (v, search_sql.fts_detail(self.conn) == "full")
+        return self._detail[1]
+
+    def complete_pool(self, terms: Sequence[str]) -> "FtsPool | None":
+        """Every document matching one of ``terms`` (over the weighted columns) with its exact column-weighted
+        hits and length, and FTS5's statistics: ranking it gives what FTS5's bm25() gave every match (C2). From the
+        in-memory forward index on a vault of at most ``fts.memory_index_docs`` documents (C6), else one doclist
+        walk and the matches' forward rows. None when a word is not one token (it cannot be looked up)."""
+        terms = [t for t in dict.fromkeys(terms) if t and t.isalnum()]
+        keys = self._term_keys(terms) if terms else None
+        if keys is None:
+            return None
+        w = self._weights()
+        cols = [c for c, x in zip(FTS_COLUMNS, w) if x > 0]
+        col_arg = cols if set(cols) != set(FTS_COLUMNS) else None
+        n_docs, n_tokens = self._fts_totals()
+        mem = self._memory_index()
+        if mem is not None:
+            rowids, hits, length, held = mem.arrays(search_sql.query_term_ids(self.conn, keys))
+            odd = {r: v for r, v in hits_from_columns(self.conn, mem.odd, keys, w).items()
+                   if any(x > 0 for x in v[1])} if mem.odd else {}
+            if odd:  # documents without packed records (a count past a byte), measured from their columns
+                rowids = np.concatenate([rowids, np.fromiter(odd, dtype=np.int64, count=len(odd))])
+                hits = np.vstack([hits, np.asarray([v[1] for v in odd.values()], dtype=np.float64)])
+                length = np.concatenate([length, np.asarray([v[0] for v in odd.values()], dtype=np.float64)])
+                order = np.argsort(rowids, kind="stable")
+                rowids, hits, length = rowids[order], hits[order], length[order]
+                held = [n + sum(1 for v in odd.values() if v[1][j] > 0) for j, n in enumerate(held)]
+            # a column weighted 0 is left out of the query: FTS5's bm25() counted a word's documents in the others
+            df = self.doc_freqs(terms) if col_arg is None else dict(zip(terms, held))
+            pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens, arrays=(rowids, hits, length))
+        else:
+            rowids = search_sql.fts_rowids(self.conn, fts_match(terms, cols) or '""', -1, newest_first=False)
+            if col_arg is None:
+                df = self.doc_freqs(terms)
+            else:
+                df = {t: search_sql.fts_count(self.conn, fts_match([t], cols) or '""') for t in terms}
+            pool = FtsPool.from_doc_terms(self, terms, keys, sorted(rowids), w, col_arg, [df[t] for t in terms],
+                                          n_docs, n_tokens)
+        pool.all_terms = set(terms)
+        return pool
+
+    def _memory_index(self):
+        """The forward index in memory (:class:`~kenning.retrieve.lexical_memory.MemoryIndex`, C6) for this index
+        version, or None: a table with positions, a vault of more than ``fts.memory_index_docs`` documents, a
+        forward index with rows missing, or a searcher's first search (a one-shot `kenning search` does not pay for
+        building it; ~0.3 s at 10k messages)."""
+        if self._searches < 2:
+            return None
+        v = search_sql.version(self.conn)
+        if self._memory is None or self._memory[0] != v:
+            mem = None
+            limit = self.cfg.fts.memory_index_docs
+            n_docs = self._fts_totals()[0] if limit > 0 and not self.fts_positions() else limit + 1
+            if n_docs <= limit:
+                from kenning.retrieve.lexical_memory import MemoryIndex
+
+                mem = MemoryIndex(self.conn, self._weights())
+                if mem.n_rows < n_docs:  # documents without a forward row (indexed before migration 0063)
+                    mem = None
+            self._memory = (v, mem)
+        return self._memory[1]
 
     def fts_pool(self, terms: Sequence[str], speakers: Sequence[tuple[str, Sequence[str]]] = ()) -> "FtsPool | None":
         """The shared candidate pool of one query (R40), or None when its words together match at most
@@ -350,11 +428,16 @@ class Searcher:
                 steps.append((q([top[i], top[j]], "AND"), fcfg.pool_and_cap))
         for t in common:
             steps.append((q([t], "OR"), fcfg.pool_cap))
+        phrases: dict[int, list[str]] = {}  # step → the speaker phrase its documents must hold (C3)
         for name, lane_words in (speakers if fcfg.pool_speaker_cap > 0 else ()):
             toks = _TOKEN.findall(name.lower())
             words = [t for t in lane_words if t in terms]
             if toks and words:
-                steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
+                if len(toks) > 1 and not self.fts_positions():  # no phrase queries without positions
+                    phrases[len(steps)] = toks
+                    steps.append((f'({{speaker}} : ({q(toks, "AND")})) AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
+                else:
+                    steps.append((f'({{speaker}} : "{" ".join(toks)}") AND ({q(words, "OR")})', fcfg.pool_speaker_cap))
         # ranking every match (FTS5, in C) costs a few µs a match, a pool document ~5× that (each pruning step is
         # an FTS5 walk of its own, R50): pool only when that pays off even if every step fills up
         if sum(df.values()) < fcfg.pool_min_ratio * sum(abs(limit) for _, limit in steps):
@@ -376,7 +459,10 @@ class Searcher:
                 if limit < 0 and pair_complete:
                     continue
                 expr = restrict if col_arg is None else "{" + " ".join(col_arg) + "} : (" + restrict + ")"
-                got = search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0))
+                if i in phrases:
+                    got = self._speaker_phrase_rowids(expr, phrases[i], abs(limit))
+                else:
+                    got = search_sql.fts_rowids(self.conn, expr, abs(limit), newest_first=not (rare and i == 0))
                 if i == pair and len(got) < limit:
                     pair_complete = True
                 picked.update(got)
@@ -400,16 +486,40 @@ class Searcher:
         pool.all_terms = all_terms  # words in no document rank nothing, as in FTS5
         return pool
 
+    def _speaker_phrase_rowids(self, expr: str, toks: list[str], limit: int) -> list[int]:
+        """The newest ``limit`` documents matching ``expr`` whose speaker column holds the words ``toks`` one after
+        the other — what FTS5's phrase query gave before migration 0120 (C3): the documents holding every word in
+        that column, newest first, those whose speaker field has them as a phrase."""
+        tok = search_sql.fts_tokenizer(self.conn)
+        flag = apsw.FTS5_TOKENIZE_QUERY
+        phrase = tok(" ".join(toks).encode(), flag, None, include_offsets=False, include_colocated=False)
+        n = len(phrase)
+        out: list[int] = []
+        cands = search_sql.fts_rowids(self.conn, expr, -1, newest_first=True)
+        for i in range(0, len(cands), 4 * limit):
+            chunk = cands[i:i + 4 * limit]
+            fields = search_sql.speaker_fields(self.conn, chunk)
+            for r in chunk:
+                have = tok(fields.get(r, "").encode(), flag, None, include_offsets=False, include_colocated=False)
+                if any(have[j:j + n] == phrase for j in range(len(have) - n + 1)):
+                    out.append(r)
+                    if len(out) >= limit:
+                        return out
+        return out
+
     def _term_keys(self, terms: Sequence[str]) -> list[int] | None:
         """Each query word's key in the forward index (R51), or None when the pool cannot read hits from it: a
-        document indexed before it existed has no row yet, or a word is not exactly one token."""
-        if not self.cfg.fts.forward_index:
-            return None
-        v = search_sql.version(self.conn)
-        if self._forward is None or self._forward[0] != v:
-            self._forward = (v, search_sql.doc_terms_complete(self.conn))
-        if not self._forward[1]:
-            return None
+        document indexed before it existed has no row yet, or a word is not exactly one token. Without positions
+        in the FTS table (C1) the forward index is where hits come from whatever ``fts.forward_index`` says; a
+        document without a row is then measured from its columns (C2)."""
+        if self.fts_positions():
+            if not self.cfg.fts.forward_index:
+                return None
+            v = search_sql.version(self.conn)
+            if self._forward is None or self._forward[0] != v:
+                self._forward = (v, search_sql.doc_terms_complete(self.conn))
+            if not self._forward[1]:
+                return None
         tok = search_sql.fts_tokenizer(self.conn)
         keys = []
         for t in terms:
@@ -470,8 +580,14 @@ class Searcher:
                 rids, speakers=f.get("speakers"), start=start if (start and end) else None, end=end))
             if len(maybe):
                 sub = rids[maybe]
-                meta = pool.meta_of(sub)
-                out[maybe] = np.fromiter((ok(int(r), m) for r, m in zip(sub, meta)), dtype=bool, count=len(sub))
+                if len(sub) > 64:  # the filters in SQL, one statement a chunk (C6): what FTS5's query joined
+                    passed = search_sql.filter_rowids(self.conn, sub.tolist(), as_of=as_of, speakers=f.get("speakers"),
+                                                      start=start, end=end, kinds=f.get("kinds"))
+                    out[maybe] = np.fromiter(((int(r) in passed) and (allowed is None or int(r) in allowed)
+                                              for r in sub), dtype=bool, count=len(sub))
+                else:
+                    meta = pool.meta_of(sub)
+                    out[maybe] = np.fromiter((ok(int(r), m) for r, m in zip(sub, meta)), dtype=bool, count=len(sub))
             return out
         return keep
 
@@ -636,6 +752,7 @@ class Searcher:
         now_date = (dt.date.fromisoformat(now.strip()[:10]) if now else
                     dt.date.fromisoformat(bound[:10]) if bound else dt.datetime.now(dt.timezone.utc).date())
         self.notes = []
+        self._searches += 1
         pq = self.parse(query, now_date, bound)
         w = cfg.lane_weights
         enabled = set(lanes) if lanes else None
@@ -903,9 +1020,12 @@ class FtsPool:
         if len(ids_l) != len(rowids) or None in nbytes:
             # no row (cannot happen once the index is complete) or NULL records: those documents by FTS5
             lost = sorted(set(rowids) - {r for r, b in zip(ids_l, nbytes) if b is not None})
-            for r in lost:
-                search_sql.fts_term_hits(conn, " OR ".join(f'"{t}"' for t in terms), terms, weights, 1, columns,
-                                         found, rowid=r)
+            if not searcher.fts_positions():  # no hit counts in FTS5 (C1): from the documents' columns (C2)
+                found.update(hits_from_columns(conn, lost, keys, weights))
+            else:
+                for r in lost:
+                    search_sql.fts_term_hits(conn, " OR ".join(f'"{t}"' for t in terms), terms, weights, 1, columns,
+                                             found, rowid=r)
             keep = [i for i, b in enumerate(nbytes) if b is not None]
             ids_l, len_l, nbytes = [ids_l[i] for i in keep], [len_l[i] for i in keep], [nbytes[i] for i in keep]
         m = len(ids_l)
@@ -988,6 +1108,29 @@ class FtsPool:
                     break
             order = np.concatenate(out)[:cap] if out else order[:0]
         return [(int(self.rowids[i]), float(score[i])) for i in order]
+
+
+def hits_from_columns(conn: apsw.Connection, rowids: Sequence[int], keys: Sequence[int],
+                      weights: Sequence[float]) -> dict[int, tuple[int, list[float]]]:
+    """(length, each query word's column-weighted hits) of documents measured from their columns, tokenized as
+    the index tokenizes them (C2): a document whose forward row is NULL (a count past a byte, R51) or missing.
+    The weighted sum is taken column by column as the forward-index path takes it."""
+    from collections import Counter
+
+    tok = search_sql.fts_tokenizer(conn)
+    flag = apsw.FTS5_TOKENIZE_DOCUMENT
+    w = [float(x) for x in weights]
+    out: dict[int, tuple[int, list[float]]] = {}
+    for rowid, *cols in search_sql.doc_columns(conn, rowids):
+        counts = []
+        length = 0
+        for text in cols:
+            toks = tok(text.encode(), flag, None, include_offsets=False, include_colocated=False) if text else []
+            length += len(toks)
+            counts.append(Counter(search_sql.term_key(t) for t in toks))
+        out[int(rowid)] = (length, [((float(counts[0][k]) * w[0] + float(counts[1][k]) * w[1])
+                                     + float(counts[2][k]) * w[2]) + float(counts[3][k]) * w[3] for k in keys])
+    return out
 
 
 def _literal(v: str | None) -> str:

@@ -110,8 +110,8 @@ def open_store(
         from kenning.store.migrate import apply_migrations
 
         try:
-            # a migration that rewrote an existing vault's rows gives the freed pages back, once (V1, Y1, Y2)
-            if {rawpack.MIGRATION, search_recode.MIGRATION, 113} & set(apply_migrations(conn)):
+            # a migration that rewrote an existing vault's rows gives the freed pages back, once (V1, Y1, Y2, C1)
+            if {rawpack.MIGRATION, search_recode.MIGRATION, 113, 120} & set(apply_migrations(conn)):
                 rawpack.reclaim(conn)
         except apsw.NotADBError as e:
             raise StoreError(f"{p} is not a Kenning vault (not an SQLite database)") from e

@@ -106,6 +106,105 @@ def fts_delete(conn: apsw.Connection, doc_rowids: Iterable[int]) -> None:
     conn.executemany("DELETE FROM search_doc_keys WHERE doc_rowid=?", doc_rowids)
 
 
+# -- the FTS table's detail and its refill from the vault (C1–C4) ----------------------------------------------
+
+# Each search document's four FTS columns, as the index stage makes them (retrieve/docs.py doc_fields /
+# entity_fields, pipeline/stage_index.py): a turn's speaker, its text, its captions, the text of the visible turn
+# before it; an entity's type, its name, its other names (aliases, the owner's names, lexicon terms). Only each
+# column's tokens count (their order and separators do not: detail=column keeps no positions), so the captions and
+# other names are joined in any order. Migration 0120 holds a copy of this query (tests/test_search_fts_column.py
+# checks that the two give the same index).
+DOC_COLUMNS_SQL = """
+WITH self_names(n) AS (
+  SELECT name FROM transcript_participants WHERE is_self = 1
+  UNION SELECT j.value FROM transcript_participants p, json_each(p.aliases_json) j
+  WHERE p.is_self = 1 AND j.type = 'text'),
+lex(entity_id, t, aliases_json) AS (
+  SELECT em.entity_id, t.canonical_surface, t.aliases_json FROM lexicon_terms t
+  JOIN lexicon_builds b ON b.build_id = t.build_id
+  JOIN entity_mention_candidates c ON c.detector = 'LEXICON:' || b.build_id
+    AND json_extract(c.raw_candidate_json, '$.details.term_id') = t.term_id
+  JOIN entity_mentions em ON em.candidate_id = c.candidate_id
+  WHERE b.build_version = (SELECT MAX(build_version) FROM lexicon_builds WHERE completed_at_utc IS NOT NULL)
+  AND em.entity_id IS NOT NULL),
+lex_names(entity_id, v) AS (
+  SELECT entity_id, t FROM lex
+  UNION SELECT l.entity_id, j.value FROM lex l, json_each(l.aliases_json) j)
+SELECT d.doc_rowid, COALESCE(d.speaker, ''), COALESCE(m.text_raw, ''),
+  COALESCE((SELECT group_concat(p.text_content, char(10)) FROM message_parts_raw p
+            WHERE p.message_id = m.message_id AND p.part_type IN ('image', 'file') AND p.text_content <> ''), ''),
+  COALESCE((SELECT q.text_raw FROM messages q WHERE q.conversation_id = m.conversation_id
+            AND q.order_index < m.order_index AND q.is_hidden = 0 ORDER BY q.order_index DESC LIMIT 1), '')
+FROM search_docs d JOIN messages m ON m.message_id = d.doc_id
+WHERE d.doc_kind = 'message' {where}
+UNION ALL
+SELECT d.doc_rowid, COALESCE(e.entity_type, ''), COALESCE(e.canonical_name, ''),
+  COALESCE((SELECT group_concat(v, char(10)) FROM (
+      SELECT j.value AS v FROM json_each(e.aliases_json) j WHERE j.type = 'text'
+      UNION SELECT n FROM self_names WHERE e.entity_key = '__SELF__'
+      UNION SELECT 'my ' || substr(e.canonical_name, 8) WHERE e.entity_key <> '__SELF__'
+        AND substr(e.canonical_name, 1, 7) = 'SELF''s '
+      UNION SELECT n || '''s ' || substr(e.canonical_name, 8) FROM self_names WHERE e.entity_key <> '__SELF__'
+        AND substr(e.canonical_name, 1, 7) = 'SELF''s '
+      UNION SELECT v FROM lex_names WHERE lex_names.entity_id = e.entity_id)
+    WHERE v <> '' AND v <> COALESCE(e.canonical_name, '')), ''),
+  ''
+FROM search_docs d JOIN entities e ON e.entity_id = d.doc_id
+WHERE d.doc_kind = 'entity' {where}
+"""
+
+
+def doc_columns(conn: apsw.Connection, doc_rowids: Sequence[int] | None = None) -> list[tuple[int, str, str, str, str]]:
+    """(doc_rowid, speaker, body, extra, context) of these search documents (all when None), built from the vault
+    as the index stage builds them (:data:`DOC_COLUMNS_SQL`) — for the refill of the FTS table and the hits of a
+    document without forward-index records. A document whose source changed since it was indexed gets its
+    current columns (the next index run re-indexes it)."""
+    import orjson
+
+    if doc_rowids is None:
+        return [tuple(r) for r in conn.execute(DOC_COLUMNS_SQL.format(where=""))]
+    where = "AND d.doc_rowid IN (SELECT value FROM json_each(?))"
+    arg = orjson.dumps([int(x) for x in doc_rowids]).decode()
+    return [tuple(r) for r in conn.execute(DOC_COLUMNS_SQL.format(where=where), (arg, arg))]
+
+
+_FTS_SCHEMA = ("CREATE VIRTUAL TABLE search_fts USING fts5(speaker, body, extra, context, content='', "
+               "contentless_delete=1, detail={detail}, tokenize='porter unicode61 remove_diacritics 2')")
+
+
+def fts_detail(conn: apsw.Connection) -> str:
+    """The FTS table's detail: 'column' since migration 0120 (C1: which columns hold a token, no positions — the
+    counts are the forward index's), 'full' before (positions: FTS5's bm25() and kenning_hits count the hits)."""
+    sql = scalar(conn, "SELECT sql FROM sqlite_master WHERE name = 'search_fts'") or ""
+    m = re.search(r"detail\s*=\s*'?(\w+)", sql)
+    return m.group(1).lower() if m else "full"
+
+
+def fts_rebuild(conn: apsw.Connection, detail: str = "column") -> int:
+    """The FTS table made again with ``detail`` ('column' or 'full') from the vault's documents (as migration 0120
+    does; 'full' gives the table of before it, e.g. a test's reference). Returns how many documents."""
+    if detail not in ("column", "full"):
+        raise ValueError(f"detail {detail!r}: column or full")
+    conn.execute("DROP TABLE IF EXISTS search_fts_vocab")
+    conn.execute("DROP TABLE IF EXISTS search_fts")
+    conn.execute(_FTS_SCHEMA.format(detail=detail))
+    got = doc_columns(conn)
+    conn.executemany("INSERT INTO search_fts(rowid, speaker, body, extra, context) VALUES (?,?,?,?,?)", got)
+    conn.execute("CREATE VIRTUAL TABLE search_fts_vocab USING fts5vocab(search_fts, row)")
+    bump_version(conn)  # what a Searcher cached of the old table
+    return len(got)
+
+
+def speaker_fields(conn: apsw.Connection, doc_rowids: Sequence[int]) -> dict[int, str]:
+    """Each document's FTS speaker column: a turn's speaker, an entity's type."""
+    import orjson
+
+    return {int(r): s or "" for r, s in conn.execute(
+        "SELECT d.doc_rowid, CASE WHEN d.doc_kind = 'entity' THEN (SELECT e.entity_type FROM entities e "
+        "WHERE e.entity_id = d.doc_id) ELSE d.speaker END FROM search_docs d "
+        "WHERE d.doc_rowid IN (SELECT value FROM json_each(?))", (orjson.dumps([int(x) for x in doc_rowids]).decode(),))}
+
+
 # -- the forward index: per document its tokens' counts per column (R51, records of Y1) -----------------------
 
 # Y1 (migration 0112): per document, `terms` = its token ids ascending as LEB128 varints of the gaps (the first: the
@@ -445,33 +544,41 @@ def doc_terms_complete(conn: apsw.Connection) -> bool:
     return int(scalar(conn, "SELECT COUNT(*) FROM search_doc_terms")) >= doc_count(conn)
 
 
-def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int]
+def doc_term_rows(conn: apsw.Connection, doc_rowids: Sequence[int] | None
                   ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
-    """These documents' forward-index rows, in rowid order, as one aggregate row (no Python object per
-    document): (rowids, lengths, tokens per document — None where the row is NULL —, and concatenated over the
-    non-NULL rows: the id gaps, the count codes, the escaped counts — Y1). Documents without a row are left out."""
+    """These documents' forward-index rows (every row when None), in rowid order, as one aggregate row (no Python
+    object per document): (rowids, lengths, tokens per document — None where the row is NULL —, and concatenated
+    over the non-NULL rows: the id gaps, the count codes, the escaped counts — Y1). Documents without a row are
+    left out."""
     import orjson
 
+    where, params = "", ()
+    if doc_rowids is not None:
+        where = "WHERE doc_rowid IN (SELECT value FROM json_each(?)) "
+        params = (orjson.dumps([int(x) for x in doc_rowids]).decode(),)
     ids, lens, ntok, buf, codes, esc = conn.execute(
         "SELECT json_group_array(doc_rowid), json_group_array(length), json_group_array(length(codes)), "
         "CAST(group_concat(terms, '') AS BLOB), CAST(group_concat(codes, '') AS BLOB), "
         "CAST(group_concat(counts, '') AS BLOB) FROM (SELECT doc_rowid, length, terms, codes, counts "
-        "FROM search_doc_terms WHERE doc_rowid IN (SELECT value FROM json_each(?)) ORDER BY doc_rowid)",
-        (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchone()
+        f"FROM search_doc_terms {where}ORDER BY doc_rowid)", params).fetchone()
     ids, lens, ntok = orjson.loads(ids), orjson.loads(lens), orjson.loads(ntok)
     if ids != sorted(ids):  # the aggregates did not keep the subquery's order (SQLite does): row by row
         return doc_term_rows_plain(conn, doc_rowids)
     return ids, lens, ntok, buf or b"", codes or b"", esc or b""
 
 
-def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int]
+def doc_term_rows_plain(conn: apsw.Connection, doc_rowids: Sequence[int] | None
                         ) -> tuple[list[int], list[int], list, bytes, bytes, bytes]:
     """:func:`doc_term_rows` a row at a time (~2× the CPU; the aggregate's order is SQLite's, not a promise)."""
     import orjson
 
-    got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms WHERE doc_rowid IN "
-                       "(SELECT value FROM json_each(?)) ORDER BY doc_rowid",
-                       (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
+    if doc_rowids is None:
+        got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms "
+                           "ORDER BY doc_rowid").fetchall()
+    else:
+        got = conn.execute("SELECT doc_rowid, length, terms, codes, counts FROM search_doc_terms WHERE doc_rowid IN "
+                           "(SELECT value FROM json_each(?)) ORDER BY doc_rowid",
+                           (orjson.dumps([int(x) for x in doc_rowids]).decode(),)).fetchall()
     return ([int(r) for r, *_ in got], [int(n) for _r, n, *_ in got],
             [None if c is None else len(c) for _r, _n, _b, c, _e in got],
             b"".join(b for _r, _n, b, _c, _e in got if b), b"".join(c for _r, _n, _b, c, _e in got if c),
@@ -671,6 +778,18 @@ def _filters(alias: str, as_of: str | None, speakers: Sequence[str] | None, star
     return sql, params
 
 
+def filter_rowids(conn: apsw.Connection, doc_rowids: Sequence[int], *, as_of: str | None = None,
+                  speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
+                  kinds: Sequence[str] | None = None) -> set[int]:
+    """Which of ``doc_rowids`` pass a lane's filters (the SQL :func:`fts_search` joined; R40's pool lanes)."""
+    import orjson
+
+    where, params = _filters("d", as_of, speakers, start, end, kinds)
+    return {int(r) for (r,) in conn.execute(
+        f"SELECT d.doc_rowid FROM search_docs d WHERE d.doc_rowid IN (SELECT value FROM json_each(?)){where}",
+        [orjson.dumps([int(x) for x in doc_rowids]).decode(), *params])}
+
+
 def fts_search(conn: apsw.Connection, match: str, weights: Sequence[float], limit: int, *, as_of: str | None = None,
                speakers: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
                kinds: Sequence[str] | None = None, entity_ids: Sequence[str] | None = None,
@@ -758,7 +877,7 @@ def term_doc_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, in
 
 
 def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool = True) -> list[int]:
-    """Documents matching ``match`` in rowid order, unranked (a doclist walk that stops at ``limit``)."""
+    """Documents matching ``match`` in rowid order, unranked (a doclist walk that stops at ``limit``; -1: all)."""
     order = "DESC" if newest_first else "ASC"
     return [int(r) for (r,) in conn.execute(f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? "
                                             f"ORDER BY rowid {order} LIMIT ?", (match, limit))]
@@ -795,6 +914,11 @@ def fts_term_hits(conn: apsw.Connection, restrict: str, terms: Sequence[str], we
     finally:
         sink.pop()
     return out
+
+
+def fts_count(conn: apsw.Connection, match: str) -> int:
+    """How many documents match ``match`` (a doclist walk)."""
+    return int(scalar(conn, "SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH ?", (match,)) or 0)
 
 
 def fts_any(conn: apsw.Connection, match: str) -> bool:
