@@ -141,7 +141,8 @@ def mode_incognito(
         print_json({"conversation_id": cid, **counts})
         return
     console.print(f"conversation {cid} is incognito; removed {counts.get('derived_rows_removed', 0)} derived "
-                  f"row(s) (mentions, claims, threads, search …) and {counts.get('nodes_retracted', 0)} derived "
+                  f"row(s) (mentions, claims, threads, search …) and "
+                  f"{counts.get('nodes_retracted', 0) + counts.get('nodes_deleted', 0)} derived "
                   f"node(s), cancelled {counts.get('extractions_cancelled', 0)} queued extraction(s)")
 
 
