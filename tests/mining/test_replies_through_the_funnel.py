@@ -6,6 +6,8 @@ miners-only benchmark said 1.0."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kenning.api import Vault
 from kenning.store import knowledge as ksql
 from kenning.store import mining as msql
@@ -54,3 +56,28 @@ def test_replies_to_suggestions_are_mined_through_ingest(tmp_path):
             "USING (observation_id) JOIN messages m ON m.message_id = o.message_id WHERE m.role = 'user'")}
         for reply in ("No, I'd rather not.", "Ooh, good idea.", "By the way, I moved to Lisbon last year."):
             assert decided[reply][0] in ("shallow", "deep") and decided[reply][1] == 1.0, (reply, decided[reply])
+
+
+def test_the_funnel_skips_no_turn_a_miner_reads_on_the_tuning_bank(tmp_path):
+    """I173: every planted positive of the TUNING bank is mined through ingest, not skipped by the funnel — the
+    turns whose meaning is in the turn before (an answer to the assistant's question, steps carried on in a second
+    message), a rule after a "Standing instruction:" lead, and procedures only the miner's own rules recognise.
+    (The held-out bank is measured by `benchmarks/mining.py --bank heldout --through-ingest`, never here.)"""
+    import orjson
+
+    from kenning.bench.synth import write_export as synth_export
+
+    stats = synth_export(tmp_path / "export.json", 2, 11, mining_conversations=160, mining_bank="tuning")
+    planted = orjson.loads(Path(stats["manifest_path"]).read_bytes())["mining"]["planted"]
+    with Vault.open(tmp_path / "v.db", overrides={"embeddings": {"backend": "hash"}}) as v:
+        v.ingest([tmp_path / "export.json"], as_of="2026-01-01T00:00:00Z", llm="none", stages="0,1,knowledge,intake")
+        decided = dict(v.conn.execute(
+            "SELECT m.export_message_id, d.decision FROM intake_dispatch_decisions d JOIN intake_observations o "
+            "USING (observation_id) JOIN messages m ON m.message_id = o.message_id"))
+    positives = [t for t in planted if t["positive"] and t["class"] in
+                 ("goal", "obligation", "procedure", "standing_procedure", "memory_directive")]
+    replies = [t for t in planted if t["class"] in ("acceptance", "rejection", "contested", "uncontested")]
+    assert len(positives) > 100 and replies
+    skipped = [(t["class"], t["text"][:80]) for t in positives + replies if decided.get(t["message_id"]) == "skip"]
+    assert skipped == []
+    assert all(t["message_id"] in decided for t in positives + replies)

@@ -51,14 +51,20 @@ class FeatureRules:
         self.reply_cues = list(reply_cues().values())
 
     def answers_suggestion(self, unit: IntakeUnit) -> bool:
-        """A user turn right after an assistant turn that suggests something the miners read: the §20B decision on
-        that suggestion (accepted, rejected, contested or uncontested) is taken on this turn, so it is mined (I172)."""
+        """A user turn whose meaning is in the turn before it, which the miners read as its context (I172): right
+        after an assistant turn that suggests something the miners read (the §20B decision on it — accepted,
+        rejected, contested or uncontested — is taken on this turn) or asks the user something (the answer is the
+        user's own statement: "honestly? to get my pilot's licence"), or right after the user's own turn a miner's
+        cue recognised (steps or a rule carried on in a second message)."""
         if unit.actor != "user" or not unit.context:
             return False
         prev = unit.context[-1]
-        agent = (prev.get("text") or "")[:SCAN_CHARS]
-        return prev.get("role") == "assistant" and bool(agent.strip()) and any(
-            c(agent) for c in (*self.reply_cues, *self.cues))
+        before = (prev.get("text") or "")[:SCAN_CHARS]
+        if not before.strip():
+            return False
+        if prev.get("role") == "assistant":
+            return before.rstrip().endswith("?") or any(c(before) for c in (*self.reply_cues, *self.cues))
+        return prev.get("role") == "user" and any(c(before) for c in self.cues)
 
     def words(self, text: str) -> set[str]:
         return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
