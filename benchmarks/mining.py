@@ -3,6 +3,11 @@ and observations mined per second (baseline in the same run: the same loop with 
 Observations alone — the ratio is the miners' cost per observation).
 
 Usage: PYTHONPATH=src python benchmarks/mining.py [--conversations 400] [--seed 11] [--bank both] [--json]
+       [--through-ingest]
+
+``--through-ingest`` (audit, I172) measures the product path instead of the miners alone: the planted export goes
+through `Vault.ingest` with every default stage and no model (the funnel decides which turns are mined, the queue
+drains them), then the same scoring, with the export's message ids mapped to the vault's.
 
 Two phrasing banks (decision I100): ``tuning`` — the rules are tuned on it, ``--misses`` prints its misses — and
 ``heldout`` — written before any tuning against it, only ever measured, its misses never printed.
@@ -160,6 +165,26 @@ def measure(bank: str, n: int, seed: int, show_misses: bool) -> dict:
     return out
 
 
+def measure_through_ingest(bank: str, n: int, seed: int) -> dict:
+    """One bank through `kenning ingest` (funnel, queue, miners; hash embeddings, no model), scored as above."""
+    from kenning.api import Vault
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"kenning-mining-ingest-{bank}-"))
+    stats = write_export(tmp / "export.json", 2, seed, mining_conversations=n, mining_bank=bank)
+    manifest = orjson.loads(Path(stats["manifest_path"]).read_bytes())["mining"]
+    t0 = time.perf_counter()
+    with Vault.open(tmp / "v.db", overrides={"embeddings": {"backend": "hash"}}) as v:
+        v.ingest([tmp / "export.json"], as_of="2026-01-01T00:00:00Z", llm="none")
+        t_ingest = time.perf_counter() - t0
+        ids = {e: k for k, e in v.conn.execute("SELECT message_id, export_message_id FROM messages")}
+        truth = [{**t, **{f: ids.get(t[f], "unmapped:" + str(t[f])) for f in ("message_id", "suggestion_message_id")
+                          if t.get(f)}} for t in manifest["planted"]]
+        decisions = dict(v.conn.execute("SELECT decision, count(*) FROM intake_dispatch_decisions GROUP BY 1"))
+        res = score(v.conn, truth)
+    return {"bank": bank, "path": "ingest", "messages": len(ids), "ingest_s": round(t_ingest, 1),
+            "funnel_decisions": decisions, "classes": res, "misses": None}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--conversations", type=int, default=400)
@@ -167,20 +192,28 @@ def main() -> int:
     ap.add_argument("--bank", choices=("tuning", "heldout", "both"), default="both",
                     help="Which phrasing bank to measure (decision I100): the rules are tuned on 'tuning' only.")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--through-ingest", action="store_true",
+                    help="Score what `kenning ingest` (funnel + queue + miners, no model) writes, not the miners "
+                         "run on every turn (I172).")
     ap.add_argument("--misses", action="store_true",
                     help="Print every miss and false positive of the TUNING bank (the held-out bank's are never "
                          "printed: looking at them would make it a tuning bank).")
     a = ap.parse_args()
     banks = ("tuning", "heldout") if a.bank == "both" else (a.bank,)
-    reports = {b: measure(b, a.conversations, a.seed, a.misses and b == "tuning") for b in banks}
+    reports = {b: measure_through_ingest(b, a.conversations, a.seed) if a.through_ingest
+               else measure(b, a.conversations, a.seed, a.misses and b == "tuning") for b in banks}
     report = {"conversations": a.conversations, "seed": a.seed,
               "banks": {b: {k: v for k, v in r.items() if k != "misses"} for b, r in reports.items()}}
     if a.json:
         print(json.dumps(report, indent=2))
     else:
         for b, r in report["banks"].items():
-            print(f"[{b}] {r['observations']} observations, {r['observations_per_s']}/s "
-                  f"({r['ms_per_observation']} ms each)")
+            if r.get("path") == "ingest":
+                print(f"[{b}] through ingest: {r['messages']} messages in {r['ingest_s']} s; funnel "
+                      f"{r['funnel_decisions']}")
+            else:
+                print(f"[{b}] {r['observations']} observations, {r['observations_per_s']}/s "
+                      f"({r['ms_per_observation']} ms each)")
             for cls, c in r["classes"].items():
                 print(f"  {cls:20s} planted {c['planted']:4d}  P {c['precision']:.3f}  R {c['recall']:.3f}")
     for m in reports.get("tuning", {}).get("misses") or []:

@@ -160,6 +160,12 @@ def test_cli_threads_and_resume(tmp_path, chats):
     assert json.loads(r.stdout)["thread"]["thread_id"] == "conv-laptop"
     r = run_kenning("resume", "Atlantis", *common)
     assert r.returncode == 2 and "no entity named 'Atlantis'" in r.stderr
+    # the hint names a command that exists, and it lists that name space (I175)
+    assert "`kenning nodes --kind world_entity`" in " ".join(r.stderr.split())
+    assert run_kenning("nodes", "--kind", "world_entity", *common).returncode == 0
+    # threads exist, none matches: say that, not "ingest conversations first" (I175)
+    r = run_kenning("threads", "-q", "zeppelin", *common)
+    assert r.returncode == 0 and "no thread matches 'zeppelin'" in r.stdout and "ingest" not in r.stdout
 
 
 def summary_responder(body: dict) -> dict:

@@ -154,6 +154,45 @@ def test_keep_drop_removes_the_raw_text_too(tmp_path):
         v.close()
 
 
+def tables_holding(v: Vault, needles: tuple[str, ...]) -> dict[str, int]:
+    """Rows per table (every real table, the node store and its history included) whose text holds a needle."""
+    found: dict[str, int] = {}
+    for (t,) in v.conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND sql NOT LIKE '%VIRTUAL%'"
+                               ).fetchall():
+        for row in v.conn.execute(f'SELECT * FROM "{t}"'):
+            text = " ".join(x if isinstance(x, str) else x.decode("utf-8", "replace") for x in row
+                            if isinstance(x, (str, bytes)))
+            if any(n in text for n in needles):
+                found[t] = found.get(t, 0) + 1
+    return found
+
+
+def test_keep_drop_turned_on_later_leaves_no_text_in_the_node_store_or_its_history(tmp_path):
+    """I171: with `keep: drop`, the mode turned on after mining leaves none of the conversation's words anywhere —
+    not in a retracted node's name, a provenance quote or a commit's patch — while other content's nodes stay."""
+    secret = ("paper notebook", "Dr Vale", "journal every evening")
+    v = Vault.open(tmp_path / "v.db", overrides={**HASH, "intake": {"incognito": {"keep": "drop"}}})
+    try:
+        v.ingest([two_conversations(tmp_path)], as_of=AS_OF, stages=RUN + ",threads,index")
+        msgs = secret_ids(v)
+        mixed = {n for n, _k, _c in active_nodes_citing(v, msgs)} - set(only_incognito_active(v, msgs))
+        before = tables_holding(v, secret)
+        assert {"nodes", "provenance_entries", "knowledge_commit_mutations", "messages"} <= set(before), before
+        cid = v.conn.execute("SELECT conversation_id FROM conversations WHERE export_conversation_id='conv-secret'"
+                             ).fetchone()[0]
+        res = run_stage(v.conn, SIDE_STAGES["intake-mode"], v.config, Clock.from_option("2024-06-02T00:00:00Z"),
+                        inputs={"set": [("conversation", cid)]})
+        assert res.counts["nodes_deleted"] >= 1 and res.counts["messages_dropped"] == len(msgs)
+        assert tables_holding(v, secret) == {}
+        assert active_nodes_citing(v, msgs) == []
+        assert mixed and all(v.conn.execute("SELECT is_active FROM nodes WHERE id=?", (n,)).fetchone()[0]
+                             for n in mixed)       # Anna and Lisbon, known from the other conversation, stay
+        v.ingest([tmp_path / "conversations.json"], as_of="2024-06-03T00:00:00Z", stages=RUN)
+        assert tables_holding(v, secret) == {} and active_nodes_citing(v, msgs) == []
+    finally:
+        v.close()
+
+
 def test_episodic_content_is_never_auto_promoted(tmp_path, monkeypatch):
     from kenning.knowledge.ops import CreateNode, KnowledgeWrite
     from kenning.knowledge.writer import KnowledgeWriter

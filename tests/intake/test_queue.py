@@ -178,6 +178,14 @@ def test_cli_queue_mine_and_mode(tmp_path):
     assert cleared["rules_cleared"] == 1
     assert json.loads(run_cli("mode", "show", "--json", "--config", str(cfg), db=db).stdout)[
         "incognito_conversations"] == []
+    # by its exact title, case-insensitive, as `kenning forget --conversation` takes it (I170)
+    by_title = json.loads(run_cli("mode", "incognito", "private JOURNAL", "--json", "--as-of", AS_OF, "--config",
+                                  str(cfg), db=db).stdout)
+    assert by_title["rules_set"] == 1 and by_title["conversation_id"] == out["conversation_id"]
+    assert json.loads(run_cli("mode", "clear", "Private journal", "--json", "--config", str(cfg), db=db).stdout
+                      )["rules_cleared"] == 1
+    bad = run_cli("mode", "incognito", "Private", "--config", str(cfg), db=db, check=False)   # no partial titles
+    assert bad.returncode != 0 and "exact title" in (bad.stdout + bad.stderr)
 
 
 def test_old_normal_rows_expire_but_critical_and_deferred_never(tmp_path):

@@ -267,6 +267,13 @@ def test_cli_ingest_mines_every_source_by_default(tmp_path):
     shown = {x["name"]: x for x in json.loads(o.stdout)}
     assert shown["Dentist appointment"]["lifecycle_substate"] == "candidate"     # a candidate, said so
     assert shown["file the tax return"]["lifecycle_state"] == "managed"          # the note's own words
+    # the .ics export says the same to a calendar app: a candidate is TENTATIVE, the user's own CONFIRMED (I174)
+    from icalendar import Calendar
+
+    ics = tmp_path / "due.ics"
+    assert run_kenning("obligations", "--ics", str(ics), "--db", str(db), "--config", str(cfg)).returncode == 0
+    status = {str(e["summary"]): str(e["status"]) for e in Calendar.from_ical(ics.read_bytes()).walk("VEVENT")}
+    assert status["Due: Dentist appointment"] == "TENTATIVE" and status["Due: file the tax return"] == "CONFIRMED"
     with Vault.open(db, overrides=HASH) as v:
         surfaces = {r["surface"] for r in funnel_rows(v.conn)}
         assert surfaces == {"note", "email", "calendar"}

@@ -64,6 +64,21 @@ def test_sub_goal_links_parent_and_evolution_keeps_the_old_goal(conn):
     assert old["payload"]["goal_status"] == "evolved" and old["is_active"] == 1
 
 
+def test_evolution_across_conversations_and_an_aim_whose_old_goal_is_unknown(conn):
+    """I176: "my goal is now X instead of Y" finds Y among the active goals though Y was said in another
+    conversation; "my goal is now X" with no goal to replace still records X (it was silently dropped)."""
+    run_conversation(conn, [("user", "My goal is to become a staff engineer by the end of 2025.")])
+    run_conversation(conn, [("user", "My goal is now to become a principal engineer instead of a staff engineer.")],
+                     conv="c2", start_day=5)
+    goals = {n["canonical_name"]: n for n in nodes(conn, "goal")}
+    assert set(goals) == {"become a staff engineer", "become a principal engineer"}
+    assert goals["become a principal engineer"]["payload"]["evolved_from_goal_id"] == goals["become a staff engineer"]["id"]
+    assert goals["become a staff engineer"]["payload"]["goal_status"] == "evolved"
+    run_conversation(conn, [("user", "My goal is now to learn Japanese.")], conv="c3", start_day=9)
+    japanese = {n["canonical_name"]: n for n in nodes(conn, "goal")}["learn Japanese"]
+    assert japanese["payload"]["goal_status"] == "active" and not japanese["payload"].get("evolved_from_goal_id")
+
+
 @pytest.mark.parametrize("text,status", [
     ("I finally achieved my goal of running a marathon!", "achieved"),
     ("I'm giving up on the marathon, my knee can't take it.", "abandoned"),

@@ -108,13 +108,13 @@ def mine_command(
 def _resolve(vault: Any, ref: str) -> str:
     from kenning.store import intake as isql
 
-    found = isql.find_conversations(vault.conn, ref)
+    found = isql.find_conversations(vault.conn, ref, by_title=True)
     if not found:
-        fail(f"no conversation {ref!r}: give its id or the export's conversation id (`kenning query` or "
-             f"`kenning status` list them)")
+        fail(f"no conversation {ref!r}: give its id, the export's conversation id or its exact title "
+             f"(`kenning threads` lists the titles)")
     if len(found) > 1:
         fail(f"{ref!r} names {len(found)} conversations ({', '.join(f['conversation_id'][:12] for f in found[:5])}"
-             f"…); give more of the id")
+             f"…); give its id (or more of it)")
     return found[0]["conversation_id"]
 
 
@@ -129,7 +129,7 @@ def _run_mode(vault: Any, inputs: dict[str, Any], as_of: str | None) -> dict[str
 
 @mode_app.command("incognito")
 def mode_incognito(
-    conversation: Annotated[str, typer.Argument(help="Conversation id (Kenning's, the export's, or a prefix).")],
+    conversation: Annotated[str, typer.Argument(help="Conversation id (Kenning's, the export's, or a prefix) or its exact title.")],
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False, as_of: AsOfOpt = None,
 ) -> None:
     """Make a conversation incognito: it is never mined, and what was already learned only from it is removed
@@ -141,13 +141,14 @@ def mode_incognito(
         print_json({"conversation_id": cid, **counts})
         return
     console.print(f"conversation {cid} is incognito; removed {counts.get('derived_rows_removed', 0)} derived "
-                  f"row(s) (mentions, claims, threads, search …) and {counts.get('nodes_retracted', 0)} derived "
+                  f"row(s) (mentions, claims, threads, search …) and "
+                  f"{counts.get('nodes_retracted', 0) + counts.get('nodes_deleted', 0)} derived "
                   f"node(s), cancelled {counts.get('extractions_cancelled', 0)} queued extraction(s)")
 
 
 @mode_app.command("clear")
 def mode_clear(
-    conversation: Annotated[str, typer.Argument(help="Conversation id whose incognito rule to remove.")],
+    conversation: Annotated[str, typer.Argument(help="Conversation (id or exact title) whose incognito rule to remove.")],
     db: DbOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False, as_of: AsOfOpt = None,
 ) -> None:
     """Remove a conversation's incognito rule (config rules stay; edit the config for those). Nothing of it was

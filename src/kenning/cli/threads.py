@@ -39,7 +39,11 @@ def threads_command(
         print_json(res)
         return
     if not res["threads"]:
-        out.print("no threads" + (f" linked to {entity}" if entity else "") + " (ingest conversations first)")
+        if query:   # the vault may hold threads; none matched the words (I175)
+            out.print(f"no thread matches {query!r}" + (f" among those linked to {entity}" if entity else "")
+                      + " (the search reads titles, summaries, decisions and open items)")
+        else:
+            out.print("no threads" + (f" linked to {entity}" if entity else "") + " (ingest conversations first)")
         return
     t = Table("when", "thread", "channel", "turns", "about", "decided", "open")
     for th in res["threads"]:

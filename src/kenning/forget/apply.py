@@ -169,7 +169,7 @@ def _remove(conn: apsw.Connection, config: Config, conversation_ids: list[str], 
     if phrase:
         fsql.set_phrase(conn, phrase)
     _collect_needles(conn, phrase)
-    steps = _Steps(conn, config, report, now, phrase, retract if keep_raw else None)
+    steps = _Steps(conn, config, report, now, phrase, retract if keep_raw else None, keep_raw=keep_raw)
     done_steps: set[str] = set()
     for entry in REGISTRY:
         if not fsql.table_exists(conn, entry.table):
@@ -200,7 +200,9 @@ def remove_derived(conn: apsw.Connection, config: Config, conversation_ids: list
     """Keep-raw mode of the registry (issue 18, I72): everything derived from these conversations goes from every
     registered table, in the caller's transaction; their raw text, the import bookkeeping and the stage log stay.
     The node store is handed to ``retract(node_ids, provenance_ids)`` (the intake's writer path: retract, or withdraw
-    provenance, one commit per node) instead of the forget's deletion, so its history keeps saying what happened."""
+    provenance, one commit per node) instead of the forget's deletion, so its history keeps saying what happened.
+    With ``retract=None`` (incognito ``keep: drop``, I171) the node store goes as in a forget: nodes only this content
+    supports are deleted, the others lose its evidence, and the history keeps none of its text."""
     report = ForgetReport("incognito", applied=True)
     if not conversation_ids:
         return report
@@ -245,10 +247,13 @@ class _Steps:
     """The tables a registry ``Step`` names: each method owns its tables' removal."""
 
     def __init__(self, conn: apsw.Connection, config: Config, report: ForgetReport, now: str, phrase: str | None,
-                 retract: Any = None):
+                 retract: Any = None, keep_raw: bool = False):
         self.conn, self.config, self.report, self.now, self.phrase = conn, config, report, now, phrase
         self.node_ids_touched: set[str] = set()
         self.retract = retract  # keep-raw mode (I72): the node store goes through this instead of deletion
+        # keep-raw mode without ``retract`` (incognito ``keep: drop``, I171): the node store is deleted and its
+        # history redacted like a forget's, while the funnel's incognito skips stay
+        self.keep_raw = keep_raw
 
     # -- search index -----------------------------------------------------------------------------------------
     def search(self) -> None:
@@ -313,10 +318,11 @@ class _Steps:
             text = " ".join(orjson.dumps(doc.get("payload") or {}).decode("utf-8").split())
             return any(n in text for n in needles)
 
+        summary = ("memory mode incognito (keep: drop): what it taught removed" if self.keep_raw
+                   else "forget: sources removed at the user's request")
         writer = KnowledgeWriter(conn, self.config, clock=Clock(self.now), export_log=False)
         res = writer.forget(fsql.nodes_citing(conn), lambda pid, e: pid in forgotten_prov or
-                            e.get("message_id") in messages, edge_verdict,
-                            summary="forget: sources removed at the user's request", tainted=tainted)
+                            e.get("message_id") in messages, edge_verdict, summary=summary, tainted=tainted)
         deleted, changed = res.nodes_deleted, res.nodes_changed
         fsql.add_keys(conn, "node", deleted + changed)   # their vectors embed the removed quotes
         k = self.report.knowledge
@@ -326,10 +332,10 @@ class _Steps:
         _add(self.report.removed, "edges", len(res.edges_deleted))
         _add(self.report.removed, "provenance_entries", len(res.provenance_removed))
         self._redact_history(deleted, res.edges_deleted, changed, res.provenance_removed,
-                             res.commit.commit_id if res.commit else None)
+                             res.commit.commit_id if res.commit else None, summary)
         affected = sorted(set(deleted) | set(changed))
         _add(self.report.removed, "extraction_outcome_events", fsql.delete_outcome_events_of(conn, deleted))
-        self._derived_of_nodes(affected)
+        self._derived_of_nodes(affected, keep_incognito_skips=self.keep_raw)
 
     def _knowledge_keep_raw(self) -> None:
         """Keep-raw mode (I72): the nodes citing these messages are retracted or lose that evidence through the
@@ -373,7 +379,8 @@ class _Steps:
                                           "knowledge_commit_ids) c WHERE c.value IN {redacted_commit}))" + keep + ")"))
 
     def _redact_history(self, deleted: list[str], edges_deleted: list[str], changed: list[str],
-                        prov_removed: set[str], forget_commit: str | None) -> None:
+                        prov_removed: set[str], forget_commit: str | None,
+                        summary: str = "forget: sources removed at the user's request") -> None:
         """Decision P6: the history must not keep forgotten text. Every mutation of a deleted node or edge leaves
         the history (so replaying the log never makes them); in the mutations of a surviving node, the patch
         operations that added or removed a forgotten provenance entry go. Commits that lost operations get a
@@ -405,7 +412,7 @@ class _Steps:
         _add(self.report.redacted, "knowledge_commits", fsql.redact_commits(conn, sorted(commits - {forget_commit}),
                                                                             REDACTED))
         if forget_commit:
-            fsql.redact_commits(conn, [forget_commit], "forget: sources removed at the user's request")
+            fsql.redact_commits(conn, [forget_commit], summary)
         _add(self.report.removed, "knowledge_commit_mutations(history)", len(targets))
 
     # -- surviving entities: names used only in the forgotten messages ------------------------------------------

@@ -79,6 +79,20 @@ def cues() -> dict[str, Cue]:
     return dict(CUES)
 
 
+# Reply cues read the ASSISTANT turn a user turn answers: a suggestion the miners decide on the user's next turn
+# (§20B, I21) makes that next turn worth mining, whatever it says — accepting, turning down or moving on (I172).
+REPLY_CUES: dict[str, Cue] = {}
+
+
+def register_reply_cue(name: str, cue: Cue) -> None:
+    REPLY_CUES[name] = cue
+
+
+def reply_cues() -> dict[str, Cue]:
+    registered()
+    return dict(REPLY_CUES)
+
+
 def registered() -> dict[str, Extractor]:
     """Extractors in registration order; importing ``kenning.intake.mining`` registers the miners."""
     try:

@@ -45,9 +45,26 @@ class FeatureRules:
         # Only n-grams starting with an alias's first word can match: one set lookup rules most positions out.
         self.first_words = {a.split(" ", 1)[0] for a in self.aliases}
         self.hits: dict[str, list[str]] = {}  # source_ref → aliases named (for the skip audit)
-        from kenning.intake.extractors import cues
+        from kenning.intake.extractors import cues, reply_cues
 
         self.cues = list(cues().values())   # what the registered miners can read counts as intent (I33)
+        self.reply_cues = list(reply_cues().values())
+
+    def answers_suggestion(self, unit: IntakeUnit) -> bool:
+        """A user turn whose meaning is in the turn before it, which the miners read as its context (I172): right
+        after an assistant turn that suggests something the miners read (the §20B decision on it — accepted,
+        rejected, contested or uncontested — is taken on this turn) or asks the user something (the answer is the
+        user's own statement: "honestly? to get my pilot's licence"), or right after the user's own turn a miner's
+        cue recognised (steps or a rule carried on in a second message)."""
+        if unit.actor != "user" or not unit.context:
+            return False
+        prev = unit.context[-1]
+        before = (prev.get("text") or "")[:SCAN_CHARS]
+        if not before.strip():
+            return False
+        if prev.get("role") == "assistant":
+            return before.rstrip().endswith("?") or any(c(before) for c in (*self.reply_cues, *self.cues))
+        return prev.get("role") == "user" and any(c(before) for c in self.cues)
 
     def words(self, text: str) -> set[str]:
         return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
@@ -69,11 +86,14 @@ class FeatureRules:
 
     def features(self, unit: IntakeUnit, *, seen_words: set[str], duplicate: bool) -> IntakeScoreFeatures:
         text = (unit.text or "")[:SCAN_CHARS]
-        if len(text.strip()) < self.min_chars and unit.critical_class is None:
+        answers = unit.critical_class is None and self.answers_suggestion(unit)
+        if len(text.strip()) < self.min_chars and unit.critical_class is None and not answers:
             # "ok", "thanks": nothing to learn; duplication_risk 1 keeps it out of the funnel visibly (I4).
             return IntakeScoreFeatures(duplication_risk=1.0)
         intent = INTENT.get(unit.critical_class or "", 0.0)
-        if not intent and unit.actor == "user" and self.ask.search(text):
+        if answers:
+            intent = CUE_INTENT   # it decides the suggestion before it (I172)
+        elif not intent and unit.actor == "user" and self.ask.search(text):
             intent = ASK_INTENT
         elif not intent and unit.actor == "user" and any(c(text) for c in self.cues):
             intent = CUE_INTENT

@@ -128,8 +128,13 @@ def purge_incognito(ctx: Any) -> dict[str, int]:
         return {}
 
     if todo:
-        report = remove_derived(conn, config, todo, now, retract)
+        # keep: drop keeps no text at all, so the node store is deleted and its history redacted, not retracted (I171)
+        drop = config.intake.incognito.keep == "drop"
+        report = remove_derived(conn, config, todo, now, None if drop else retract)
         counts["derived_rows_removed"] = sum(report.removed.values()) + sum(report.redacted.values())
+        if drop:
+            counts["nodes_deleted"] = report.knowledge.get("nodes_deleted", 0)
+            counts["provenance_withdrawn"] += report.knowledge.get("provenance_removed", 0)
         isql.mark_purged(conn, todo, now)
     obs = isql.observations_of_conversations(conn, found.conversation_ids)
     for item in isql.queue_items_for_observations(conn, [o["observation_id"] for o in obs]):

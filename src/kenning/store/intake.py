@@ -326,10 +326,14 @@ def clear_mode_rule(conn: apsw.Connection, scope: str, value: str) -> bool:
     return conn.changes() > 0
 
 
-def find_conversations(conn: apsw.Connection, ref: str) -> list[dict[str, Any]]:
-    """A conversation named by Kenning's id, the export's id, or an id prefix (≥ 6 characters)."""
+def find_conversations(conn: apsw.Connection, ref: str, by_title: bool = False) -> list[dict[str, Any]]:
+    """A conversation named by Kenning's id, the export's id, an id prefix (≥ 6 characters), or — with ``by_title``
+    — its exact title, case-insensitive, as `kenning forget --conversation` takes it (I170)."""
     exact = rows(conn, "SELECT conversation_id, export_conversation_id, title FROM conversations "
                        "WHERE conversation_id=? OR export_conversation_id=?", (ref, ref))
+    if not exact and by_title:
+        exact = rows(conn, "SELECT conversation_id, export_conversation_id, title FROM conversations "
+                           "WHERE lower(title)=lower(?) ORDER BY conversation_id", (ref,))
     if exact or len(ref) < 6:
         return exact
     return rows(conn, "SELECT conversation_id, export_conversation_id, title FROM conversations "

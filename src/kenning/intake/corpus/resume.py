@@ -35,8 +35,8 @@ def _check(conn: apsw.Connection) -> None:
 def resolve_entity(conn: apsw.Connection, entity: str) -> list[dict[str, Any]]:
     found = sql.find_entity_nodes(conn, entity.strip())
     if not found:
-        raise CorpusError(f"no entity named {entity!r} in the knowledge graph; `kenning knowledge list` shows "
-                          "the names (ingest first if the vault is empty)")
+        raise CorpusError(f"no entity named {entity!r} in the knowledge graph; `kenning nodes --kind "
+                          "world_entity` lists the names (ingest first if the vault is empty)")
     return found
 
 

@@ -358,3 +358,9 @@ def answered_agent_turn(obs: Observation) -> AgentTurn | None:
     if prev.get("role") != "assistant" or not (prev.get("text") or "").strip():
         return None
     return AgentTurn(prev.get("message_id"), prev.get("text") or "", reaction(obs.text))
+
+
+from kenning.intake.extractors import register_reply_cue  # noqa: E402
+
+# a user turn answering an assistant suggestion decides it (I21), so the funnel must not skip that turn (I172)
+register_reply_cue("attribution", is_suggestion)

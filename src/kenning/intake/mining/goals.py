@@ -105,6 +105,7 @@ _EVOLVE = re.compile(r"(?:\bi'?ve\s+changed\s+my\s+goal|\bmy\s+goal\s+has\s+chan
                      r"i'?m\s+going\s+to\s+aim|i\s+want)|\brather\s+than\s+(?P<o2>[^,]+),\s*(?:i\s+now\s+want|"
                      r"my\s+(?:new\s+)?goal\s+is|i\s+want))\s*(?::|—|-|,)?\s*(?:now\s+)?(?:to\s+|it'?s\s+to\s+)?"
                      r"(?P<g>.+)", re.I)
+_TRAILING_OLD = re.compile(r"[,;]?\s+(?:instead\s+of|rather\s+than)\s+(?P<o>[^,.;]{3,120})[.!]?\s*$", re.I)
 _ACHIEVED = re.compile(r"\b(?:i\s+(?:finally\s+|actually\s+)?(?:achieved|reached|hit|accomplished|met|completed)\s+"
                        r"my\s+(?:goal|target|aim)(?:\s+(?:of|to)\s+(?P<g>.+))?|(?:goal|target)\s+(?:achieved|"
                        r"accomplished|reached|complete)|i\s+did\s+it\b[^.]*?(?P<g2>\b(?:ran|finished|got|passed|"
@@ -154,14 +155,21 @@ def parse(text: str, ctx: ExtractionContext, obs: Observation, voice: str) -> li
     for s in sentences(text):
         sent = s.text
         if (m := _EVOLVE.search(sent)):
-            name, horizon = goal_name(m.group("g"))
+            # "my goal is now to X instead of Y": the old goal named after the new one (I176)
+            new_aim, said_old = m.group("g"), m.group("o1") or m.group("o2")
+            if not said_old and (tail := _TRAILING_OLD.search(new_aim)):
+                new_aim, said_old = new_aim[:tail.start()], tail.group("o")
+            name, horizon = goal_name(new_aim)
             if not _ok(name):
                 continue
             active = active if active is not None else nodes_of_kind(ctx, "goal")
             cands = [n for n in active if (n["payload"] or {}).get("goal_status", "active") == "active"]
-            old = best_match(m.group("o1") or m.group("o2") or "", cands, threshold=50) if (m.group("o1") or m.group("o2")) \
-                else _latest_in_conversation(ctx, obs, cands)
-            if old is None or old["canonical_name"].casefold() == name.casefold():
+            old = best_match(said_old, cands, threshold=50) if said_old else _latest_in_conversation(ctx, obs, cands)
+            if old is not None and old["canonical_name"].casefold() == name.casefold():
+                continue
+            if old is None:
+                # the aim stands even when the goal it replaces is not found: a stated aim is never dropped (I176)
+                out.append(Mined("goal", name, _payload(name, sent, horizon), s))
                 continue
             new = Mined("goal", name, _payload(name, sent, horizon, evolved_from_goal_id=old["id"],
                                                evolution_reason=sent[:500]), s)

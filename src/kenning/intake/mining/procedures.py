@@ -680,7 +680,14 @@ def _round6_cue(text: str) -> bool:
                 or ((":" in text or " - " in text or " — " in text or "=>" in text) and _noun_title(text, "user")))
 
 
-# the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success
+def _text_parse(text: str) -> bool:
+    """What ``parse`` finds in the text alone (every rule but the two-message one, which reads the context)."""
+    return bool(_parse_rules(text, "user") or _structural(text, "user") or _inline_lead(text, "user")
+                or _task_then_steps(text, "user") or _past_occasion(text, "user") or _noun_title(text, "user"))
+
+
+# the funnel's cue (I33): a procedure header, a numbered list of two or more steps, or a reported success — and,
+# when those cheap shapes miss, the miner's own text rules, so the funnel never skips a turn the miner reads (I173)
 register_cue("procedures", lambda text: bool(_HEADER.search(text) or _SUCCESS.search(text) or _TRAILER.search(text)
                                               or len(_NUMBERED.findall(text)) >= 2 or _structure_cue(text)
-                                              or _round6_cue(text)))
+                                              or _round6_cue(text)) or _text_parse(text[:4000]))

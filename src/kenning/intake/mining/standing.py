@@ -134,5 +134,6 @@ def mine_standing(ctx: ExtractionContext, obs: Observation) -> ExtractionResult:
 from kenning.intake.extractors import register_cue  # noqa: E402
 
 # the standing rules anchor at a sentence start: try each line and sentence
-register_cue("standing", lambda text: any(p.search(part.strip()) for part in re.split(r"(?<=[.!?])\s+|\n", text)
-                                          for p in _TRIGGERS))
+# and, as parse does, after a short "lead:" ("Standing instruction: if …, …")
+register_cue("standing", lambda text: any(p.search(part.strip()) or p.search(re.sub(r"^[^:]{0,60}:\s*", "", part.strip()))
+                                          for part in re.split(r"(?<=[.!?])\s+|\n", text) for p in _TRIGGERS))

@@ -95,6 +95,8 @@ def obligations_ics(obligations: list[dict[str, Any]], now: str) -> bytes:
         ev.add("summary", f"Due: {o['name']}")
         quote = next((e["quote"] for e in o["evidence"] if e.get("quote")), None)
         ev.add("description", f"{o['type']} obligation, status {o['status']}" + (f"\n“{quote}”" if quote else ""))
-        ev.add("status", "CANCELLED" if o["status"] == "waived" else "CONFIRMED")
+        # a candidate (a deadline from someone else's mail or a calendar invite) is not yet the user's: TENTATIVE (I174)
+        ev.add("status", "CANCELLED" if o["status"] == "waived" else
+               "TENTATIVE" if o.get("lifecycle_substate") == "candidate" else "CONFIRMED")
         cal.add_component(ev)
     return cal.to_ical()
