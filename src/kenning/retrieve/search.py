@@ -1035,12 +1035,12 @@ class FtsPool:
         tids = search_sql.query_term_ids(conn, keys)  # -1: a word no document holds (Y1)
         known = sorted({t for t in tids if t >= 0})
         if m and known:
-            allids = search_sql.decode_ids(buf, nbytes)  # nbytes: each document's tokens (Y1)
+            allids = search_sql.decode_ids(buf, nbytes, np.int32)  # nbytes: each document's tokens (Y1)
             codes = np.frombuffer(code_buf, dtype=np.uint8)
             uk = np.asarray(known, dtype=np.int64)
-            hit = allids == uk[0]
-            for k in uk[1:]:
-                hit |= allids == k
+            hit = allids == np.int32(known[0])
+            for k in known[1:]:
+                hit |= allids == np.int32(k)
             sel = np.flatnonzero(hit)
             ends = np.cumsum(np.asarray(nbytes, dtype=np.int64))
             doc = np.searchsorted(ends, sel, side="right")  # the document each matching record belongs to
