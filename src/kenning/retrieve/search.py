@@ -159,6 +159,7 @@ class Searcher:
         self._forward: tuple[int, bool] | None = None
         self._detail: tuple[int, bool] | None = None
         self._memory: tuple[int, Any] | None = None
+        self._postings = PostingCache(conn, self.cfg.fts.posting_cache_mb)
         self._searches = 0  # searches begun: the in-memory index is built for a searcher's second (C6)
         self._has_beliefs: bool | None = None
         self._vec_jobs: dict[tuple, Callable[[], list[tuple[int, float]]]] = {}
@@ -356,13 +357,19 @@ class Searcher:
             df = self.doc_freqs(terms) if col_arg is None else dict(zip(terms, held))
             pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens, arrays=(rowids, hits, length))
         else:
-            rowids = search_sql.fts_rowids(self.conn, fts_match(terms, cols) or '""', -1, newest_first=False)
             if col_arg is None:
                 df = self.doc_freqs(terms)
             else:
                 df = {t: search_sql.fts_count(self.conn, fts_match([t], cols) or '""') for t in terms}
-            pool = FtsPool.from_doc_terms(self, terms, keys, sorted(rowids), w, col_arg, [df[t] for t in terms],
-                                          n_docs, n_tokens)
+            kept = self._postings.get(keys) if col_arg is None else None
+            if kept is not None:  # every word's matches seen in an earlier complete pool (C10)
+                pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens, arrays=kept)
+            else:
+                rowids = search_sql.fts_rowids(self.conn, fts_match(terms, cols) or '""', -1, newest_first=False)
+                pool = FtsPool.from_doc_terms(self, terms, keys, sorted(rowids), w, col_arg, [df[t] for t in terms],
+                                              n_docs, n_tokens)
+                if col_arg is None:
+                    self._postings.put(keys, pool)
         pool.all_terms = set(terms)
         return pool
 
@@ -974,6 +981,68 @@ def strip_words(text: str, words: set[str]) -> str:
 
     out = " ".join(re.sub(r"[^\W_]+(?:['’]s\b)?", keep, text).split())
     return out if _WORDS.search(out) else ""
+
+
+class PostingCache:
+    """Query words' complete postings — each document holding the word in a weighted column, with the word's
+    column-weighted hits and the document's length — kept from the complete pools (C2) a searcher built, least
+    recently used first out past ``mb`` MiB (24 bytes a posting), dropped when the index changes (C10). A complete
+    pool whose every word is kept is put together from them: the same documents, hits and lengths as reading the
+    matches' forward rows, without the doclist walk, the rows or their decoding."""
+
+    def __init__(self, conn: apsw.Connection, mb: float):
+        from collections import OrderedDict
+
+        self.conn, self.limit = conn, int(mb * 1024 * 1024)
+        self._lists: "OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]" = OrderedDict()
+        self._version: int | None = None
+        self.nbytes = 0
+
+    def _current(self) -> None:
+        v = search_sql.version(self.conn)
+        if v != self._version:
+            self._lists.clear()
+            self._version, self.nbytes = v, 0
+
+    def get(self, keys: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(rowids ascending, hits (m, len(keys)), lengths) over the documents holding one of the words, or None
+        when a word's postings are not kept."""
+        if self.limit <= 0:
+            return None
+        self._current()
+        if not keys or any(k not in self._lists for k in keys):
+            return None
+        lists = []
+        for k in keys:
+            self._lists.move_to_end(k)
+            lists.append(self._lists[k])
+        allr = np.concatenate([r for r, _h, _n in lists])
+        docs, first = np.unique(allr, return_index=True)
+        length = np.concatenate([n for _r, _h, n in lists])[first]
+        hits = np.zeros((len(docs), len(keys)), dtype=np.float64)
+        for j, (r, h, _n) in enumerate(lists):
+            hits[np.searchsorted(docs, r), j] = h
+        return docs, hits, length
+
+    def put(self, keys: Sequence[int], pool: "FtsPool") -> None:
+        """Keep each word's postings from ``pool``, a complete pool over ``keys`` (every document matching one of
+        its words, in every weighted column)."""
+        if self.limit <= 0:
+            return
+        self._current()
+        for j, k in enumerate(keys):
+            if k in self._lists:
+                continue
+            held = pool.hits[:, j] > 0
+            item = (pool.rowids[held].copy(), pool.hits[held, j].copy(), pool.length[held].copy())
+            size = sum(a.nbytes for a in item)
+            if size > self.limit // 4:  # one word does not push out most of the rest
+                continue
+            self._lists[k] = item
+            self.nbytes += size
+        while self.nbytes > self.limit and self._lists:
+            _k, old = self._lists.popitem(last=False)
+            self.nbytes -= sum(a.nbytes for a in old)
 
 
 class FtsPool:
