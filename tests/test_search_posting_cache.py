@@ -85,3 +85,23 @@ def test_the_cache_is_bounded_and_dropped_when_the_index_changes(indexed, monkey
     big.search("pottery bowl", now=NOW)
     assert calls  # read again: the kept postings were of the index before
     assert set(big._postings._lists) == set(kept)
+
+
+def test_some_words_kept_reads_only_the_others_documents(indexed, monkeypatch):
+    """C11: with "bowl" kept, a pool over "pottery bowl lake" reads the documents holding "pottery" or "lake" only;
+    the documents holding only "bowl" come from its postings. The ranking is the one read whole."""
+    s = _s(indexed)
+    s.complete_pool(["bowl"])
+    assert len(s._postings._lists) == 1
+    calls = _counting(monkeypatch)
+    words = ["pottery", "bowl", "lake"]
+    pool = s.complete_pool(words)
+    others = search_sql.fts_rowids(indexed.conn, '"pottery" OR "lake"', -1)
+    only_bowl = set(search_sql.fts_rowids(indexed.conn, '"bowl"', -1)) - set(others)
+    assert calls == [len(others)] and only_bowl and len(pool) == len(others) + len(only_bowl)
+    whole = _s(indexed, posting_cache_mb=0).complete_pool(words)
+    assert pool.rowids.tolist() == whole.rowids.tolist()
+    assert pool.hits.tolist() == whole.hits.tolist() and pool.length.tolist() == whole.length.tolist()
+    for sub in (words, ["bowl"], ["lake", "bowl"]):
+        assert pool.rank(sub, 50) == whole.rank(sub, 50)
+    assert len(s._postings._lists) == 3

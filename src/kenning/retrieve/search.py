@@ -361,13 +361,28 @@ class Searcher:
                 df = self.doc_freqs(terms)
             else:
                 df = {t: search_sql.fts_count(self.conn, fts_match([t], cols) or '""') for t in terms}
-            kept = self._postings.get(keys) if col_arg is None else None
-            if kept is not None:  # every word's matches seen in an earlier complete pool (C10)
-                pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens, arrays=kept)
+            kept = self._postings.kept(keys) if col_arg is None else set()
+            if kept and len(kept) == len(set(keys)):  # every word's matches seen in an earlier complete pool (C10)
+                pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens,
+                               arrays=self._postings.get(keys))
             else:
-                rowids = search_sql.fts_rowids(self.conn, fts_match(terms, cols) or '""', -1, newest_first=False)
+                # the documents of the words not kept, read (with every word's hits); those holding only kept words
+                # from their postings (C11)
+                rest = [t for t, k in zip(terms, keys) if k not in kept]
+                rowids = search_sql.fts_rowids(self.conn, fts_match(rest, cols) or '""', -1, newest_first=False)
                 pool = FtsPool.from_doc_terms(self, terms, keys, sorted(rowids), w, col_arg, [df[t] for t in terms],
                                               n_docs, n_tokens)
+                if kept:
+                    cols_kept = [j for j, k in enumerate(keys) if k in kept]
+                    docs, sub, length = self._postings.get([keys[j] for j in cols_kept])
+                    only = ~np.isin(docs, pool.rowids, assume_unique=True)
+                    extra = np.zeros((int(only.sum()), len(terms)), dtype=np.float64)
+                    extra[:, cols_kept] = sub[only]
+                    ids = np.concatenate([pool.rowids, docs[only]])
+                    order = np.argsort(ids, kind="stable")
+                    pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens,
+                                   arrays=(ids[order], np.vstack([pool.hits, extra])[order],
+                                           np.concatenate([pool.length, length[only]])[order]))
                 if col_arg is None:
                     self._postings.put(keys, pool)
         pool.all_terms = set(terms)
@@ -988,7 +1003,8 @@ class PostingCache:
     column-weighted hits and the document's length — kept from the complete pools (C2) a searcher built, least
     recently used first out past ``mb`` MiB (24 bytes a posting), dropped when the index changes (C10). A complete
     pool whose every word is kept is put together from them: the same documents, hits and lengths as reading the
-    matches' forward rows, without the doclist walk, the rows or their decoding."""
+    matches' forward rows, without the doclist walk, the rows or their decoding; one with some words kept reads
+    only the documents of the others (C11)."""
 
     def __init__(self, conn: apsw.Connection, mb: float):
         from collections import OrderedDict
@@ -1004,14 +1020,16 @@ class PostingCache:
             self._lists.clear()
             self._version, self.nbytes = v, 0
 
-    def get(self, keys: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(rowids ascending, hits (m, len(keys)), lengths) over the documents holding one of the words, or None
-        when a word's postings are not kept."""
+    def kept(self, keys: Sequence[int]) -> set[int]:
+        """Which of these words' postings are kept."""
         if self.limit <= 0:
-            return None
+            return set()
         self._current()
-        if not keys or any(k not in self._lists for k in keys):
-            return None
+        return {k for k in keys if k in self._lists}
+
+    def get(self, keys: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rowids ascending, hits (m, len(keys)), lengths) over the documents holding one of the words, every one
+        of them kept (:meth:`kept`)."""
         lists = []
         for k in keys:
             self._lists.move_to_end(k)
