@@ -1135,7 +1135,9 @@ class FtsPool:
             w = np.asarray(weights, dtype=np.float64)
             # a record whose counts did not fit its code byte takes the next row of the escaped counts (Y1)
             escaped = np.frombuffer(esc_buf, dtype=np.uint8).reshape(-1, 4).astype(np.int64)
-            rank = (np.cumsum(codes == 0) - 1)[sel] if len(escaped) else np.zeros(len(sel), dtype=np.int64)
+            # (its row: the escaped records before it — found for the matching records only, C12)
+            rank = (np.searchsorted(np.flatnonzero(codes == 0), sel) if len(escaped)
+                    else np.zeros(len(sel), dtype=np.int64))
             cnt = search_sql.decode_counts(codes[sel], escaped, rank).astype(np.float64)
             # as kenning_hits: the sum over the columns of weight × count, column by column (a column the query
             # leaves out — ``columns`` — has weight 0: its counts add nothing, as in FTS5)
