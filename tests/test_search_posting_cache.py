@@ -105,3 +105,23 @@ def test_some_words_kept_reads_only_the_others_documents(indexed, monkeypatch):
     for sub in (words, ["bowl"], ["lake", "bowl"]):
         assert pool.rank(sub, 50) == whole.rank(sub, 50)
     assert len(s._postings._lists) == 3
+
+
+def test_fresh_queries_come_from_other_turns(indexed):
+    """C13: `search_same.make_queries(turns=t)` takes words of the turns with doc_rowid % 97 == t only; the default
+    (0) is the query set of C2's comparisons."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import search_same
+
+    conn = indexed.conn
+    assert search_same.make_queries(conn, 5) == search_same.make_queries(conn, 5, turns=0)
+    rows = {r: t for r, t in conn.execute("SELECT d.doc_rowid, m.text_raw FROM search_docs d JOIN messages m "
+                                          "ON m.message_id = d.doc_id WHERE d.doc_kind = 'message'")}
+    for t in (1, 2):
+        words = {w.lower() for r, x in rows.items() if r % 97 == t for w in search_same.WORD.findall(x or "")}
+        got = search_same.make_queries(conn, 5, turns=t)
+        assert got and all(w in words for q in got for w in q.split() if w not in ("what", "did", "say", "about", "in")
+                           and not w.isdigit() and w[0].islower())
