@@ -1,7 +1,7 @@
 """Two source trees side by side on copies of one vault (issue 24 §2, decisions C1–C4): the index stage's time
 (every search document indexed again: FTS table, forward index, counts — vectors off) and a warm search's latency
 (the queries of benchmarks/search_same.py, whole search without vectors, and the plain FTS lane alone; wall and
-CPU; and a new searcher's first search), each tree
+CPU; and a new searcher's first search; ``--fresh-queries``: each timed pass on queries the searcher has not run), each tree
 in its own process, interleaved ``--rounds`` times (the box is shared: compare ratios of one run).
 
     git archive <base commit> src | tar -x -C /tmp/base
@@ -48,16 +48,17 @@ if what == "index":
     out = {"index_wall_s": time.perf_counter() - t0, "index_cpu_s": time.process_time() - c0,
            "docs": r.counts.get("docs_total")}
 else:
+    fresh = sys.argv[5] == "1"
     qs = search_same.make_queries(v.conn, 60)
     s = Searcher(v.conn, v.config, embedder=False)
     t, c = time.perf_counter(), time.process_time()
     s.search(qs[0], k=10, now="2024-12-31")  # a new searcher's first search: its caches, the in-memory index (C6)
     out["first_search_ms"], out["first_search_cpu_ms"] = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
-    for q in qs:
+    for q in (search_same.make_queries(v.conn, 60, turns=1) if fresh else qs):
         s.search(q, k=10, now="2024-12-31")  # warm: caches, first-use costs
-    for lanes, key in ((None, "search"), (["fts"], "fts_lane")):
+    for lanes, key, turns in ((None, "search", 2), (["fts"], "fts_lane", 3)):
         lat, cpu = [], []
-        for q in qs:
+        for q in (search_same.make_queries(v.conn, 60, turns=turns) if fresh else qs):
             t, c = time.perf_counter(), time.process_time()
             s.search(q, k=10, now="2024-12-31", lanes=lanes)
             lat.append((time.perf_counter() - t) * 1000)
@@ -72,9 +73,9 @@ print(json.dumps(out))
 """
 
 
-def run(src: Path, what: str, db: Path) -> dict:
+def run(src: Path, what: str, db: Path, fresh: bool = False) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(src)}
-    p = subprocess.run([sys.executable, "-c", CHILD, str(src), str(ROOT / "benchmarks"), what, str(db)],
+    p = subprocess.run([sys.executable, "-c", CHILD, str(src), str(ROOT / "benchmarks"), what, str(db), str(int(fresh))],
                        capture_output=True, text=True, env=env, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -85,6 +86,9 @@ def main() -> None:
     ap.add_argument("--base-src", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--fresh-queries", action="store_true",
+                    help="warm the searcher on other queries than it is timed on, and time the FTS lane on queries "
+                         "the whole-search pass did not run (no query's words all seen before: C10's cache cold)")
     ap.add_argument("--skip-index", action="store_true", help="time searches only (a large vault's index stage is long)")
     args = ap.parse_args()
     trees = {"base": Path(args.base_src).resolve(), "new": ROOT / "src"}
@@ -98,7 +102,7 @@ def main() -> None:
     load = [os.getloadavg()]
     for _ in range(args.rounds):
         for name, src in trees.items():
-            res[name].append({**run(src, "search", dbs[name]),
+            res[name].append({**run(src, "search", dbs[name], args.fresh_queries),
                               **({} if args.skip_index else run(src, "index", dbs[name]))})
     load.append(os.getloadavg())
     summary = {"load_avg": [[round(x, 2) for x in la] for la in load], "rounds": args.rounds}

@@ -31,11 +31,12 @@ from kenning.store import search as search_sql  # noqa: E402
 WORD = re.compile(r"[A-Za-z]{4,}")
 
 
-def make_queries(conn, n: int, seed: int = 24) -> list[str]:
+def make_queries(conn, n: int, seed: int = 24, turns: int = 0) -> list[str]:
+    """``turns``: which turns the words come from (doc_rowid % 97 == turns; another value, other turns)."""
     rnd = random.Random(seed)
     texts = [t for (t,) in conn.execute(
         "SELECT m.text_raw FROM search_docs d JOIN messages m ON m.message_id = d.doc_id "
-        "WHERE d.doc_kind = 'message' AND d.doc_rowid % 97 = 0 ORDER BY d.doc_rowid")]
+        "WHERE d.doc_kind = 'message' AND d.doc_rowid % 97 = ? ORDER BY d.doc_rowid", (turns,))]
     speakers = [s for s in search_sql.speakers(conn) if s and s.lower() not in ("user", "assistant", "system")]
     out: list[str] = []
     for i, t in enumerate(texts):

@@ -204,3 +204,42 @@ def test_a_document_without_tokens_between_others(indexed):
                                         dtype=np.uint64).tolist()), want.tolist()))
     ben, lake, violin = (by_key[search_sql.term_key(t)] for t in ("ben", "lake", "violin"))
     assert ids.tolist() == sorted([ben, lake, violin]) + sorted([lake, violin])
+
+
+def test_decode_ids_one_running_sum_matches_per_document_decoding():
+    """C8: the documents' gap streams decoded by one running sum (each document's first gap lowered by the previous
+    document's last id), in int32 for the search, equal each document decoded alone — empty documents between,
+    multi-byte gaps at document starts and ends."""
+    rng = np.random.default_rng(8)
+    docs = [np.unique(rng.integers(1, hi, size=n)) for n, hi in
+            [(0, 5), (3, 200), (0, 5), (0, 5), (60, 2**21), (1, 2**30), (9, 20), (0, 5), (200, 5000), (2, 2**28)]]
+    blobs = []
+    for ids in docs:
+        gaps = ids.copy()
+        gaps[1:] -= ids[:-1]
+        blobs.append(search_sql.encode_varints(gaps)[0].tobytes())
+    buf, per = b"".join(blobs), [len(d) for d in docs]
+    want = np.concatenate(docs).tolist()
+    alone = [search_sql.decode_ids(b, [len(d)]).tolist() for b, d in zip(blobs, docs)]
+    assert sum(alone, []) == want
+    got64, got32 = search_sql.decode_ids(buf, per), search_sql.decode_ids(buf, per, np.int32)
+    assert got64.dtype == np.int64 and got32.dtype == np.int32
+    assert got64.tolist() == want and got32.tolist() == want
+    assert search_sql.decode_ids(b"", [0, 0], np.int32).tolist() == []
+
+
+def test_fts_rowids_aggregate_equals_row_by_row(indexed):
+    """C9: the matches' rowids in one aggregate row are the rows the plain statement gives, in its order, limit
+    kept, oldest or newest first."""
+    conn = indexed.conn
+    n = 0
+    for match in ('"the"', '"i" OR "you"', '"zzzznotaword"', '{body} : ("a" OR "to")'):
+        for newest in (True, False):
+            for limit in (-1, 1, 3):
+                plain = [int(r) for (r,) in conn.execute(
+                    f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid "
+                    f"{'DESC' if newest else 'ASC'} LIMIT ?", (match, limit))]
+                got = search_sql.fts_rowids(conn, match, limit, newest_first=newest)
+                assert got == plain
+                n += len(got)
+    assert n > 0

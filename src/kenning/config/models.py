@@ -446,6 +446,7 @@ class FtsConfig(Strict):
     # without FTS5 positions (C1), a vault of at most this many search documents ranks its matches from the forward
     # index held in memory by token (C6); a larger one reads the matches' forward rows per query (0: never in memory)
     memory_index_docs: int = Field(default=30000, ge=0)
+    posting_cache_mb: float = Field(default=32, ge=0)
 
 
 class EntityLaneConfig(Strict):

@@ -159,6 +159,7 @@ class Searcher:
         self._forward: tuple[int, bool] | None = None
         self._detail: tuple[int, bool] | None = None
         self._memory: tuple[int, Any] | None = None
+        self._postings = PostingCache(conn, self.cfg.fts.posting_cache_mb)
         self._searches = 0  # searches begun: the in-memory index is built for a searcher's second (C6)
         self._has_beliefs: bool | None = None
         self._vec_jobs: dict[tuple, Callable[[], list[tuple[int, float]]]] = {}
@@ -356,13 +357,34 @@ class Searcher:
             df = self.doc_freqs(terms) if col_arg is None else dict(zip(terms, held))
             pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens, arrays=(rowids, hits, length))
         else:
-            rowids = search_sql.fts_rowids(self.conn, fts_match(terms, cols) or '""', -1, newest_first=False)
             if col_arg is None:
                 df = self.doc_freqs(terms)
             else:
                 df = {t: search_sql.fts_count(self.conn, fts_match([t], cols) or '""') for t in terms}
-            pool = FtsPool.from_doc_terms(self, terms, keys, sorted(rowids), w, col_arg, [df[t] for t in terms],
-                                          n_docs, n_tokens)
+            kept = self._postings.kept(keys) if col_arg is None else set()
+            if kept and len(kept) == len(set(keys)):  # every word's matches seen in an earlier complete pool (C10)
+                pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens,
+                               arrays=self._postings.get(keys))
+            else:
+                # the documents of the words not kept, read (with every word's hits); those holding only kept words
+                # from their postings (C11)
+                rest = [t for t, k in zip(terms, keys) if k not in kept]
+                rowids = search_sql.fts_rowids(self.conn, fts_match(rest, cols) or '""', -1, newest_first=False)
+                pool = FtsPool.from_doc_terms(self, terms, keys, sorted(rowids), w, col_arg, [df[t] for t in terms],
+                                              n_docs, n_tokens)
+                if kept:
+                    cols_kept = [j for j, k in enumerate(keys) if k in kept]
+                    docs, sub, length = self._postings.get([keys[j] for j in cols_kept])
+                    only = ~np.isin(docs, pool.rowids, assume_unique=True)
+                    extra = np.zeros((int(only.sum()), len(terms)), dtype=np.float64)
+                    extra[:, cols_kept] = sub[only]
+                    ids = np.concatenate([pool.rowids, docs[only]])
+                    order = np.argsort(ids, kind="stable")
+                    pool = FtsPool(self, terms, {}, [df[t] for t in terms], n_docs, n_tokens,
+                                   arrays=(ids[order], np.vstack([pool.hits, extra])[order],
+                                           np.concatenate([pool.length, length[only]])[order]))
+                if col_arg is None:
+                    self._postings.put(keys, pool)
         pool.all_terms = set(terms)
         return pool
 
@@ -976,6 +998,71 @@ def strip_words(text: str, words: set[str]) -> str:
     return out if _WORDS.search(out) else ""
 
 
+class PostingCache:
+    """Query words' complete postings — each document holding the word in a weighted column, with the word's
+    column-weighted hits and the document's length — kept from the complete pools (C2) a searcher built, least
+    recently used first out past ``mb`` MiB (24 bytes a posting), dropped when the index changes (C10). A complete
+    pool whose every word is kept is put together from them: the same documents, hits and lengths as reading the
+    matches' forward rows, without the doclist walk, the rows or their decoding; one with some words kept reads
+    only the documents of the others (C11)."""
+
+    def __init__(self, conn: apsw.Connection, mb: float):
+        from collections import OrderedDict
+
+        self.conn, self.limit = conn, int(mb * 1024 * 1024)
+        self._lists: "OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]" = OrderedDict()
+        self._version: int | None = None
+        self.nbytes = 0
+
+    def _current(self) -> None:
+        v = search_sql.version(self.conn)
+        if v != self._version:
+            self._lists.clear()
+            self._version, self.nbytes = v, 0
+
+    def kept(self, keys: Sequence[int]) -> set[int]:
+        """Which of these words' postings are kept."""
+        if self.limit <= 0:
+            return set()
+        self._current()
+        return {k for k in keys if k in self._lists}
+
+    def get(self, keys: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rowids ascending, hits (m, len(keys)), lengths) over the documents holding one of the words, every one
+        of them kept (:meth:`kept`)."""
+        lists = []
+        for k in keys:
+            self._lists.move_to_end(k)
+            lists.append(self._lists[k])
+        allr = np.concatenate([r for r, _h, _n in lists])
+        docs, first = np.unique(allr, return_index=True)
+        length = np.concatenate([n for _r, _h, n in lists])[first]
+        hits = np.zeros((len(docs), len(keys)), dtype=np.float64)
+        for j, (r, h, _n) in enumerate(lists):
+            hits[np.searchsorted(docs, r), j] = h
+        return docs, hits, length
+
+    def put(self, keys: Sequence[int], pool: "FtsPool") -> None:
+        """Keep each word's postings from ``pool``, a complete pool over ``keys`` (every document matching one of
+        its words, in every weighted column)."""
+        if self.limit <= 0:
+            return
+        self._current()
+        for j, k in enumerate(keys):
+            if k in self._lists:
+                continue
+            held = pool.hits[:, j] > 0
+            item = (pool.rowids[held].copy(), pool.hits[held, j].copy(), pool.length[held].copy())
+            size = sum(a.nbytes for a in item)
+            if size > self.limit // 4:  # one word does not push out most of the rest
+                continue
+            self._lists[k] = item
+            self.nbytes += size
+        while self.nbytes > self.limit and self._lists:
+            _k, old = self._lists.popitem(last=False)
+            self.nbytes -= sum(a.nbytes for a in old)
+
+
 class FtsPool:
     """One query's shared FTS candidates (R40): each document's length and weighted hits of every query word, so
     that any lane's BM25 — over a subset of the words, restricted by a filter — is computed here exactly as FTS5's
@@ -1035,12 +1122,12 @@ class FtsPool:
         tids = search_sql.query_term_ids(conn, keys)  # -1: a word no document holds (Y1)
         known = sorted({t for t in tids if t >= 0})
         if m and known:
-            allids = search_sql.decode_ids(buf, nbytes)  # nbytes: each document's tokens (Y1)
+            allids = search_sql.decode_ids(buf, nbytes, np.int32)  # nbytes: each document's tokens (Y1)
             codes = np.frombuffer(code_buf, dtype=np.uint8)
             uk = np.asarray(known, dtype=np.int64)
-            hit = allids == uk[0]
-            for k in uk[1:]:
-                hit |= allids == k
+            hit = allids == np.int32(known[0])
+            for k in known[1:]:
+                hit |= allids == np.int32(k)
             sel = np.flatnonzero(hit)
             ends = np.cumsum(np.asarray(nbytes, dtype=np.int64))
             doc = np.searchsorted(ends, sel, side="right")  # the document each matching record belongs to
@@ -1048,7 +1135,9 @@ class FtsPool:
             w = np.asarray(weights, dtype=np.float64)
             # a record whose counts did not fit its code byte takes the next row of the escaped counts (Y1)
             escaped = np.frombuffer(esc_buf, dtype=np.uint8).reshape(-1, 4).astype(np.int64)
-            rank = (np.cumsum(codes == 0) - 1)[sel] if len(escaped) else np.zeros(len(sel), dtype=np.int64)
+            # (its row: the escaped records before it — found for the matching records only, C12)
+            rank = (np.searchsorted(np.flatnonzero(codes == 0), sel) if len(escaped)
+                    else np.zeros(len(sel), dtype=np.int64))
             cnt = search_sql.decode_counts(codes[sel], escaped, rank).astype(np.float64)
             # as kenning_hits: the sum over the columns of weight × count, column by column (a column the query
             # leaves out — ``columns`` — has weight 0: its counts add nothing, as in FTS5)

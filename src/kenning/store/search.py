@@ -310,14 +310,15 @@ def encode_varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, nb
 
 
-def decode_ids(buf: bytes, per_doc: Sequence[int]) -> np.ndarray:
+def decode_ids(buf: bytes, per_doc: Sequence[int], dtype: Any = np.int64) -> np.ndarray:
     """The absolute token ids of documents whose varint gap streams are concatenated in ``buf``, ``per_doc``
     tokens each (each document's first gap is its first id). A search decodes every pool document's tokens, so
-    this is on the query path: a few whole-array passes in int32 (sums wrap modulo 2^32 and the differences are
-    exact: an id fits), the rare multi-byte gaps (~0.3%) fixed up sparsely."""
+    this is on the query path: a few whole-array passes in int32 (an id fits), the rare multi-byte gaps (~0.3%)
+    fixed up sparsely; each document's first gap is lowered by the previous document's last id, so that one
+    running sum gives every document's ids (C8). ``dtype`` int32 spares the search a widening pass."""
     b = np.frombuffer(buf, dtype=np.uint8)
     if not len(b):
-        return np.empty(0, np.int64)
+        return np.empty(0, dtype)
     cont = np.flatnonzero(b >= 0x80)  # bytes a gap continues after
     if not len(cont):
         gaps = b.astype(np.int32)
@@ -337,11 +338,14 @@ def decode_ids(buf: bytes, per_doc: Sequence[int]) -> np.ndarray:
         keep = np.ones(len(b), dtype=bool)
         keep[cont] = False
         gaps = x[keep]
-    run = np.cumsum(gaps, dtype=np.int32)
     n = np.asarray(per_doc, dtype=np.int64)
-    first_tok = np.cumsum(n) - n  # each document's first token
-    base = np.where(first_tok > 0, run[np.maximum(first_tok - 1, 0)], 0).astype(np.int32)
-    return (run - np.repeat(base, n)).astype(np.int64)
+    n = n[n > 0]
+    starts = np.cumsum(n) - n  # each (non-empty) document's first token
+    if len(starts) > 1:
+        last = np.add.reduceat(gaps, starts)  # a document's gaps sum to its last id
+        gaps[starts[1:]] -= last[:-1]  # the running sum restarts at each document
+    run = np.cumsum(gaps, dtype=np.int32, out=gaps)
+    return run if dtype == np.int32 else run.astype(dtype)
 
 
 def doc_terms_many(conn: apsw.Connection, docs: Sequence[Sequence[str]]
@@ -878,7 +882,15 @@ def term_doc_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, in
 
 def fts_rowids(conn: apsw.Connection, match: str, limit: int, newest_first: bool = True) -> list[int]:
     """Documents matching ``match`` in rowid order, unranked (a doclist walk that stops at ``limit``; -1: all)."""
+    import orjson
+
     order = "DESC" if newest_first else "ASC"
+    # one aggregate row, not a Python row per match (C9); the aggregate keeps the subquery's order in SQLite —
+    # checked, row by row if not
+    got = orjson.loads(conn.execute(f"SELECT json_group_array(rowid) FROM (SELECT rowid FROM search_fts WHERE "
+                                    f"search_fts MATCH ? ORDER BY rowid {order} LIMIT ?)", (match, limit)).fetchone()[0])
+    if got == sorted(got, reverse=newest_first):
+        return got
     return [int(r) for (r,) in conn.execute(f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? "
                                             f"ORDER BY rowid {order} LIMIT ?", (match, limit))]
 
