@@ -195,8 +195,9 @@ def test_interrupted_import_leaves_vault_as_before(tmp_path, cli, sig):
             break
         time.sleep(0.05)
     proc.send_signal(sig)
-    proc.wait(timeout=60)
-    assert proc.returncode != 0
+    # communicate, not wait: a child blocked writing to a full stdout/stderr pipe would never exit
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0, err.decode()[-2000:]
     assert dump(db, CONTENT_TABLES) == before
 
 
