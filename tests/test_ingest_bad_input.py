@@ -178,6 +178,11 @@ def test_injected_failure_rolls_back_stage(tmp_path, monkeypatch):
         "failed", "RuntimeError: disk on fire")
 
 
+def _user_shell_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_interrupted_import_leaves_vault_as_before(tmp_path, cli, sig):
@@ -186,8 +191,11 @@ def test_interrupted_import_leaves_vault_as_before(tmp_path, cli, sig):
     before = dump(db, CONTENT_TABLES)
     big = write_export(tmp_path / "big.json", [good(i) for i in range(1, 40000)])
     env = {**os.environ, "PYTHONPATH": str(SRC)}
+    # What the parent's main thread has ignored or blocked is inherited through exec, and a Python child leaves an
+    # ignored SIGINT ignored: the import is started as a user's shell starts it, with SIGINT default and unblocked.
+    parent_sigint = (signal.getsignal(signal.SIGINT), signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))
     proc = subprocess.Popen([sys.executable, "-m", "kenning", "ingest", str(big), "--db", str(db), "-q"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_user_shell_signals)
     deadline = time.time() + 60
     while time.time() < deadline:  # wait until the import transaction is under way
         wal = db.with_name(db.name + "-wal")
@@ -196,7 +204,13 @@ def test_interrupted_import_leaves_vault_as_before(tmp_path, cli, sig):
         time.sleep(0.05)
     proc.send_signal(sig)
     # communicate, not wait: a child blocked writing to a full stdout/stderr pipe would never exit
-    _, err = proc.communicate(timeout=120)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"the import did not stop within 120 s of signal {sig} (parent's SIGINT handler, blocked: "
+                    f"{parent_sigint}); its stderr: {err.decode()[-2000:]}")
     assert proc.returncode != 0, err.decode()[-2000:]
     assert dump(db, CONTENT_TABLES) == before
 
