@@ -43,13 +43,18 @@ def _s(v, **fts) -> Searcher:
 
 def _rankings(v, **fts) -> list:
     """Every FTS lane ranking (doc rowid, score) of the queries under each filter, and the whole searches."""
-    out = []
     s = _s(v, **fts)
     s.search(QUERIES[0], now=NOW)  # a searcher's second search on builds the in-memory index (C6)
     s.search(QUERIES[0], now=NOW)
     memory = s._memory_index()
     assert (memory is not None) == (fts.get("memory_index_docs", 1) > 0 and not fts.get("forward_index") is False
                                     and search_sql.fts_detail(v.conn) == "column")
+    return lane_rankings(s)
+
+
+def lane_rankings(s: Searcher) -> list:
+    """Each query's FTS lane ranking (key, score) under every filter, then its whole search's hits."""
+    out = []
     for q in QUERIES:
         pq = s.parse(q, dt.date(2023, 10, 1), None)
         for f in FILTERS:

@@ -4,16 +4,13 @@ is kept is put together from them. Rankings equal those read from the forward ro
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-
 import pytest
 
 from kenning.config import load_config
 from kenning.retrieve.search import Searcher
 from kenning.store import search as search_sql
 from tests.conftest import HASH
-from tests.test_search_fts_column import FILTERS, NOW, QUERIES, _same
+from tests.test_search_fts_column import NOW, QUERIES, _same, lane_rankings
 
 
 @pytest.fixture
@@ -25,19 +22,6 @@ def indexed(vault, transcript_file):
 def _s(v, **fts) -> Searcher:
     # no in-memory index: every match of a lane is read per query (a vault past fts.memory_index_docs, C7)
     return Searcher(v.conn, load_config(overrides={**HASH, "retrieval": {"fts": {"memory_index_docs": 0, **fts}}}))
-
-
-def _lanes(s: Searcher) -> list:
-    out = []
-    for q in QUERIES:
-        pq = s.parse(q, dt.date(2023, 10, 1), None)
-        for f in FILTERS:
-            s._pool, s._pool_terms = None, list(pq.terms)
-            s._pool_speakers = [(sp, pq.terms) for sp in pq.speakers]
-            out.append((q, json.dumps(f), [(c.key, c.score) for c in s.fts_lane("fts", pq.terms, 1.0, 50, **f).items]))
-        out.append((q, "search", [(h.get("message_id") or h.get("entity_id"), h["score"])
-                                  for h in s.search(q, now=NOW, k=20).hits]))
-    return out
 
 
 def _counting(monkeypatch) -> list:
@@ -54,13 +38,13 @@ def _counting(monkeypatch) -> list:
 
 def test_kept_postings_rank_as_the_forward_rows(indexed, monkeypatch):
     """The same rankings with the cache off, on and cold, and on and warm (every word kept: no forward row read)."""
-    off = _lanes(_s(indexed, posting_cache_mb=0))
+    off = lane_rankings(_s(indexed, posting_cache_mb=0))
     assert sum(len(r) for _q, _f, r in off) > 100
     s = _s(indexed)
-    cold = _lanes(s)
+    cold = lane_rankings(s)
     assert s._postings.nbytes > 0 and len(s._postings._lists) >= 10
     calls = _counting(monkeypatch)
-    warm = _lanes(s)
+    warm = lane_rankings(s)
     assert calls == []  # every complete pool from the kept postings
     _same(off, cold)
     _same(off, warm)
