@@ -1,5 +1,6 @@
 """SQL text shared by the store modules: placeholders, INSERT/UPDATE statements, chunked IN-lists, and the two
-row operations every table with an id needs (update some columns; find a row by an id prefix)."""
+row operations every table with an id needs (update some columns; find a row by an id prefix), and the stored form
+of a sha256 hex digest used only to recognise a text again."""
 
 from __future__ import annotations
 
@@ -44,3 +45,9 @@ def unique_by_prefix(conn: apsw.Connection, table: str, key: str, prefix: str) -
     row or more than one does."""
     found = rows(conn, f"SELECT * FROM {table} WHERE {key} LIKE ? || '%' LIMIT 2", (prefix,))
     return found[0] if len(found) == 1 else None
+
+
+def digest_key(sha256_hex: str) -> bytes:
+    """What a table stores of a text's sha256 hex digest when the digest only recognises the text again: its first 16
+    bytes (N12's width; Y24, Z3). Also takes an already shortened 32-hex form."""
+    return bytes.fromhex(sha256_hex[:32])

@@ -11,7 +11,7 @@ import apsw
 import orjson
 
 from kenning.store.connection import row, rows, scalar
-from kenning.store.sqltext import chunks, marks
+from kenning.store.sqltext import chunks, digest_key, marks
 
 _MSG_TIME = "coalesce(m.created_at_utc, c.created_at_utc)"
 MENTION_COLS = ("mention_id", "observation_id", "source_node_id", "resolved_node_id", "normalized_mention",
@@ -74,19 +74,14 @@ def pending_observations(conn: apsw.Connection, limit: int, skip_json: str = "[]
                       "ORDER BY m.conversation_id, m.order_index, m.message_id LIMIT ?", (skip_json, limit))
 
 
-def _hash_key(digest: str) -> bytes:
-    """The stored form of a text's sha256 hex digest: its first 16 bytes (Y24; N12's width)."""
-    return bytes.fromhex(digest[:32])
-
-
 def mark_observations(conn: apsw.Connection, marks_: Iterable[tuple[str, str, int]]) -> None:
     conn.executemany("INSERT OR REPLACE INTO backlink_observations(observation_id, input_hash, degraded) "
-                     "VALUES (?,?,?)", [(o, _hash_key(h), d) for o, h, d in marks_])
+                     "VALUES (?,?,?)", [(o, digest_key(h), d) for o, h, d in marks_])
 
 
 def scanned_hashes(conn: apsw.Connection, hashes: Sequence[str]) -> set[str]:
     """Which of these hex digests (of texts) were scanned before: the digests as given."""
-    by_key = {_hash_key(h): h for h in hashes}
+    by_key = {digest_key(h): h for h in hashes}
     out: set[str] = set()
     for part in chunks(sorted(by_key)):
         out |= {by_key[r[0]] for r in conn.execute(f"SELECT input_hash FROM backlink_observations WHERE input_hash "

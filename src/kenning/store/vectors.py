@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 import apsw
 
 from kenning.store.connection import row, rows, scalar
-from kenning.store.sqltext import chunks, marks
+from kenning.store.sqltext import chunks, digest_key, marks
 
 TABLE_PREFIX = "vec_items_g"
 _TABLE_NAME = re.compile(r"^vec_items_g[0-9]+$")
@@ -125,10 +125,9 @@ def last_rev(conn: apsw.Connection) -> int:
     return int(scalar(conn, "SELECT last_rev FROM vector_state WHERE id = 1"))
 
 
-def text_key(sha256_hex: str) -> bytes:
-    """What ``vector_items`` and ``embedding_cache`` store of a text's sha256 hex digest: its first 16 bytes (Z3).
-    Also takes the 32-hex form :func:`shas_of_vids` answers with."""
-    return bytes.fromhex(sha256_hex[:32])
+# What ``vector_items`` and ``embedding_cache`` store of a text's sha256 hex digest (Z3); also takes the 32-hex form
+# :func:`shas_of_vids` answers with.
+text_key = digest_key
 
 
 def upsert_items(conn: apsw.Connection, items: Sequence[dict[str, Any]]) -> list[int]:
